@@ -1,0 +1,101 @@
+//! PyO3 bindings: the only Rust that knows about Python. Converts types and errors; no logic.
+
+use numpy::IntoPyArray;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// Run one resolved scenario (JSON text from `tcpfair.spec`) on the simulator, with the GIL
+/// released. Returns a dict of column arrays (see `tcpfair.backends.sim`).
+#[pyfunction]
+fn simulate<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = tcpfair_sim::Config::from_json(config_json).map_err(to_py_err)?;
+    let out = py.detach(|| tcpfair_sim::run(&cfg)).map_err(to_py_err)?;
+    output_to_dict(py, out)
+}
+
+fn to_py_err(e: tcpfair_sim::SimError) -> PyErr {
+    match e {
+        tcpfair_sim::SimError::Config { key, message } => {
+            let err = PyValueError::new_err(if key.is_empty() { message.clone() } else { format!("{key}: {message}") });
+            Python::attach(|py| {
+                let _ = err.value(py).setattr("key", key);
+            });
+            err
+        }
+    }
+}
+
+fn output_to_dict(py: Python<'_>, out: tcpfair_sim::Output) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+
+    let flows = PyDict::new(py);
+    let col = |f: fn(&tcpfair_sim::output::FlowSummary) -> u64| out.flows.iter().map(f).collect::<Vec<u64>>();
+    flows.set_item("id", out.flows.iter().map(|f| f.id).collect::<Vec<u32>>().into_pyarray(py))?;
+    flows.set_item("bytes_sent", col(|f| f.bytes_sent).into_pyarray(py))?;
+    flows.set_item("bytes_retransmitted", col(|f| f.bytes_retransmitted).into_pyarray(py))?;
+    flows.set_item("bytes_delivered", col(|f| f.bytes_delivered).into_pyarray(py))?;
+    flows.set_item("bytes_delivered_window", col(|f| f.bytes_delivered_window).into_pyarray(py))?;
+    flows.set_item("retransmits", col(|f| f.retransmits).into_pyarray(py))?;
+    flows.set_item("timeouts", col(|f| f.timeouts).into_pyarray(py))?;
+    flows.set_item(
+        "completion_ns",
+        out.flows.iter().map(|f| f.completion_ns.map_or(-1, |v| v as i64)).collect::<Vec<i64>>().into_pyarray(py),
+    )?;
+    d.set_item("flows", flows)?;
+
+    let s = out.samples;
+    let samples = PyDict::new(py);
+    samples.set_item("flow", s.flow.into_pyarray(py))?;
+    samples.set_item("t_ns", s.t_ns.into_pyarray(py))?;
+    samples.set_item("delivered_bytes", s.delivered_bytes.into_pyarray(py))?;
+    samples.set_item("cwnd_bytes", s.cwnd_bytes.into_pyarray(py))?;
+    samples.set_item("srtt_ns", s.srtt_ns.into_pyarray(py))?;
+    samples.set_item("retransmits", s.retransmits.into_pyarray(py))?;
+    samples.set_item("inflight_bytes", s.inflight_bytes.into_pyarray(py))?;
+    d.set_item("samples", samples)?;
+
+    let l = out.link;
+    let link = PyDict::new(py);
+    link.set_item("t_ns", l.t_ns.into_pyarray(py))?;
+    link.set_item("queue_bytes", l.queue_bytes.into_pyarray(py))?;
+    link.set_item("queue_pkts", l.queue_pkts.into_pyarray(py))?;
+    link.set_item("drops", l.drops.into_pyarray(py))?;
+    link.set_item("random_losses", l.random_losses.into_pyarray(py))?;
+    link.set_item("tx_bytes", l.tx_bytes.into_pyarray(py))?;
+    d.set_item("link", link)?;
+
+    let t = out.link_totals;
+    let totals = PyDict::new(py);
+    totals.set_item("tx_packets", t.tx_packets)?;
+    totals.set_item("tx_bytes", t.tx_bytes)?;
+    totals.set_item("drops", t.drops)?;
+    totals.set_item("random_losses", t.random_losses)?;
+    totals.set_item("max_queue_bytes", t.max_queue_bytes)?;
+    totals.set_item("max_queue_pkts", t.max_queue_pkts)?;
+    totals.set_item("busy_ns", t.busy_ns)?;
+    totals.set_item("tx_bytes_window", t.tx_bytes_window)?;
+    d.set_item("link_totals", totals)?;
+
+    let st = out.stats;
+    let stats = PyDict::new(py);
+    stats.set_item("events", st.events)?;
+    stats.set_item("bottleneck_packets", st.bottleneck_packets)?;
+    stats.set_item("simulated_ns", st.simulated_ns)?;
+    d.set_item("stats", stats)?;
+    Ok(d)
+}
+
+/// Names of the congestion controls the simulator implements.
+#[pyfunction]
+fn congestion_controls() -> Vec<&'static str> {
+    tcpfair_sim::cc::CC_NAMES.to_vec()
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,289 @@
+//! Congestion control: one trait shaped like Linux's `struct tcp_congestion_ops`, one file
+//! per algorithm, dispatched through the `AnyCc` enum (no boxing on the per-ACK path).
+//!
+//! The TCP sender (`crate::tcp`) owns loss detection and recovery (SACK/RFC 6675, PRR/RFC
+//! 6937, NewReno/RFC 6582, RTO/RFC 6298). It calls the hooks exactly where Linux calls
+//! them:
+//!
+//! - on every ACK: `pkts_acked` (RTT sample) then, if `has_cong_control()`, `cong_control`
+//!   with a delivery-rate sample (BBR); otherwise `cong_avoid` when the connection is in the
+//!   Open/Disorder state and cwnd-limited, while PRR sets cwnd during recovery;
+//! - on entering fast recovery or on RTO: `ssthresh` (the new slow-start threshold);
+//! - on every change of `CaState`: `set_state`;
+//! - on the events of `CwndEvent`: `cwnd_event`;
+//! - when a recovery proves spurious: `undo_cwnd`.
+//!
+//! Algorithms never read a clock: `TcpCc::now` is passed in.
+
+use crate::units::SimTime;
+
+/// Linux's TCP_INFINITE_SSTHRESH.
+pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+/// Congestion-avoidance state machine of the sender (Linux `tcp_ca_state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaState {
+    Open,
+    Disorder,
+    Cwr,
+    Recovery,
+    Loss,
+}
+
+/// Events of Linux's `tcp_ca_event` that algorithms react to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CwndEvent {
+    /// First transmission when no packet is in flight (restart after idle).
+    TxStart,
+    /// cwnd restart after an idle period longer than the RTO.
+    CwndRestart,
+    /// End of a CWR episode.
+    CompleteCwr,
+    /// Retransmission timeout fired.
+    Loss,
+}
+
+/// The part of the TCP sender a congestion control may read and write
+/// (Linux: the fields of `tcp_sock` that `tcp_*.c` algorithms touch).
+#[derive(Clone, Debug)]
+pub struct TcpCc {
+    pub now: SimTime,
+    /// Sender maximum segment size (payload bytes).
+    pub mss: u32,
+    /// Congestion window in segments (`snd_cwnd`).
+    pub cwnd: u32,
+    /// Linear-increase counter (`snd_cwnd_cnt`).
+    pub cwnd_cnt: u32,
+    /// Slow-start threshold in segments (`snd_ssthresh`).
+    pub ssthresh: u32,
+    /// Upper bound on cwnd (`snd_cwnd_clamp`).
+    pub cwnd_clamp: u32,
+    /// cwnd saved on entering recovery / loss, for undo.
+    pub prior_cwnd: u32,
+    pub ca_state: CaState,
+    /// Segments in flight (`tcp_packets_in_flight`: sent − sacked − lost + retransmitted).
+    pub packets_in_flight: u32,
+    /// Whether the last flight was limited by cwnd rather than by the application or rwnd.
+    pub is_cwnd_limited: bool,
+    /// Smoothed RTT (zero before the first sample).
+    pub srtt: SimTime,
+    /// Minimum RTT seen over the connection's life (zero before the first sample).
+    pub min_rtt: SimTime,
+    /// Next byte sequence number to send, and oldest unacknowledged byte.
+    pub snd_nxt: u64,
+    pub snd_una: u64,
+    /// Segments delivered (cumulatively or selectively acknowledged) so far (`tp->delivered`).
+    pub delivered: u64,
+    /// Time of the latest delivery (`tp->delivered_mstamp`).
+    pub delivered_time: SimTime,
+    /// Segments marked lost so far (`tp->lost`).
+    pub lost: u64,
+    /// Non-zero while the sender is application-limited (`tp->app_limited`).
+    pub app_limited: u64,
+    /// Pacing rate in bytes per second, used only when `pacing` is true.
+    pub pacing_rate: u64,
+    /// Set by algorithms that need pacing (Linux `sk_pacing_status`); BBR sets it in `init`.
+    pub pacing: bool,
+}
+
+impl TcpCc {
+    /// A fresh connection's view: initial window 10 segments (RFC 6928, Linux default).
+    pub fn new(mss: u32, cwnd_clamp: u32) -> Self {
+        TcpCc {
+            now: SimTime::ZERO,
+            mss,
+            cwnd: 10,
+            cwnd_cnt: 0,
+            ssthresh: INFINITE_SSTHRESH,
+            cwnd_clamp,
+            prior_cwnd: 0,
+            ca_state: CaState::Open,
+            packets_in_flight: 0,
+            is_cwnd_limited: true,
+            srtt: SimTime::ZERO,
+            min_rtt: SimTime::ZERO,
+            snd_nxt: 0,
+            snd_una: 0,
+            delivered: 0,
+            delivered_time: SimTime::ZERO,
+            lost: 0,
+            app_limited: 0,
+            pacing_rate: 0,
+            pacing: false,
+        }
+    }
+
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    pub fn set_cwnd(&mut self, cwnd: u32) {
+        self.cwnd = cwnd.clamp(1, self.cwnd_clamp.max(1));
+    }
+}
+
+/// What one ACK did (Linux: `ack_sample` plus the `acked` argument of `cong_avoid`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AckEvent {
+    /// Segments newly delivered by this ACK (cumulatively or selectively).
+    pub acked: u32,
+    /// RTT sample from this ACK, if it acknowledged a never-retransmitted segment (Karn).
+    pub rtt: Option<SimTime>,
+    /// Segments in flight before this ACK was processed.
+    pub prior_in_flight: u32,
+    /// Cumulative acknowledgement number (bytes) after this ACK.
+    pub ack_seq: u64,
+}
+
+/// A delivery-rate sample (Linux `struct rate_sample`, draft-cheng-iccrg-delivery-rate-estimation).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RateSample {
+    /// `delivered` count at the time the newest acknowledged packet was sent.
+    pub prior_delivered: u64,
+    /// Segments delivered over the sampling interval (negative: no valid sample).
+    pub delivered: i64,
+    /// Length of the sampling interval (max of send and ACK phases); zero: invalid.
+    pub interval: SimTime,
+    /// RTT of the newest acknowledged packet, if any.
+    pub rtt: Option<SimTime>,
+    /// Segments newly marked lost by this ACK.
+    pub losses: u32,
+    /// Segments newly delivered by this ACK (cumulative + SACKed).
+    pub acked_sacked: u32,
+    /// Segments in flight before this ACK.
+    pub prior_in_flight: u32,
+    /// The sample was taken while the sender was application-limited.
+    pub is_app_limited: bool,
+    /// The newest acknowledged packet was a retransmission.
+    pub is_retrans: bool,
+    /// The ACK was delayed by the receiver (delayed-ACK timer).
+    pub is_ack_delayed: bool,
+}
+
+impl RateSample {
+    /// Delivery rate in bytes per second, if the sample is valid.
+    pub fn rate_bytes_per_sec(&self, mss: u32) -> Option<u64> {
+        if self.delivered <= 0 || self.interval.0 == 0 {
+            return None;
+        }
+        Some((self.delivered as u128 * mss as u128 * 1_000_000_000 / self.interval.0 as u128) as u64)
+    }
+}
+
+/// The hooks of a congestion control. Every hook but `ssthresh` has a default, so a simple
+/// algorithm is a few lines.
+pub trait CongestionControl {
+    /// Called once when the connection starts.
+    fn init(&mut self, _tcp: &mut TcpCc) {}
+    /// New slow-start threshold after a loss (fast recovery or RTO), in segments.
+    fn ssthresh(&mut self, tcp: &mut TcpCc) -> u32;
+    /// Window growth on an ACK in the Open/Disorder state (RFC 5681 §3.1 for Reno).
+    fn cong_avoid(&mut self, _tcp: &mut TcpCc, _ev: &AckEvent) {}
+    /// Every ACK that delivered data, before `cong_avoid`/`cong_control`.
+    fn pkts_acked(&mut self, _tcp: &mut TcpCc, _ev: &AckEvent) {}
+    fn set_state(&mut self, _tcp: &mut TcpCc, _new_state: CaState) {}
+    fn cwnd_event(&mut self, _tcp: &mut TcpCc, _ev: CwndEvent) {}
+    /// cwnd to restore when a recovery episode proves spurious.
+    fn undo_cwnd(&mut self, tcp: &mut TcpCc) -> u32 {
+        tcp.cwnd.max(tcp.prior_cwnd)
+    }
+    /// True for rate-based algorithms that set cwnd and pacing rate themselves on every ACK.
+    fn has_cong_control(&self) -> bool {
+        false
+    }
+    /// The full control path (Linux `cong_control`), replacing `cong_avoid` and PRR.
+    fn cong_control(&mut self, _tcp: &mut TcpCc, _rs: &RateSample) {}
+}
+
+mod reno;
+pub use reno::Reno;
+
+/// RFC 5681 §3.1 slow start: grow cwnd by the segments acked, not beyond ssthresh.
+/// Returns the acked segments left over once cwnd reached ssthresh.
+pub fn slow_start(tcp: &mut TcpCc, acked: u32) -> u32 {
+    let cwnd = (tcp.cwnd + acked).min(tcp.ssthresh);
+    let left = acked - (cwnd - tcp.cwnd);
+    tcp.cwnd = cwnd.min(tcp.cwnd_clamp);
+    left
+}
+
+/// Additive increase: one segment per `w` segments acked (`w` = cwnd gives RFC 5681's
+/// one MSS per RTT), counted in `cwnd_cnt` so that several ACKs add up exactly.
+pub fn cong_avoid_ai(tcp: &mut TcpCc, w: u32, acked: u32) {
+    let w = w.max(1);
+    if tcp.cwnd_cnt >= w {
+        tcp.cwnd_cnt = 0;
+        tcp.cwnd += 1;
+    }
+    tcp.cwnd_cnt += acked;
+    if tcp.cwnd_cnt >= w {
+        let delta = tcp.cwnd_cnt / w;
+        tcp.cwnd_cnt -= delta * w;
+        tcp.cwnd += delta;
+    }
+    tcp.cwnd = tcp.cwnd.min(tcp.cwnd_clamp);
+}
+
+/// The algorithms, by name. Adding one: a file, a variant, a line in `from_name` and `dispatch!`.
+#[derive(Clone, Debug)]
+pub enum AnyCc {
+    Reno(Reno),
+}
+
+/// Names accepted by `AnyCc::from_name`, for error messages.
+pub const CC_NAMES: &[&str] = &["reno", "newreno"];
+
+impl AnyCc {
+    /// Build an algorithm from its scenario name and parameters.
+    pub fn from_name(
+        name: &str,
+        _params: &std::collections::BTreeMap<String, f64>,
+    ) -> Result<AnyCc, String> {
+        match name {
+            // Linux "reno" is RFC 5681 AIMD; NewReno is the loss recovery, chosen per flow (sack=false).
+            "reno" | "newreno" => Ok(AnyCc::Reno(Reno)),
+            other => Err(format!(
+                "unknown congestion control {other:?}; the simulator has: {}",
+                CC_NAMES.join(", ")
+            )),
+        }
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $cc:ident => $e:expr) => {
+        match $self {
+            AnyCc::Reno($cc) => $e,
+        }
+    };
+}
+
+impl CongestionControl for AnyCc {
+    fn init(&mut self, tcp: &mut TcpCc) {
+        dispatch!(self, c => c.init(tcp))
+    }
+    fn ssthresh(&mut self, tcp: &mut TcpCc) -> u32 {
+        dispatch!(self, c => c.ssthresh(tcp))
+    }
+    fn cong_avoid(&mut self, tcp: &mut TcpCc, ev: &AckEvent) {
+        dispatch!(self, c => c.cong_avoid(tcp, ev))
+    }
+    fn pkts_acked(&mut self, tcp: &mut TcpCc, ev: &AckEvent) {
+        dispatch!(self, c => c.pkts_acked(tcp, ev))
+    }
+    fn set_state(&mut self, tcp: &mut TcpCc, new_state: CaState) {
+        dispatch!(self, c => c.set_state(tcp, new_state))
+    }
+    fn cwnd_event(&mut self, tcp: &mut TcpCc, ev: CwndEvent) {
+        dispatch!(self, c => c.cwnd_event(tcp, ev))
+    }
+    fn undo_cwnd(&mut self, tcp: &mut TcpCc) -> u32 {
+        dispatch!(self, c => c.undo_cwnd(tcp))
+    }
+    fn has_cong_control(&self) -> bool {
+        dispatch!(self, c => c.has_cong_control())
+    }
+    fn cong_control(&mut self, tcp: &mut TcpCc, rs: &RateSample) {
+        dispatch!(self, c => c.cong_control(tcp, rs))
+    }
+}

@@ -1,0 +1,84 @@
+//! Reno AIMD (RFC 5681): slow start, one segment per RTT in congestion avoidance,
+//! multiplicative decrease by half. What Linux calls "reno"; NewReno vs SACK recovery is
+//! the sender's business, not the algorithm's.
+
+use super::{cong_avoid_ai, slow_start, AckEvent, CongestionControl, TcpCc};
+
+#[derive(Clone, Debug, Default)]
+pub struct Reno;
+
+impl CongestionControl for Reno {
+    /// RFC 5681 §3.1 eq. (4): ssthresh = max(FlightSize / 2, 2·SMSS); Linux halves cwnd.
+    fn ssthresh(&mut self, tcp: &mut TcpCc) -> u32 {
+        (tcp.cwnd >> 1).max(2)
+    }
+
+    fn cong_avoid(&mut self, tcp: &mut TcpCc, ev: &AckEvent) {
+        if !tcp.is_cwnd_limited {
+            return;
+        }
+        let mut acked = ev.acked;
+        if tcp.in_slow_start() {
+            acked = slow_start(tcp, acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        // RFC 5681 §3.1: cwnd += SMSS·SMSS/cwnd per ACK, i.e. one segment per cwnd acked.
+        let w = tcp.cwnd;
+        cong_avoid_ai(tcp, w, acked);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(acked: u32) -> AckEvent {
+        AckEvent { acked, ..AckEvent::default() }
+    }
+
+    #[test]
+    fn slow_start_doubles_per_window_then_stops_at_ssthresh() {
+        let mut tcp = TcpCc::new(1448, u32::MAX);
+        tcp.ssthresh = 15;
+        let mut cc = Reno;
+        cc.cong_avoid(&mut tcp, &ack(4));
+        assert_eq!(tcp.cwnd, 14);
+        // 4 more acked: 1 reaches ssthresh, 3 left over count toward linear increase.
+        cc.cong_avoid(&mut tcp, &ack(4));
+        assert_eq!(tcp.cwnd, 15);
+        assert_eq!(tcp.cwnd_cnt, 3);
+    }
+
+    #[test]
+    fn congestion_avoidance_adds_one_segment_per_window() {
+        let mut tcp = TcpCc::new(1448, u32::MAX);
+        tcp.cwnd = 20;
+        tcp.ssthresh = 20;
+        let mut cc = Reno;
+        for _ in 0..19 {
+            cc.cong_avoid(&mut tcp, &ack(1));
+        }
+        assert_eq!(tcp.cwnd, 20);
+        cc.cong_avoid(&mut tcp, &ack(1));
+        assert_eq!(tcp.cwnd, 21);
+    }
+
+    #[test]
+    fn ssthresh_halves_but_not_below_two() {
+        let mut tcp = TcpCc::new(1448, u32::MAX);
+        tcp.cwnd = 33;
+        assert_eq!(Reno.ssthresh(&mut tcp), 16);
+        tcp.cwnd = 3;
+        assert_eq!(Reno.ssthresh(&mut tcp), 2);
+    }
+
+    #[test]
+    fn no_growth_when_not_cwnd_limited() {
+        let mut tcp = TcpCc::new(1448, u32::MAX);
+        tcp.is_cwnd_limited = false;
+        Reno.cong_avoid(&mut tcp, &ack(5));
+        assert_eq!(tcp.cwnd, 10);
+    }
+}

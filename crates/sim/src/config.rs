@@ -1,0 +1,105 @@
+//! The resolved scenario, as the simulator receives it.
+//!
+//! Python (`tcpfair.spec`) parses and validates the user's TOML, expands parallel streams
+//! into connections and converts every quantity to integer SI units; this struct is the
+//! JSON form of that resolved scenario (`Scenario.to_sim_config()` on the Python side).
+//! Field names carry their unit. Unknown fields are rejected so the two sides cannot drift.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub name: String,
+    /// Simulated time; the run stops here.
+    pub duration_ns: u64,
+    pub seed: u64,
+    pub bottleneck: BottleneckConfig,
+    /// One entry per TCP connection (parallel streams are already expanded).
+    pub flows: Vec<FlowConfig>,
+    pub measure: MeasureConfig,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BottleneckConfig {
+    pub rate_bps: u64,
+    /// Queue limit in bytes (IP packet bytes, as tbf/bfifo count them), when sized in bytes.
+    pub buffer_bytes: Option<u64>,
+    /// Queue limit in packets, when sized in packets. Exactly one of the two is set.
+    pub buffer_pkts: Option<u64>,
+    pub aqm: AqmConfig,
+    /// Bernoulli loss probability per data packet at the bottleneck, in [0, 1).
+    pub loss: f64,
+    /// IP MTU; a full-sized segment is `mtu_bytes` on the wire (IP + TCP + options + payload).
+    pub mtu_bytes: u32,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum AqmConfig {
+    Droptail,
+    /// Floyd & Jacobson RED. Thresholds are in packets when `bytes` is false, else in bytes.
+    Red {
+        min_th: f64,
+        max_th: f64,
+        max_p: f64,
+        /// EWMA weight of the average queue (RED's w_q).
+        wq: f64,
+        bytes: bool,
+        /// Gentle RED: drop probability ramps from max_p to 1 between max_th and 2·max_th.
+        gentle: bool,
+    },
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowConfig {
+    /// Connection id, 0..n in order.
+    pub id: u32,
+    /// Index of the `[[flows]]` entry this connection came from.
+    pub group: u32,
+    /// Congestion control name: reno, newreno, cubic, bic, highspeed, compound, vegas, bbr.
+    pub cca: String,
+    /// Algorithm parameters (e.g. vegas alpha/beta/gamma), by name.
+    #[serde(default)]
+    pub cca_params: BTreeMap<String, f64>,
+    /// Base (propagation) round-trip time of this connection.
+    pub rtt_ns: u64,
+    pub start_ns: u64,
+    /// The application stops sending here (None: at the end of the run).
+    pub stop_ns: Option<u64>,
+    /// Finite transfer of this many bytes (None: bulk, always backlogged).
+    pub size_bytes: Option<u64>,
+    /// Application-limited sender: it writes at most this rate (None: unlimited).
+    pub app_rate_bps: Option<u64>,
+    /// SACK negotiated (Linux default true); false falls back to NewReno recovery.
+    pub sack: bool,
+    /// Receiver's maximum receive buffer (tcp_rmem max); bounds the advertised window.
+    pub rmem_bytes: u64,
+    /// Sender's maximum send buffer (tcp_wmem max); bounds data in flight + unsent.
+    pub wmem_bytes: u64,
+    /// Upper bound on cwnd in segments (e.g. the Vegas study's window cap of 30), if any.
+    pub cwnd_clamp: Option<u32>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeasureConfig {
+    /// Sampling interval for the time series.
+    pub interval_ns: u64,
+    /// Steady-state window for the summary metrics.
+    pub from_ns: u64,
+    pub to_ns: u64,
+}
+
+impl Config {
+    /// Parse the resolved-scenario JSON produced by the Python side.
+    pub fn from_json(text: &str) -> Result<Config, crate::SimError> {
+        serde_json::from_str(text).map_err(|e| crate::SimError::Config {
+            key: String::new(),
+            message: e.to_string(),
+        })
+    }
+}

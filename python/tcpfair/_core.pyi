@@ -1,0 +1,6 @@
+from typing import Any
+
+__version__: str
+
+def simulate(config_json: str) -> dict[str, Any]: ...
+def congestion_controls() -> list[str]: ...

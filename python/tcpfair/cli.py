@@ -1,0 +1,68 @@
+"""The ``tcpfair`` command. Each subcommand lives in ``tcpfair/commands/<name>.py`` and is
+imported only when used, so ``tcpfair --help`` stays fast."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+#: subcommand → "module:attribute"
+COMMANDS = {
+    "run": "tcpfair.commands.run:run",
+    "fairness": "tcpfair.commands.fairness:fairness",
+    "sweep": "tcpfair.commands.sweep:sweep",
+    "results": "tcpfair.commands.sweep:results",
+    "compare": "tcpfair.commands.sweep:compare",
+    "bench": "tcpfair.commands.bench:bench",
+    "doctor": "tcpfair.commands.doctor:doctor",
+}
+
+HELP = {
+    "run": "Run one scenario on the simulator or the kernel backend.",
+    "fairness": "Fairness table (JFI, ratios) from iperf3 -J files.",
+    "sweep": "Run a grid of scenarios with repeats into a results store.",
+    "results": "Show or export the runs of a results store.",
+    "compare": "Difference surface between two result sets.",
+    "bench": "Simulator speed on the standard scenarios.",
+    "doctor": "What this machine can run; --cleanup removes leftovers of crashed runs.",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [c for c in COMMANDS if _available(c)]
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS or not _available(name):
+            return None
+        mod, attr = COMMANDS[name].split(":")
+        cmd = getattr(importlib.import_module(mod), attr)
+        assert isinstance(cmd, click.Command)
+        return cmd
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(c, HELP[c]) for c in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def _available(name: str) -> bool:
+    mod = COMMANDS[name].split(":")[0]
+    return importlib.util.find_spec(mod) is not None
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="tcpfair")
+def cli() -> None:
+    """tcpfair: TCP congestion-control fairness lab."""
+
+
+def main(argv: list[str] | None = None) -> Any:
+    return cli.main(args=argv, prog_name="tcpfair")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+"""Terminal tables for results (rich)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from .result import RunResult
+from .units import format_rate
+
+
+def print_run_summary(result: RunResult, title: str = "", console: Console | None = None) -> None:
+    console = console or Console()
+    met = result.metrics()
+    lo, hi = met["window"]
+    thr = result.flow_throughputs()
+    t = Table(title=f"{title}  window {lo:g}–{hi:g} s" if title else None)
+    for col in ("flow", "label", "cca", "rtt", "throughput", "share", "retransmits"):
+        t.add_column(col, justify="right" if col in ("flow", "throughput", "share", "retransmits") else "left")
+    total = float(thr.sum()) or 1.0
+    for _, row in result.flows.iterrows():
+        x = float(thr.get(row["flow"], 0.0))
+        rtt = "" if row["rtt_s"] != row["rtt_s"] else f"{row['rtt_s'] * 1e3:g} ms"
+        t.add_row(str(row["flow"]), str(row["label"]), str(row["cca"]), rtt, format_rate(x) + "/s",
+                  f"{100 * x / total:.1f} %", str(row["retransmits"]))
+    console.print(t)
+    util = met["utilization"]
+    parts = [f"JFI {met['jfi']:.4f}", f"min/max {met['min_max_ratio']:.3f}", f"sum {format_rate(met['sum_bps'])}/s"]
+    if util == util:
+        parts.append(f"utilization {100 * util:.1f} %")
+    console.print("  ".join(parts))

@@ -1,0 +1,181 @@
+"""``RunResult``: the one result type every backend and importer produces.
+
+Tables (pandas DataFrames, column names carry their unit):
+
+- ``flows``: one row per TCP connection — ``flow`` (id), ``group`` (index of the
+  ``[[flows]]`` entry or input file), ``label``, ``cca``, ``rtt_s`` (configured base RTT;
+  NaN when unknown), ``start_s``, ``bytes`` (delivered over the whole run),
+  ``retransmits``, ``mean_rtt_s`` (measured mean, NaN when unknown).
+- ``samples``: long form, one row per (flow, interval) — ``flow``, ``t_s`` (end of the
+  interval, seconds since the run started), ``dt_s`` (interval length), ``bytes``
+  (delivered in the interval), ``throughput_bps``, ``cwnd_bytes``, ``srtt_s``,
+  ``retransmits`` (NaN where the source does not know a value).
+- ``link``: bottleneck samples — ``t_s``, ``queue_bytes``, ``queue_pkts``, ``drops``
+  (in the interval), ``tx_bytes`` (in the interval). Empty when unknown.
+- ``meta``: backend, versions, scenario hash, seed, wall time, ``capacity_bps`` (the
+  bottleneck rate, for utilization), ``window`` (default steady-state window), ``valid``
+  and ``checks``.
+- ``scenario``: the resolved scenario (``Scenario.resolved()``), or None for imports.
+
+A run directory holds ``summary.json`` (meta, scenario, metrics, flows) and Parquet files
+for the three tables; ``RunResult.load(dir)`` gives back an equal object.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import metrics as m
+
+FORMAT_VERSION = 1
+
+FLOW_COLUMNS = ["flow", "group", "label", "cca", "rtt_s", "start_s", "bytes", "retransmits", "mean_rtt_s"]
+SAMPLE_COLUMNS = ["flow", "t_s", "dt_s", "bytes", "throughput_bps", "cwnd_bytes", "srtt_s", "retransmits"]
+LINK_COLUMNS = ["t_s", "queue_bytes", "queue_pkts", "drops", "tx_bytes"]
+
+
+@dataclass
+class RunResult:
+    flows: pd.DataFrame
+    samples: pd.DataFrame
+    link: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LINK_COLUMNS))
+    meta: dict[str, Any] = field(default_factory=dict)
+    scenario: dict[str, Any] | None = None
+
+    # ------------------------------------------------------------------ windows
+    def default_window(self) -> tuple[float, float]:
+        w = self.meta.get("window")
+        if w:
+            return float(w[0]), float(w[1])
+        if len(self.samples):
+            return 0.0, float(self.samples["t_s"].max())
+        return 0.0, 0.0
+
+    def window_samples(self, window: tuple[float | None, float | None] | None = None) -> pd.DataFrame:
+        """Samples whose interval lies inside [from, to] (interval end in (from, to], start ≥ from)."""
+        lo, hi = self._window(window)
+        s = self.samples
+        eps = 1e-9
+        mask = (s["t_s"] - s["dt_s"] >= lo - eps) & (s["t_s"] <= hi + eps)
+        return s[mask]
+
+    def _window(self, window: tuple[float | None, float | None] | None) -> tuple[float, float]:
+        d_lo, d_hi = self.default_window()
+        if window is None:
+            return d_lo, d_hi
+        lo, hi = window
+        return (d_lo if lo is None else float(lo)), (d_hi if hi is None else float(hi))
+
+    # ------------------------------------------------------------------ metrics
+    def flow_throughputs(self, window: tuple[float | None, float | None] | None = None) -> pd.Series:
+        """Mean throughput (bit/s) of each flow over the window: Σ bytes·8 / Σ interval lengths."""
+        ws = self.window_samples(window)
+        g = ws.groupby("flow")
+        thr = g["bytes"].sum() * 8 / g["dt_s"].sum()
+        return thr.reindex(self.flows["flow"].to_numpy(), fill_value=0.0).astype(float)
+
+    def metrics(self, window: tuple[float | None, float | None] | None = None) -> dict[str, Any]:
+        """Summary metrics over the window (default: the scenario's measurement window)."""
+        lo, hi = self._window(window)
+        thr = self.flow_throughputs((lo, hi))
+        x = thr.to_numpy(dtype=float)
+        out: dict[str, Any] = {
+            "window": [lo, hi],
+            "n_flows": int(len(x)),
+            "jfi": m.jain(x) if len(x) else float("nan"),
+            "min_max_ratio": m.min_max_ratio(x) if len(x) else float("nan"),
+            "sum_bps": float(x.sum()),
+            "cov": m.cov(x) if len(x) else float("nan"),
+            "throughput_bps": {str(k): float(v) for k, v in thr.items()},
+        }
+        cap = self.meta.get("capacity_bps")
+        out["utilization"] = m.utilization(x, cap) if cap else float("nan")
+        ws = self.window_samples((lo, hi))
+        if len(ws):
+            piv = ws.pivot_table(index="t_s", columns="flow", values="throughput_bps", aggfunc="sum")
+            piv = piv.reindex(columns=self.flows["flow"].to_numpy())
+            active = piv.dropna(axis=0, how="any")
+            out["jfi_per_interval_mean"] = float(np.mean(m.jain_series(active.to_numpy()))) if len(active) else float("nan")
+        else:
+            out["jfi_per_interval_mean"] = float("nan")
+        rt = self.flows.set_index("flow")["retransmits"]
+        out["retransmits"] = int(np.nansum(rt.to_numpy(dtype=float)))
+        return out
+
+    def group_throughputs(self, window: tuple[float | None, float | None] | None = None) -> pd.Series:
+        """Mean throughput per flow group (sum over the group's parallel streams)."""
+        thr = self.flow_throughputs(window)
+        groups = self.flows.set_index("flow")["group"]
+        return thr.groupby(groups.reindex(thr.index)).sum()
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, directory: str | Path) -> Path:
+        """Write the run directory atomically (a temp dir renamed into place)."""
+        d = Path(directory)
+        d.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{d.name}.", dir=d.parent))
+        try:
+            summary = {
+                "format_version": FORMAT_VERSION,
+                "meta": self.meta,
+                "scenario": self.scenario,
+                "metrics": _jsonable(self.metrics()),
+                "flows": _jsonable(self.flows.to_dict(orient="records")),
+            }
+            (tmp / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True, allow_nan=True))
+            self.flows.to_parquet(tmp / "flows.parquet", index=False)
+            self.samples.to_parquet(tmp / "samples.parquet", index=False)
+            self.link.to_parquet(tmp / "link.parquet", index=False)
+            if d.exists():
+                old = Path(tempfile.mkdtemp(prefix=f".{d.name}.old.", dir=d.parent))
+                os.replace(d, old / "x")
+                os.replace(tmp, d)
+                _rmtree(old)
+            else:
+                os.replace(tmp, d)
+        except BaseException:
+            _rmtree(tmp)
+            raise
+        return d
+
+    @classmethod
+    def load(cls, directory: str | Path) -> RunResult:
+        d = Path(directory)
+        summary = json.loads((d / "summary.json").read_text())
+        if summary.get("format_version") != FORMAT_VERSION:
+            raise ValueError(f"{d}: run directory format {summary.get('format_version')!r}, this tcpfair reads {FORMAT_VERSION}")
+        return cls(
+            flows=pd.read_parquet(d / "flows.parquet"),
+            samples=pd.read_parquet(d / "samples.parquet"),
+            link=pd.read_parquet(d / "link.parquet"),
+            meta=summary["meta"],
+            scenario=summary["scenario"],
+        )
+
+
+def _rmtree(p: Path) -> None:
+    import shutil
+
+    shutil.rmtree(p, ignore_errors=True)
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.floating,)):
+        return float(x)
+    if isinstance(x, np.bool_):
+        return bool(x)
+    return x

@@ -1,0 +1,466 @@
+"""The experiment spec: TOML → validated ``Scenario`` → resolved, hashable form.
+
+A scenario file describes a dumbbell bottleneck and the flows that share it (see
+``docs/scenario.md``). Validation is strict: an unknown key, a bad unit or an impossible
+value raises ``SpecError`` naming the dotted key (``flows.1.rtt``; flows count from 0),
+the value, and what is allowed. ``Scenario.resolved()`` converts every quantity to integer
+SI units and expands parallel streams into connections; its hash identifies the run.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from . import units
+
+__all__ = ["SpecError", "Scenario", "load_scenario", "apply_overrides", "CCAS", "LINUX_RMEM", "LINUX_WMEM"]
+
+#: Congestion controls a scenario may name, and the parameters each accepts.
+CCAS: dict[str, tuple[str, ...]] = {
+    "reno": (),
+    "newreno": (),
+    "cubic": (),
+    "bic": (),
+    "highspeed": (),
+    "compound": (),
+    "vegas": ("alpha", "beta", "gamma"),
+    "bbr": (),
+}
+
+#: Linux defaults for the maximum of net.ipv4.tcp_rmem / tcp_wmem (bytes).
+LINUX_RMEM = 6291456
+LINUX_WMEM = 4194304
+
+
+class SpecError(ValueError):
+    """Invalid scenario. ``problems`` is a list of (key, value, message)."""
+
+    def __init__(self, problems: list[tuple[str, Any, str]], source: str | None = None):
+        self.problems = problems
+        self.source = source
+        lines = [f"{k}: {m}" + ("" if v is _MISSING else f" (got {v!r})") for k, v, m in problems]
+        head = f"invalid scenario {source}" if source else "invalid scenario"
+        super().__init__(head + ":\n  " + "\n  ".join(lines) if len(lines) > 1 else f"{head}: {lines[0]}")
+
+
+_MISSING = object()
+
+
+def _unit(parser: Any, **kw: Any) -> BeforeValidator:
+    def check(v: Any) -> int:
+        try:
+            return int(parser(v, **kw))
+        except units.UnitError as e:
+            raise ValueError(str(e)) from None
+
+    return BeforeValidator(check)
+
+
+Rate = Annotated[int, _unit(units.parse_rate)]
+Time = Annotated[int, _unit(units.parse_time)]
+PositiveTime = Annotated[int, _unit(units.parse_time, allow_zero=False)]
+Size = Annotated[int, _unit(units.parse_size)]
+
+
+def _buffer(v: Any) -> units.Buffer:
+    if isinstance(v, units.Buffer):
+        return v
+    try:
+        return units.parse_buffer(v)
+    except units.UnitError as e:
+        raise ValueError(str(e)) from None
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+
+class Red(_Strict):
+    """Random Early Detection (Floyd & Jacobson 1993)."""
+
+    kind: Literal["red"]
+    min_th: Annotated[units.Buffer, BeforeValidator(_buffer)]
+    max_th: Annotated[units.Buffer, BeforeValidator(_buffer)]
+    max_p: float = Field(0.1, gt=0, le=1)
+    wq: float = Field(0.002, gt=0, le=1)
+    gentle: bool = False
+
+    @model_validator(mode="after")
+    def _thresholds(self) -> Red:
+        if self.min_th.kind == "bdp" or self.max_th.kind == "bdp":
+            raise ValueError("RED thresholds are given in packets ('15pkt') or bytes ('22KB')")
+        if (self.min_th.kind == "pkt") != (self.max_th.kind == "pkt"):
+            raise ValueError("min_th and max_th must use the same unit (both packets or both bytes)")
+        if not 0 <= self.min_th.value < self.max_th.value:
+            raise ValueError(f"need 0 <= min_th < max_th, got {self.min_th.value} and {self.max_th.value}")
+        return self
+
+
+class DropTail(_Strict):
+    kind: Literal["droptail"]
+
+
+def _aqm(v: Any) -> Any:
+    if isinstance(v, str):
+        if v == "droptail":
+            return {"kind": "droptail"}
+        if v == "red":
+            raise ValueError("'red' needs thresholds: aqm = { kind = \"red\", min_th = \"15pkt\", max_th = \"45pkt\", max_p = 0.1 }")
+        raise ValueError("expected 'droptail' or a table { kind = \"red\", min_th, max_th, max_p }")
+    return v
+
+
+class Bottleneck(_Strict):
+    rate: Rate
+    buffer: Annotated[units.Buffer, BeforeValidator(_buffer)] = units.Buffer("bdp", 1.0)
+    aqm: Annotated[DropTail | Red, BeforeValidator(_aqm), Field(discriminator="kind")] = DropTail(kind="droptail")
+    loss: float = Field(0.0, ge=0, lt=1)
+    mtu: Size = 1500
+
+    @field_validator("mtu")
+    @classmethod
+    def _mtu(cls, v: int) -> int:
+        if not 576 <= v <= 65536:
+            raise ValueError(f"mtu must be between 576B and 65536B, got {v}B")
+        return v
+
+
+class Flow(_Strict):
+    cca: str
+    rtt: PositiveTime
+    start: Time = 0
+    stop: Time | None = None
+    streams: int = Field(1, ge=1, le=1024)
+    size: Size | None = None
+    app_rate: Rate | None = None
+    sack: bool = True
+    rmem: Size = LINUX_RMEM
+    wmem: Size = LINUX_WMEM
+    cwnd_clamp: int | None = Field(None, ge=2)
+    label: str | None = None
+    alpha: float | None = Field(None, ge=0)
+    beta: float | None = Field(None, ge=0)
+    gamma: float | None = Field(None, ge=0)
+
+    @field_validator("cca")
+    @classmethod
+    def _cca(cls, v: str) -> str:
+        if v not in CCAS:
+            raise ValueError(f"unknown congestion control; allowed: {', '.join(CCAS)}")
+        return v
+
+    @model_validator(mode="after")
+    def _params(self) -> Flow:
+        allowed = CCAS[self.cca]
+        for p in ("alpha", "beta", "gamma"):
+            if getattr(self, p) is not None and p not in allowed:
+                raise ValueError(f"{p!r} is a parameter of vegas, not of {self.cca}")
+        if self.alpha is not None and self.beta is not None and self.alpha > self.beta:
+            raise ValueError(f"vegas needs alpha <= beta, got alpha={self.alpha} beta={self.beta}")
+        if self.stop is not None and self.stop <= self.start:
+            raise ValueError("stop must be after start")
+        return self
+
+    def params(self) -> dict[str, float]:
+        return {p: float(getattr(self, p)) for p in ("alpha", "beta", "gamma") if getattr(self, p) is not None}
+
+
+class Measure(_Strict):
+    interval: PositiveTime = 1_000_000_000
+    from_: Time = Field(0, alias="from")
+    to: Time | None = None
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class Scenario(_Strict):
+    name: str = "scenario"
+    duration: PositiveTime
+    seed: int = Field(1, ge=0, lt=2**63)
+    bottleneck: Bottleneck
+    flows: list[Flow] = Field(min_length=1)
+    measure: Measure = Measure()
+
+    @model_validator(mode="after")
+    def _window(self) -> Scenario:
+        to = self.window_end
+        if to > self.duration:
+            raise ValueError(f"measure.to ({units.format_time(to)}) is after the end of the run ({units.format_time(self.duration)})")
+        if self.measure.from_ >= to:
+            raise ValueError(f"measure.from ({units.format_time(self.measure.from_)}) must be before measure.to ({units.format_time(to)})")
+        for i, f in enumerate(self.flows):
+            if f.start >= self.duration:
+                raise ValueError(f"flows.{i}.start ({units.format_time(f.start)}) is not before the end of the run")
+        return self
+
+    # ----------------------------------------------------------------- derived values
+    @property
+    def window_end(self) -> int:
+        return self.measure.to if self.measure.to is not None else self.duration
+
+    @property
+    def mean_rtt_ns(self) -> float:
+        """Mean base RTT of the flows (the reference for ``bdp`` buffers, as in Lab 11)."""
+        return sum(f.rtt for f in self.flows) / len(self.flows)
+
+    @property
+    def bdp_bytes(self) -> int:
+        return round(self.bottleneck.rate / 8 * self.mean_rtt_ns / 1e9)
+
+    def buffer_limits(self) -> tuple[int | None, int | None]:
+        b = self.bottleneck
+        return b.buffer.resolve(b.rate, self.mean_rtt_ns, b.mtu)
+
+    def connections(self) -> list[dict[str, Any]]:
+        """One entry per TCP connection (streams expanded), in the simulator's units."""
+        out: list[dict[str, Any]] = []
+        for g, f in enumerate(self.flows):
+            for _ in range(f.streams):
+                out.append(
+                    {
+                        "id": len(out),
+                        "group": g,
+                        "cca": f.cca,
+                        "cca_params": f.params(),
+                        "rtt_ns": f.rtt,
+                        "start_ns": f.start,
+                        "stop_ns": f.stop,
+                        "size_bytes": f.size,
+                        "app_rate_bps": f.app_rate,
+                        "sack": f.sack,
+                        "rmem_bytes": f.rmem,
+                        "wmem_bytes": f.wmem,
+                        "cwnd_clamp": f.cwnd_clamp,
+                    }
+                )
+        return out
+
+    def group_label(self, g: int) -> str:
+        f = self.flows[g]
+        return f.label or f"{g}:{f.cca}"
+
+    def resolved(self) -> dict[str, Any]:
+        """Canonical resolved scenario: integer SI units, streams expanded. JSON-serialisable."""
+        b = self.bottleneck
+        buf_bytes, buf_pkts = self.buffer_limits()
+        if isinstance(b.aqm, Red):
+            aqm: dict[str, Any] = {
+                "kind": "red",
+                "min_th": float(b.aqm.min_th.value),
+                "max_th": float(b.aqm.max_th.value),
+                "max_p": b.aqm.max_p,
+                "wq": b.aqm.wq,
+                "bytes": b.aqm.min_th.kind == "bytes",
+                "gentle": b.aqm.gentle,
+            }
+        else:
+            aqm = {"kind": "droptail"}
+        return {
+            "name": self.name,
+            "duration_ns": self.duration,
+            "seed": self.seed,
+            "bottleneck": {
+                "rate_bps": b.rate,
+                "buffer_bytes": buf_bytes,
+                "buffer_pkts": buf_pkts,
+                "aqm": aqm,
+                "loss": b.loss,
+                "mtu_bytes": b.mtu,
+            },
+            "flows": self.connections(),
+            "measure": {
+                "interval_ns": self.measure.interval,
+                "from_ns": self.measure.from_,
+                "to_ns": self.window_end,
+            },
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.resolved(), sort_keys=True, separators=(",", ":"))
+
+    def hash(self) -> str:
+        """Content hash of the resolved scenario (name excluded: it does not change the run)."""
+        r = self.resolved()
+        r.pop("name")
+        text = json.dumps(r, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The scenario as the user would write it (unit strings), for saving and re-loading."""
+        return _as_written(self)
+
+    def with_seed(self, seed: int) -> Scenario:
+        return self.model_copy(update={"seed": seed})
+
+
+def _as_written(s: Scenario) -> dict[str, Any]:
+    def buf(b: units.Buffer) -> str:
+        return {"bytes": f"{int(b.value)}B", "pkt": f"{int(b.value)}pkt", "bdp": f"{b.value:g}bdp"}[b.kind]
+
+    b = s.bottleneck
+    aqm: Any = "droptail"
+    if isinstance(b.aqm, Red):
+        aqm = {"kind": "red", "min_th": buf(b.aqm.min_th), "max_th": buf(b.aqm.max_th),
+               "max_p": b.aqm.max_p, "wq": b.aqm.wq, "gentle": b.aqm.gentle}
+    flows = []
+    for f in s.flows:
+        d: dict[str, Any] = {"cca": f.cca, "rtt": f"{f.rtt}ns", "start": f"{f.start}ns", "streams": f.streams,
+                             "sack": f.sack, "rmem": f"{f.rmem}B", "wmem": f"{f.wmem}B"}
+        for k in ("stop",):
+            if getattr(f, k) is not None:
+                d[k] = f"{getattr(f, k)}ns"
+        if f.size is not None:
+            d["size"] = f"{f.size}B"
+        if f.app_rate is not None:
+            d["app_rate"] = f"{f.app_rate}bit"
+        for k in ("cwnd_clamp", "label", "alpha", "beta", "gamma"):
+            if getattr(f, k) is not None:
+                d[k] = getattr(f, k)
+        flows.append(d)
+    return {
+        "name": s.name,
+        "duration": f"{s.duration}ns",
+        "seed": s.seed,
+        "bottleneck": {"rate": f"{b.rate}bit", "buffer": buf(b.buffer), "aqm": aqm, "loss": b.loss, "mtu": f"{b.mtu}B"},
+        "flows": flows,
+        "measure": {"interval": f"{s.measure.interval}ns", "from": f"{s.measure.from_}ns", "to": f"{s.window_end}ns"},
+    }
+
+
+# --------------------------------------------------------------------------- loading
+def _loc_to_key(loc: tuple[Any, ...]) -> str:
+    parts: list[str] = []
+    for p in loc:
+        if isinstance(p, str) and (p in ("DropTail", "Red", "droptail", "red") or p.startswith("function-")):
+            continue  # union-branch tags pydantic adds to locations
+        parts.append("from" if p == "from_" else str(p))
+    return ".".join(parts)
+
+
+def _lookup(data: Any, loc: tuple[Any, ...]) -> Any:
+    cur = data
+    for p in loc:
+        p = "from" if p == "from_" else p
+        if isinstance(cur, dict) and p in cur:
+            cur = cur[p]
+        elif isinstance(cur, list) and isinstance(p, int) and p < len(cur):
+            cur = cur[p]
+        else:
+            continue
+    return cur
+
+
+def _message(err: dict[str, Any]) -> str:
+    t = err["type"]
+    if t == "extra_forbidden":
+        return "unknown key"
+    if t == "missing":
+        return "required key is missing"
+    msg = str(err["msg"])
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            msg = msg[len(prefix):]
+    return msg
+
+
+def from_dict(data: dict[str, Any], source: str | None = None) -> Scenario:
+    """Validate a scenario given as a dict (the parsed TOML)."""
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as e:
+        problems = []
+        for err in e.errors():
+            loc = tuple(err["loc"])
+            value = err.get("input", _MISSING) if err["type"] != "missing" else _MISSING
+            if isinstance(value, dict) and err["type"] != "extra_forbidden":
+                value = _MISSING
+            problems.append((_loc_to_key(loc) or "(scenario)", value, _message(err)))
+        raise SpecError(problems, source) from None
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except FileNotFoundError:
+        raise SpecError([("(file)", str(p), "no such file")], str(p)) from None
+    except OSError as e:
+        raise SpecError([("(file)", str(p), f"cannot read: {e.strerror}")], str(p)) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError([("(toml)", _MISSING, f"not valid TOML: {e}")], str(p)) from None
+
+
+def load_scenario(path: str | Path, overrides: list[str] | None = None) -> Scenario:
+    """Read a scenario TOML file, apply ``key=value`` overrides, validate."""
+    data = read_toml(path)
+    if overrides:
+        data = apply_overrides(data, overrides)
+    return from_dict(data, str(path))
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def set_key(data: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+    """Return a copy of ``data`` with dotted ``key`` set (``flows.1.cca``; list indices from 0)."""
+    out = copy.deepcopy(data)
+    parts = key.split(".")
+    if not key or any(p == "" for p in parts):
+        raise SpecError([(key, value, "not a dotted key like 'flows.1.cca'")])
+    cur: Any = out
+    for i, p in enumerate(parts[:-1]):
+        where = ".".join(parts[: i + 1])
+        if isinstance(cur, list):
+            if not p.isdigit() or int(p) >= len(cur):
+                raise SpecError([(key, value, f"'{where}' is not an existing entry; there are {len(cur)} (indices from 0)")])
+            cur = cur[int(p)]
+        elif isinstance(cur, dict):
+            if p not in cur:
+                cur[p] = {}
+            elif not isinstance(cur[p], (dict, list)):
+                raise SpecError([(key, value, f"'{where}' is a value, not a table")])
+            cur = cur[p]
+    last = parts[-1]
+    if isinstance(cur, list):
+        if not last.isdigit() or int(last) >= len(cur):
+            raise SpecError([(key, value, f"index out of range; there are {len(cur)} entries (indices from 0)")])
+        cur[int(last)] = value
+    else:
+        cur[last] = value
+    return out
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply ``--set key=value`` strings; values are read as TOML where they parse, else as strings."""
+    for o in overrides:
+        if "=" not in o:
+            raise SpecError([("--set", o, "expected key=value, e.g. flows.1.cca=cubic")])
+        k, v = o.split("=", 1)
+        data = set_key(data, k.strip(), _parse_value(v.strip()))
+    return data
+
+
+def is_finite_number(x: float) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)
