@@ -16,7 +16,7 @@ from .spec import Scenario, SpecError, load_scenario
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "RunResult", "Scenario", "SpecError", "load_scenario", "run"]
+__all__ = ["__version__", "RunResult", "Scenario", "SpecError", "load_iperf3", "load_scenario", "run"]
 
 assert _core_version == __version__, f"native module {_core_version} does not match tcpfair {__version__}"
 
@@ -41,3 +41,18 @@ def run(
         if overrides:
             sc = spec.from_dict(spec.apply_overrides(sc.to_dict(), overrides))
     return get_backend(backend).run(sc, progress=progress)
+
+
+def load_iperf3(
+    paths: str | Path | list[str | Path] | tuple[str | Path, ...],
+    labels: list[str] | tuple[str, ...] | None = None,
+    align: bool = True,
+) -> RunResult:
+    """Read iperf3 -J files into a ``RunResult`` (each file a flow group, each stream a flow).
+
+    The Python side of ``tcpfair fairness``; see ``tcpfair.importers.iperf3``. Raises
+    ``tcpfair.importers.iperf3.Iperf3Error`` (a ``ValueError``) naming the file and the reason.
+    """
+    from .importers.iperf3 import load_iperf3 as _load
+
+    return _load(paths, labels=labels, align=align)

@@ -1,0 +1,445 @@
+"""Read ``iperf3 -J`` reports into the ``RunResult`` tables.
+
+Two entry points:
+
+``parse_iperf3(obj_or_text, label="iperf3", group=0, flow_offset=0, time_offset_s=0.0, source=None)``
+    Pure parser (no file access), also used by the kernel backend. ``obj_or_text`` is one
+    report already decoded (a ``dict``) or the raw text of an ``iperf3 -J`` output (``str`` or
+    ``bytes``). Returns an ``Iperf3Tables`` with ``.flows`` and ``.samples`` DataFrames in the
+    ``RunResult`` column layout (``tcpfair.result.FLOW_COLUMNS`` / ``SAMPLE_COLUMNS``; flows
+    carry one extra column, ``sent_bytes``) and ``.info`` (version, role, congestion control,
+    timestamp, notes). It unpacks as a pair: ``flows, samples = parse_iperf3(text)``.
+
+    * every parallel stream (``-P N``) is one flow; streams are keyed by their ``socket``
+      and numbered in the order of ``start.connected``; flow ids are ``flow_offset + k``
+      (k = 0 … N−1), all in flow group ``group``; labels are ``label`` for a single stream
+      and ``label[k+1]`` for parallel streams;
+    * ``t_s`` is the end of each reporting interval plus ``time_offset_s`` (use it to place
+      flows that started later on a common clock);
+    * intervals with ``"omitted": true`` (``-O``) are skipped;
+    * raises ``Iperf3Error`` (a ``ValueError``) with one line naming ``source`` and the
+      reason for an ``"error"`` member, truncated or non-JSON text, an empty report, UDP or
+      ``--bidir`` tests.
+
+``load_iperf3(paths, labels=None, align=True)``
+    Reads files; each file is one flow group, labelled by its file name or ``labels[i]``;
+    returns a ``RunResult`` (``meta["backend"] == "iperf3"``).
+
+Figures taken from a report (iperf3 3.1 – 3.17, client or server side, with or without ``-R``):
+
+* samples (the local side's interval reports): ``bytes``, ``bits_per_second`` →
+  ``throughput_bps``, ``seconds`` → ``dt_s``; on the sending side also ``retransmits``,
+  ``snd_cwnd`` → ``cwnd_bytes`` and ``rtt`` (µs) → ``srtt_s``. The receiving side
+  (a server, or a client with ``-R``) has no TCP_INFO figures: those columns are NaN.
+* flows: ``bytes`` = bytes delivered (``end.streams[].receiver.bytes``; the sender's count
+  when the receiver's is missing or zero, the sum of the intervals when ``end`` is missing);
+  ``sent_bytes`` = ``end.streams[].sender.bytes`` (NaN when unknown); ``retransmits`` from
+  the sender summary (NaN when unknown); ``mean_rtt_s`` = ``sender.mean_rtt`` (NaN when 0 or
+  absent, as on the receiving side); ``cca`` = ``end.sender_tcp_congestion`` (``"unknown"``
+  in reports older than iperf3 3.2 that lack it).
+
+Quirks of real versions that are handled:
+
+* several JSON objects in one file (iperf3 3.16/3.17 can print its report twice, and shell
+  ``>>`` appends runs): the **last complete object** is used and a note says so; an
+  incomplete object after it (an interrupted run) is ignored with a note;
+* duplicate keys (e.g. ``sock_bufsize`` with ``-P -R`` in 3.12, two ``"error"`` members in
+  newer versions): the **first** occurrence is kept, with a note;
+* missing fields on the receiver side and in old versions (``sender`` flags, ``rttvar``,
+  ``pmtu``, ``snd_wnd``, ``*_tcp_congestion``): treated as unknown, never as zero.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..result import FLOW_COLUMNS, SAMPLE_COLUMNS, RunResult
+
+__all__ = ["Iperf3Error", "Iperf3Tables", "parse_iperf3", "decode_iperf3_text", "load_iperf3"]
+
+#: flows columns produced by this importer: the RunResult layout plus the sender's byte count
+IPERF3_FLOW_COLUMNS = [*FLOW_COLUMNS, "sent_bytes"]
+
+
+class Iperf3Error(ValueError):
+    """An iperf3 report that cannot be used; the message names the file and the reason."""
+
+
+@dataclass
+class Iperf3Tables:
+    """What ``parse_iperf3`` returns: ``flows`` and ``samples`` tables plus ``info``."""
+
+    flows: pd.DataFrame
+    samples: pd.DataFrame
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def __iter__(self) -> Iterator[pd.DataFrame]:
+        yield self.flows
+        yield self.samples
+
+
+# ---------------------------------------------------------------------------- decoding
+def decode_iperf3_text(text: str | bytes, source: str = "<iperf3 output>") -> tuple[dict[str, Any], list[str]]:
+    """Decode iperf3 -J text into one report object and a list of notes.
+
+    Several concatenated objects → the last complete one; duplicate keys → first wins.
+    """
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise Iperf3Error(f"{source}: not a text file (byte {e.start} is not UTF-8); expected iperf3 -J output") from None
+    stripped = text.strip()
+    if not stripped:
+        raise Iperf3Error(f"{source}: the file is empty; expected the JSON report of iperf3 -J")
+    if not stripped.startswith("{"):
+        first = stripped.splitlines()[0][:60]
+        raise Iperf3Error(f"{source}: not iperf3 JSON output (starts with {first!r}); run iperf3 with -J")
+
+    duplicates: list[str] = []
+
+    def first_wins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, v in pairs:
+            if k in out:
+                duplicates.append(k)
+                continue
+            out[k] = v
+        return out
+
+    decoder = json.JSONDecoder(object_pairs_hook=first_wins)
+    objects: list[Any] = []
+    notes: list[str] = []
+    pos, n = 0, len(text)
+    while True:
+        while pos < n and text[pos].isspace():
+            pos += 1
+        if pos >= n:
+            break
+        try:
+            obj, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as e:
+            truncated = e.pos >= len(text.rstrip()) - 1 or "Unterminated" in e.msg
+            if objects:
+                notes.append(
+                    f"ignored {'an incomplete' if truncated else 'an unreadable'} JSON object after "
+                    f"the {_ordinal(len(objects))} one (line {e.lineno})"
+                )
+                break
+            if truncated:
+                raise Iperf3Error(
+                    f"{source}: truncated JSON (the report ends at line {e.lineno} before it is complete; "
+                    "was iperf3 interrupted?)"
+                ) from None
+            raise Iperf3Error(f"{source}: invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
+        objects.append(obj)
+    if len(objects) > 1:
+        notes.append(f"holds {len(objects)} concatenated JSON reports; used the last complete one")
+    if duplicates:
+        names = ", ".join(sorted(set(duplicates)))
+        notes.append(f"duplicate JSON keys ({names}); kept the first of each")
+    obj = objects[-1]
+    if not isinstance(obj, dict):
+        raise Iperf3Error(f"{source}: not an iperf3 report (the JSON is a {type(obj).__name__}, not an object)")
+    return obj, notes
+
+
+def _ordinal(k: int) -> str:
+    return {1: "first", 2: "second", 3: "third"}.get(k, f"{k}th")
+
+
+# ---------------------------------------------------------------------------- parsing
+def parse_iperf3(
+    obj_or_text: dict[str, Any] | str | bytes,
+    label: str = "iperf3",
+    group: int = 0,
+    flow_offset: int = 0,
+    time_offset_s: float = 0.0,
+    source: str | None = None,
+) -> Iperf3Tables:
+    """Turn one iperf3 -J report into ``flows``/``samples`` tables (see the module docstring)."""
+    src = source or label
+    if isinstance(obj_or_text, dict):
+        obj, notes = obj_or_text, []
+    else:
+        obj, notes = decode_iperf3_text(obj_or_text, src)
+    return _parse_report(obj, notes, label, group, flow_offset, float(time_offset_s), src)
+
+
+def _num(x: Any) -> float:
+    """A JSON number as float; anything else (missing, null, string) as NaN."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return math.nan
+    return float(x)
+
+
+def _parse_report(
+    obj: dict[str, Any], notes: list[str], label: str, group: int, flow_offset: int, t0: float, src: str
+) -> Iperf3Tables:
+    if "error" in obj:
+        raise Iperf3Error(f"{src}: iperf3 reported an error: {obj['error']}")
+    start = obj.get("start")
+    intervals = obj.get("intervals")
+    if not isinstance(start, dict) or not isinstance(intervals, list):
+        raise Iperf3Error(f"{src}: not an iperf3 -J report (no 'start' object or 'intervals' list)")
+    test = start.get("test_start") if isinstance(start.get("test_start"), dict) else {}
+    protocol = str(test.get("protocol", "TCP")).upper()
+    if protocol == "TCP" and any(
+        isinstance(s, dict) and ("jitter_ms" in s or "packets" in s)
+        for iv in intervals if isinstance(iv, dict) for s in iv.get("streams", [])
+    ):
+        protocol = "UDP"
+    if protocol != "TCP":
+        raise Iperf3Error(f"{src}: a {protocol} test; fairness needs a TCP test (iperf3 without -u/--sctp)")
+    if test.get("bidir"):
+        raise Iperf3Error(f"{src}: a bidirectional test (--bidir) is not supported; capture one direction per file")
+    if not intervals:
+        raise Iperf3Error(f"{src}: the report has no measurement intervals (the test did not run)")
+
+    is_server = "accepted_connection" in start or "connecting_to" not in start
+    reverse = bool(test.get("reverse", 0))
+    # The client sends unless -R; the server sends only with -R (iperf3 3.2+ also says so
+    # per stream with "sender", which takes precedence below).
+    local_sender_default = is_server == reverse
+
+    # socket → stream index, in the order of start.connected
+    order: dict[int, int] = {}
+    for c in start.get("connected", []) or []:
+        if isinstance(c, dict) and isinstance(c.get("socket"), int) and c["socket"] not in order:
+            order[c["socket"]] = len(order)
+
+    rows: list[dict[str, Any]] = []
+    n_omitted = 0
+    local_sender = local_sender_default
+    for iv in intervals:
+        if not isinstance(iv, dict):
+            continue
+        for s in iv.get("streams", []) or []:
+            if not isinstance(s, dict) or not isinstance(s.get("socket"), int):
+                continue
+            if s.get("omitted") is True:
+                n_omitted += 1
+                continue
+            sock = s["socket"]
+            if sock not in order:
+                order[sock] = len(order)
+                notes.append(f"stream with socket {sock} is not in start.connected; numbered after the others")
+            sender = s.get("sender")
+            is_sender = local_sender_default if not isinstance(sender, bool) else sender
+            local_sender = is_sender
+            end, dt = _num(s.get("end")), _num(s.get("seconds"))
+            if math.isnan(dt):
+                dt = end - _num(s.get("start"))
+            if not (dt > 0) or math.isnan(end):
+                continue
+            nbytes = _num(s.get("bytes"))
+            bps = _num(s.get("bits_per_second"))
+            if math.isnan(bps):
+                bps = nbytes * 8 / dt
+            rtt_us = _num(s.get("rtt")) if is_sender else math.nan
+            rows.append({
+                "flow": flow_offset + order[sock],
+                "t_s": t0 + end,
+                "dt_s": dt,
+                "bytes": nbytes,
+                "throughput_bps": bps,
+                "cwnd_bytes": _num(s.get("snd_cwnd")) if is_sender else math.nan,
+                "srtt_s": rtt_us / 1e6 if rtt_us > 0 else math.nan,
+                "retransmits": _num(s.get("retransmits")) if is_sender else math.nan,
+            })
+    if n_omitted:
+        notes.append(f"skipped {n_omitted} omitted interval reports (-O)")
+    if not rows and n_omitted:
+        raise Iperf3Error(f"{src}: every interval is marked omitted (-O covers the whole test)")
+    if not order:
+        raise Iperf3Error(f"{src}: the report names no TCP streams (empty 'intervals')")
+
+    samples = pd.DataFrame(rows, columns=SAMPLE_COLUMNS)
+    samples = samples.astype({"flow": np.int64, "bytes": np.float64}).sort_values(["flow", "t_s"], kind="stable")
+    if len(samples) and np.isnan(samples["bytes"].to_numpy()).any():
+        raise Iperf3Error(f"{src}: an interval report has no 'bytes' figure")
+    samples["bytes"] = samples["bytes"].astype(np.int64)
+    samples = samples.reset_index(drop=True)
+
+    end_obj = obj.get("end") if isinstance(obj.get("end"), dict) else {}
+    end_streams: dict[int, dict[str, Any]] = {}
+    for es in end_obj.get("streams", []) or []:
+        if not isinstance(es, dict):
+            continue
+        for side in ("sender", "receiver"):
+            part = es.get(side)
+            if isinstance(part, dict) and isinstance(part.get("socket"), int):
+                end_streams.setdefault(part["socket"], {})[side] = part
+    if not end_streams:
+        notes.append("no 'end' summary (interrupted run?); totals are the sums of the intervals")
+
+    cca = end_obj.get("sender_tcp_congestion")
+    cca = str(cca) if isinstance(cca, str) and cca else "unknown"
+    n = len(order)
+    flows_rows = []
+    for sock, k in sorted(order.items(), key=lambda kv: kv[1]):
+        fid = flow_offset + k
+        mine = samples[samples["flow"] == fid]
+        es = end_streams.get(sock, {})
+        snd, rcv = es.get("sender", {}), es.get("receiver", {})
+        sent = _num(snd.get("bytes"))
+        recv = _num(rcv.get("bytes"))
+        if recv > 0:
+            delivered = recv
+        elif sent > 0:
+            delivered = sent
+        else:
+            delivered = float(mine["bytes"].sum())
+        retr = _num(snd.get("retransmits"))
+        if math.isnan(retr) and mine["retransmits"].notna().any():
+            retr = float(np.nansum(mine["retransmits"].to_numpy()))
+        mean_rtt_us = _num(snd.get("mean_rtt"))
+        if mean_rtt_us > 0:
+            mean_rtt = mean_rtt_us / 1e6
+        elif mine["srtt_s"].notna().any():
+            mean_rtt = float(mine["srtt_s"].mean())
+        else:
+            mean_rtt = math.nan
+        flows_rows.append({
+            "flow": fid,
+            "group": group,
+            "label": label if n == 1 else f"{label}[{k + 1}]",
+            "cca": cca,
+            "rtt_s": math.nan,
+            "start_s": t0,
+            "bytes": int(delivered),
+            "retransmits": retr,
+            "mean_rtt_s": mean_rtt,
+            "sent_bytes": sent if sent > 0 else math.nan,
+        })
+    flows = pd.DataFrame(flows_rows, columns=IPERF3_FLOW_COLUMNS).astype(
+        {"flow": np.int64, "group": np.int64, "bytes": np.int64, "retransmits": np.float64}
+    )
+    ts = start.get("timestamp") if isinstance(start.get("timestamp"), dict) else {}
+    if isinstance(ts.get("timemillisecs"), (int, float)):
+        stamp, resolution = float(ts["timemillisecs"]) / 1e3, 1e-3
+    elif isinstance(ts.get("timesecs"), (int, float)):
+        stamp, resolution = float(ts["timesecs"]), 1.0
+    else:
+        stamp, resolution = math.nan, math.nan
+    version = str(start.get("version", ""))
+    m = re.search(r"(\d+\.\d+(?:\.\d+)?)", version)
+    info = {
+        "source": src,
+        "label": label,
+        "group": group,
+        "iperf3_version": m.group(1) if m else "unknown",
+        "role": "server" if is_server else "client",
+        "reverse": reverse,
+        "local_side": "sender" if local_sender else "receiver",
+        "num_streams": n,
+        "cca": cca,
+        "receiver_cca": str(end_obj.get("receiver_tcp_congestion", "unknown")),
+        "duration_s": _num(test.get("duration")),
+        "omit_s": _num(test.get("omit")),
+        "timestamp_s": stamp,
+        "timestamp_resolution_s": resolution,
+        "time_offset_s": t0,
+        "notes": notes,
+    }
+    return Iperf3Tables(flows=flows, samples=samples, info=info)
+
+
+# ---------------------------------------------------------------------------- files
+def read_text(path: str | Path) -> str:
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise Iperf3Error(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise Iperf3Error(f"{p}: is a directory, expected an iperf3 -J output file") from None
+    except OSError as e:
+        raise Iperf3Error(f"{p}: cannot read ({e.strerror})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise Iperf3Error(f"{p}: not a text file (byte {e.start} is not UTF-8); expected iperf3 -J output") from None
+
+
+def load_iperf3(
+    paths: str | Path | Sequence[str | Path],
+    labels: Sequence[str] | None = None,
+    align: bool = True,
+) -> RunResult:
+    """Read one or more iperf3 -J files into a ``RunResult``.
+
+    Each file is one flow group (its parallel streams are its flows), labelled by the file
+    name or by ``labels[i]``. With ``align`` (default) files whose reports started at
+    different times are placed on one clock by their ``start.timestamp``: the earliest is
+    t = 0. Before iperf3 3.13 that timestamp has whole seconds only, so start differences
+    under 2 s are not shifted (they are below its resolution); a note says so.
+    """
+    from .. import __version__
+
+    plist = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
+    if not plist:
+        raise Iperf3Error("no iperf3 files given")
+    if labels is not None and len(labels) != len(plist):
+        raise Iperf3Error(f"{len(labels)} labels for {len(plist)} files; give one label per file")
+    names = [p.name for p in plist]
+    if labels is None:
+        labels = [str(p) if names.count(p.name) > 1 else p.name for p in plist]
+    decoded = []
+    for p in plist:
+        decoded.append(decode_iperf3_text(read_text(p), str(p)))
+
+    parts: list[Iperf3Tables] = []
+    offset = 0
+    for i, (p, (obj, notes)) in enumerate(zip(plist, decoded, strict=True)):
+        t = _parse_report(obj, list(notes), str(labels[i]), i, offset, 0.0, str(p))
+        offset += len(t.flows)
+        parts.append(t)
+    general_notes: list[str] = []
+    if align and len(parts) > 1:
+        stamps = [t.info["timestamp_s"] for t in parts]
+        if all(not math.isnan(s) for s in stamps):
+            coarse = any(t.info["timestamp_resolution_s"] >= 1 for t in parts)
+            t_min = min(stamps)
+            for t, s in zip(parts, stamps, strict=True):
+                off = s - t_min
+                if coarse and off < 2.0:
+                    if off > 0:
+                        general_notes.append(
+                            f"{t.info['source']}: started {off:g} s after the first by iperf3's whole-second "
+                            "timestamp; below its resolution, not shifted"
+                        )
+                    continue
+                if off > 0:
+                    t.samples["t_s"] += off
+                    t.flows["start_s"] += off
+                    t.info["time_offset_s"] = off
+                    general_notes.append(f"{t.info['source']}: started {off:g} s after the first; times shifted")
+        else:
+            general_notes.append("some files have no start timestamp; not aligned in time")
+
+    flows = pd.concat([t.flows for t in parts], ignore_index=True)
+    samples = pd.concat([t.samples for t in parts], ignore_index=True)
+    t_end = float(samples["t_s"].max()) if len(samples) else 0.0
+    versions = sorted({t.info["iperf3_version"] for t in parts})
+    files = [{k: v for k, v in t.info.items()} for t in parts]
+    notes = [f"{t.info['source']}: {n}" for t in parts for n in t.info["notes"]] + general_notes
+    meta = {
+        "backend": "iperf3",
+        "window": [0.0, t_end],
+        "capacity_bps": None,
+        "versions": {"tcpfair": __version__, "iperf3": versions[0] if len(versions) == 1 else versions},
+        "files": files,
+        "notes": notes,
+        "group_labels": {str(t.info["group"]): t.info["label"] for t in parts},
+    }
+    return RunResult(flows=flows, samples=samples, meta=meta)
