@@ -1,0 +1,364 @@
+"""Executors run a sweep's scenarios; ``run_sweep`` ties sweep, executor and store together.
+
+An executor takes a *run function* ``(scenario, backend) -> RunResult`` (by default the real
+backends, ``run_backend``) and a list of tasks, and yields each task's ``Outcome`` as it
+completes. Workers only compute; results come back to the calling process, which is the
+only writer of the store (so a Dask worker on another machine needs no access to it).
+
+- ``LocalExecutor(jobs)``: ``jobs == 1`` runs in this process; more use a process pool
+  (spawned workers, so no state is inherited from a threaded parent).
+- ``DaskExecutor(scheduler, jobs)``: an existing Dask scheduler (``tcp://host:8786``) or a
+  ``LocalCluster`` of ``jobs`` single-threaded workers when no address is given.
+
+Run functions must be picklable (module-level functions).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any, Protocol
+
+from .result import RunResult
+from .spec import Scenario
+from .store import Member, Store
+from .sweep import Run, Sweep, SweepError, point_label
+
+__all__ = ["Outcome", "LocalExecutor", "DaskExecutor", "run_backend", "run_sweep", "SweepReport", "make_executor"]
+
+RunFn = Callable[[Scenario, str], RunResult]
+Task = tuple[str, Scenario, str]  # (key, scenario, backend)
+
+
+@dataclass
+class Outcome:
+    result: RunResult | None
+    error: str | None
+    started: float
+    finished: float
+    wall_s: float
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def run_backend(scenario: Scenario, backend: str) -> RunResult:
+    """The default run function: the named backend (``sim`` or ``kernel``)."""
+    from .backends import get_backend
+
+    return get_backend(backend).run(scenario)
+
+
+def execute(run_fn: RunFn, scenario: Scenario, backend: str) -> Outcome:
+    """Run one scenario; any exception becomes a recorded error, never a crash of the sweep."""
+    from .backends import BackendError
+
+    started = time.time()
+    t0 = time.perf_counter()
+    try:
+        result = run_fn(scenario, backend)
+        error = None
+    except BackendError as e:
+        result, error = None, str(e)
+    except Exception as e:  # a run's failure is data; the sweep goes on
+        tb = traceback.extract_tb(e.__traceback__)
+        where = f" (at {Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
+        result, error = None, f"{type(e).__name__}: {e}{where}"
+    return Outcome(result, error, started, time.time(), time.perf_counter() - t0)
+
+
+class Executor(Protocol):
+    name: str
+    jobs: int
+
+    def start(self) -> None: ...
+
+    def map(self, run_fn: RunFn, tasks: list[Task]) -> Iterator[tuple[str, Outcome]]: ...
+
+
+class LocalExecutor:
+    name = "local"
+
+    def __init__(self, jobs: int = 1):
+        if jobs < 1:
+            raise ValueError(f"-j must be at least 1 (got {jobs})")
+        self.jobs = jobs
+        self.pool: ProcessPoolExecutor | None = None
+
+    def map(self, run_fn: RunFn, tasks: list[Task]) -> Iterator[tuple[str, Outcome]]:
+        if self.jobs == 1 or len(tasks) <= 1:
+            for key, sc, backend in tasks:
+                yield key, execute(run_fn, sc, backend)
+            return
+        pending = list(reversed(tasks))
+        while pending:
+            pool = self._pool()
+            inflight: dict[Future[Outcome], Task] = {}
+            try:
+                while pending or inflight:
+                    while pending and len(inflight) < 2 * self.jobs:
+                        t = pending.pop()
+                        inflight[pool.submit(execute, run_fn, t[1], t[2])] = t
+                    done, _ = wait(inflight, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        t = inflight.pop(fut)
+                        yield t[0], fut.result()
+            except BrokenProcessPool:
+                # A worker died (killed, out of memory, a crash in native code). The runs in
+                # flight are recorded as failed; the rest continue in a fresh pool.
+                now = time.time()
+                for t in inflight.values():
+                    yield t[0], Outcome(None, "worker process died while this run was in flight "
+                                        "(killed or crashed); --retry-failed re-runs it", now, now, 0.0)
+                inflight.clear()
+                self.pool = None
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+                self.pool = None
+
+    def start(self) -> None:
+        """Start the workers now (before any progress-bar thread exists: see ``_pool``)."""
+        if self.jobs > 1:
+            self._pool()
+
+    def _pool(self) -> ProcessPoolExecutor:
+        # fork where available: workers start in milliseconds and a user's script needs no
+        # ``if __name__ == "__main__"`` guard (spawn would re-import it). All workers are
+        # forked here, up front, while this process has no other threads.
+        if self.pool is None:
+            methods = multiprocessing.get_all_start_methods()
+            ctx = get_context("fork" if "fork" in methods else "spawn")
+            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=ctx)
+            for f in [self.pool.submit(_noop) for _ in range(self.jobs)]:
+                f.result()
+        return self.pool
+
+
+def _noop() -> None:
+    return None
+
+
+class DaskExecutor:
+    name = "dask"
+
+    def __init__(self, scheduler: str | None = None, jobs: int = 1, processes: bool = True):
+        self.scheduler = scheduler
+        self.jobs = jobs
+        self.processes = processes
+
+    def start(self) -> None:
+        return None
+
+    def map(self, run_fn: RunFn, tasks: list[Task]) -> Iterator[tuple[str, Outcome]]:
+        from distributed import Client, LocalCluster, as_completed
+
+        cluster = None
+        if self.scheduler:
+            try:
+                client = Client(self.scheduler, timeout="20s")
+            except OSError as e:
+                raise SweepError([("--scheduler", f"cannot reach the Dask scheduler {self.scheduler!r}: {e}")]) from None
+        else:
+            cluster = LocalCluster(n_workers=self.jobs, threads_per_worker=1, processes=self.processes,
+                                   dashboard_address=None)
+            client = Client(cluster)
+        try:
+            futures = {client.submit(execute, run_fn, sc, backend, pure=False): key for key, sc, backend in tasks}
+            for fut in as_completed(futures):
+                key = futures[fut]
+                try:
+                    outcome = fut.result()
+                except Exception as e:  # the worker itself died (KilledWorker) or lost the task
+                    now = time.time()
+                    outcome = Outcome(None, f"Dask worker failed: {type(e).__name__}: {e}", now, now, 0.0)
+                fut.release()
+                yield key, outcome
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+
+def default_jobs(backend: str) -> int:
+    return 1 if backend == "kernel" else (os.cpu_count() or 1)
+
+
+def make_executor(executor: str, backend: str, jobs: int | None, scheduler: str | None) -> Executor:
+    if backend == "kernel":
+        if executor != "local":
+            raise SweepError([("--executor", "the kernel backend runs one emulation at a time on this "
+                               "machine (parallel runs disturb each other); use --executor local")])
+        if jobs not in (None, 1):
+            raise SweepError([("-j", f"the kernel backend runs one at a time; got -j {jobs}")])
+    n = jobs if jobs is not None else default_jobs(backend)
+    if n < 1:
+        raise SweepError([("-j", f"must be at least 1 (got {n})")])
+    if executor == "local":
+        if scheduler:
+            raise SweepError([("--scheduler", "only with --executor dask")])
+        return LocalExecutor(n)
+    if executor == "dask":
+        return DaskExecutor(scheduler, n)
+    raise SweepError([("--executor", f"expected 'local' or 'dask' (got {executor!r})")])
+
+
+# --------------------------------------------------------------------------- the sweep
+@dataclass
+class SweepReport:
+    store: Store
+    backend: str
+    total: int = 0
+    already_done: int = 0
+    adopted: int = 0
+    finished: int = 0
+    failed: int = 0
+    skipped_failed: int = 0
+    wall_s: float = 0.0
+    store_s: float = 0.0
+    errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ran(self) -> int:
+        return self.finished + self.failed
+
+
+def plan(sweep: Sweep, backend: str, check: Callable[[Scenario], None] | None) -> list[Run]:
+    """Expand and validate every run before anything starts; all problems in one error."""
+    runs = sweep.runs()
+    problems: list[tuple[str, str]] = []
+    seen: dict[str, Run] = {}
+    for r in runs:
+        other = seen.get(r.run_hash)
+        if other is not None and other.point != r.point:
+            problems.append((point_label(r.axes), f"is the same scenario as point {point_label(other.axes)}"))
+        seen.setdefault(r.run_hash, r)
+    if check is not None:
+        from .backends import BackendError
+
+        checked: set[int] = set()
+        for r in runs:
+            if r.point in checked:
+                continue
+            checked.add(r.point)
+            try:
+                check(r.scenario)
+            except BackendError as e:
+                problems.append((point_label(r.axes), f"backend {backend}: {e}"))
+    if problems:
+        raise SweepError(problems, sweep.source)
+    return runs
+
+
+def run_sweep(
+    sweep: Sweep,
+    backend: str | None = None,
+    jobs: int | None = None,
+    executor: str | Executor = "local",
+    scheduler: str | None = None,
+    output: str | Path | None = None,
+    retry_failed: bool = False,
+    progress: bool = False,
+    run_fn: RunFn | None = None,
+    check: Callable[[Scenario], None] | None = None,
+) -> SweepReport:
+    """Run every unfinished run of ``sweep`` into the store at ``output`` (default
+    ``results/<sweep name>``). Finished runs are skipped; failed ones too unless
+    ``retry_failed``. ``run_fn`` replaces the real backends (tests); ``check`` defaults
+    to the backend's own pre-flight check when the real backends are used."""
+    backend = backend or sweep.backend or "sim"
+    if run_fn is None:
+        from .backends import get_backend
+
+        run_fn = run_backend
+        if check is None:
+            check = get_backend(backend).check
+    runs = plan(sweep, backend, check)
+    ex = executor if not isinstance(executor, str) else make_executor(executor, backend, jobs, scheduler)
+
+    store = Store(output if output is not None else Path("results") / sweep.name)
+    members = [Member(r.run_hash, r.point, r.repeat, r.point_hash, r.axes) for r in runs]
+    store.register_sweep(sweep.name, backend, sweep.to_dict(), sweep.spec_hash(), list(sweep.axes), members)
+
+    rep = SweepReport(store=store, backend=backend, total=len(runs))
+    status = store.status(backend, [r.run_hash for r in runs])
+    todo: list[Run] = []
+    for r in runs:
+        st = status.get(r.run_hash)
+        if st == "done":
+            rep.already_done += 1
+        elif st == "failed" and not retry_failed:
+            rep.skipped_failed += 1
+        elif st is None and store.adopt(backend, r.run_hash, r.scenario.to_json(), r.seed):
+            rep.adopted += 1
+        else:
+            todo.append(r)
+
+    by_hash = {r.run_hash: r for r in todo}
+    tasks: list[Task] = [(r.run_hash, r.scenario, backend) for r in todo]
+    t0 = time.perf_counter()
+    if tasks:
+        ex.start()
+    bar = _Progress(progress, len(tasks), f"{sweep.name} ({backend}, {ex.name} ×{ex.jobs})")
+    try:
+        for key, out in ex.map(run_fn, tasks):
+            r = by_hash[key]
+            ts = time.perf_counter()
+            sc_json = r.scenario.to_json()
+            if out.ok and out.result is not None:
+                try:
+                    store.save_success(backend, key, sc_json, r.seed, out.result, out.started, out.finished, out.wall_s)
+                    rep.finished += 1
+                except Exception as e:  # a result that cannot be stored is a failed run
+                    store.save_failure(backend, key, sc_json, r.seed, f"storing the result failed: {e}",
+                                       out.started, out.finished, out.wall_s)
+                    rep.failed += 1
+                    rep.errors[key] = str(e)
+            else:
+                store.save_failure(backend, key, sc_json, r.seed, out.error or "unknown error",
+                                   out.started, out.finished, out.wall_s)
+                rep.failed += 1
+                rep.errors[key] = out.error or "unknown error"
+            rep.store_s += time.perf_counter() - ts
+            bar.advance(rep.finished, rep.failed)
+    finally:
+        bar.close()
+        rep.wall_s = time.perf_counter() - t0
+    return rep
+
+
+class _Progress:
+    """A rich progress bar (stderr): finished / failed / remaining and the ETA."""
+
+    def __init__(self, enabled: bool, total: int, title: str):
+        self.p: Any = None
+        if not enabled or total == 0:
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self.p = Progress(
+            TextColumn("{task.description}"), BarColumn(),
+            TextColumn("[green]{task.fields[ok]} done[/] [red]{task.fields[bad]} failed[/] {task.fields[left]} left"),
+            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+            console=Console(stderr=True),
+        )
+        self.total = total
+        self.task = self.p.add_task(title, total=total, ok=0, bad=0, left=total)
+        self.p.start()
+
+    def advance(self, ok: int, bad: int) -> None:
+        if self.p is not None:
+            self.p.update(self.task, completed=ok + bad, ok=ok, bad=bad, left=self.total - ok - bad)
+
+    def close(self) -> None:
+        if self.p is not None:
+            self.p.stop()

@@ -1,0 +1,411 @@
+"""Sweep specs: a base scenario, axes, repeats → the list of runs (``docs/sweeps.md``).
+
+A sweep file names a base scenario (a path relative to the sweep file, or an inline
+``[base]`` table), axes as dotted scenario keys (``flows.1.rtt``; flows count from 0) with a
+value list or a range ``{ from, to, step }``, optional ``zip`` groups of axes that move
+together, and ``repeats``. The grid is the Cartesian product of the groups (an axis not in
+a zip group is a group of its own), in the order the axes are written.
+
+Every point is validated before anything runs; all bad points are reported at once, each
+with its axis values (``SweepError``).
+
+Identity and seeds (stable, part of the file format):
+
+- ``point_hash`` = ``Scenario.hash()`` of the point's scenario with seed 0 (the resolved
+  scenario without its name or seed),
+- the seed of repeat ``r`` = the first 8 bytes (big-endian) of
+  ``sha256("tcpfair-sweep-seed/v1:{sweep_seed}:{point_hash}:{r}")``, shifted right by one bit
+  (so it is < 2⁶³),
+- ``run_hash`` = ``Scenario.hash()`` of the point's scenario with that seed.
+
+So a re-run of the same sweep reproduces every run exactly, a point keeps its seeds when
+other axes are added, and two sweeps with the same seed share runs they have in common.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from . import spec
+from .spec import Scenario, SpecError
+
+__all__ = ["SweepError", "Sweep", "Run", "Plot", "load_sweep", "sweep_from_dict", "derive_seed", "run"]
+
+SEED_DOMAIN = "tcpfair-sweep-seed/v1"
+MAX_POINTS = 1_000_000
+_SWEEP_KEYS = {"name", "description", "seed", "repeats", "base", "axes", "zip", "backend", "plots"}
+_PLOT_KINDS = ("surface", "line")
+
+
+class SweepError(ValueError):
+    """Invalid sweep. ``problems`` is a list of (where, message): a key, or a point's axis values."""
+
+    def __init__(self, problems: list[tuple[str, str]], source: str | None = None):
+        self.problems = problems
+        self.source = source
+        head = f"invalid sweep {source}" if source else "invalid sweep"
+        lines = [f"{w}: {m}" for w, m in problems]
+        if len(lines) == 1:
+            super().__init__(f"{head}: {lines[0]}")
+        else:
+            super().__init__(f"{head} ({len(lines)} problems):\n  " + "\n  ".join(lines))
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A figure the sweep draws when it finishes: ``surface`` (heatmap + 3-D) or ``line``."""
+
+    kind: str
+    metric: str
+    x: str
+    y: str | None = None
+    by: str | None = None
+
+
+@dataclass(frozen=True)
+class Run:
+    """One point × repeat: the resolved scenario and its identity."""
+
+    point: int
+    repeat: int
+    axes: dict[str, Any]
+    scenario: Scenario
+    point_hash: str
+    run_hash: str
+
+    @property
+    def seed(self) -> int:
+        return self.scenario.seed
+
+
+@dataclass
+class Sweep:
+    name: str
+    base: dict[str, Any]
+    axes: dict[str, list[Any]]
+    groups: list[list[str]]
+    repeats: int = 1
+    seed: int = 1
+    backend: str | None = None
+    plots: list[Plot] = field(default_factory=list)
+    source: str | None = None
+
+    # ----------------------------------------------------------------- the grid
+    def points(self) -> Iterator[dict[str, Any]]:
+        """Axis values of each grid point: product over groups, zip within a group."""
+        per_group = [list(zip(*(self.axes[k] for k in g), strict=True)) for g in self.groups]
+        for combo in itertools.product(*per_group):
+            values: dict[str, Any] = {}
+            for g, vals in zip(self.groups, combo, strict=True):
+                values.update(zip(g, vals, strict=True))
+            yield {k: values[k] for k in self.axes}
+
+    def n_points(self) -> int:
+        n = 1
+        for g in self.groups:
+            n *= len(self.axes[g[0]])
+        return n
+
+    def runs(self) -> list[Run]:
+        """Every point × repeat, validated. Raises ``SweepError`` listing every bad point."""
+        problems: list[tuple[str, str]] = []
+        out: list[Run] = []
+        for i, values in enumerate(self.points()):
+            try:
+                sc = self.point_scenario(values)
+            except SpecError as e:
+                where = point_label(values)
+                for key, value, msg in e.problems:
+                    got = "" if value is spec._MISSING else f" (got {value!r})"
+                    problems.append((where, f"{key}: {msg}{got}"))
+                continue
+            point_hash = sc.with_seed(0).hash()
+            for r in range(self.repeats):
+                run_sc = sc.with_seed(derive_seed(self.seed, point_hash, r))
+                out.append(Run(i, r, dict(values), run_sc, point_hash, run_sc.hash()))
+        if problems:
+            raise SweepError(problems, self.source)
+        return out
+
+    def point_scenario(self, values: dict[str, Any]) -> Scenario:
+        data = self.base
+        for k, v in values.items():
+            data = spec.set_key(data, k, v)
+        return spec.from_dict(data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The sweep as data (base inlined), stored in the catalog with its runs."""
+        return {
+            "name": self.name,
+            "seed": self.seed,
+            "repeats": self.repeats,
+            "base": self.base,
+            "axes": self.axes,
+            "zip": [g for g in self.groups if len(g) > 1],
+        }
+
+    def spec_hash(self) -> str:
+        text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def point_label(values: dict[str, Any]) -> str:
+    """``flows.1.rtt=25ms, bottleneck.buffer=0.2bdp``: how a point is named in messages."""
+    return ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in values.items()) or "(base)"
+
+
+def derive_seed(sweep_seed: int, point_hash: str, repeat: int) -> int:
+    """The seed of one repeat of one point (see the module docstring; stable across versions)."""
+    digest = hashlib.sha256(f"{SEED_DOMAIN}:{sweep_seed}:{point_hash}:{repeat}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+# --------------------------------------------------------------------------- loading
+def load_sweep(path: str | Path) -> Sweep:
+    p = Path(path)
+    try:
+        data = spec.read_toml(p)
+    except SpecError as e:
+        raise SweepError([(k, m + ("" if v is spec._MISSING else f" ({v})")) for k, v, m in e.problems], str(p)) from None
+    return sweep_from_dict(data, source=str(p), base_dir=p.parent, default_name=p.stem)
+
+
+def sweep_from_dict(
+    data: dict[str, Any],
+    source: str | None = None,
+    base_dir: Path | None = None,
+    default_name: str = "sweep",
+) -> Sweep:
+    problems: list[tuple[str, str]] = []
+    for k in data:
+        if k not in _SWEEP_KEYS:
+            problems.append((k, f"unknown key; allowed: {', '.join(sorted(_SWEEP_KEYS))}"))
+
+    name = data.get("name", default_name)
+    if not isinstance(name, str) or not name or not re.fullmatch(r"[A-Za-z0-9._-]+", name):
+        problems.append(("name", f"expected a name of letters, digits, '.', '_' or '-' (got {name!r})"))
+    repeats = data.get("repeats", 1)
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= 10_000:
+        problems.append(("repeats", f"expected a whole number from 1 to 10000 (got {repeats!r})"))
+    backend = data.get("backend")
+    if backend is not None and backend not in ("sim", "kernel"):
+        problems.append(("backend", f"expected 'sim' or 'kernel' (got {backend!r})"))
+
+    base = _load_base(data, base_dir, problems)
+    seed = data.get("seed", base.get("seed", 1) if base else 1)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        problems.append(("seed", f"expected a whole number >= 0 (got {seed!r})"))
+
+    axes = _load_axes(data.get("axes"), problems)
+    groups = _load_groups(data.get("zip", []), axes, problems)
+    plots = _load_plots(data.get("plots", []), axes, problems)
+    if not problems and base:
+        n = 1
+        for g in groups:
+            n *= len(axes[g[0]])
+        if n * repeats > MAX_POINTS:
+            problems.append(("axes", f"{n} points × {repeats} repeats is more than {MAX_POINTS} runs"))
+    if problems:
+        raise SweepError(problems, source)
+    return Sweep(name=name, base=base, axes=axes, groups=groups, repeats=repeats, seed=seed,
+                 backend=backend, plots=plots, source=source)
+
+
+def _load_base(data: dict[str, Any], base_dir: Path | None, problems: list[tuple[str, str]]) -> dict[str, Any]:
+    base = data.get("base")
+    if base is None:
+        problems.append(("base", "required: a scenario file (path relative to the sweep file) or an inline [base] table"))
+        return {}
+    if isinstance(base, str):
+        path = Path(base)
+        if not path.is_absolute() and base_dir is not None:
+            path = base_dir / path
+        try:
+            return spec.read_toml(path)
+        except SpecError as e:
+            for _k, v, m in e.problems:
+                problems.append(("base", f"{m}" + ("" if v is spec._MISSING else f" ({v})")))
+            return {}
+    if isinstance(base, dict):
+        return base
+    problems.append(("base", f"expected a path or a table (got {base!r})"))
+    return {}
+
+
+def _load_axes(raw: Any, problems: list[tuple[str, str]]) -> dict[str, list[Any]]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        problems.append(("axes", "expected a table of dotted keys, e.g. [axes] \"flows.1.rtt\" = [\"25ms\", \"50ms\"]"))
+        return {}
+    axes: dict[str, list[Any]] = {}
+
+    def walk(prefix: str, node: dict[str, Any]) -> None:
+        for k, v in node.items():
+            key = f"{prefix}.{k}" if prefix else k
+            if isinstance(v, list):
+                values = v
+            elif isinstance(v, dict) and "from" in v:
+                try:
+                    values = expand_range(v)
+                except ValueError as e:
+                    problems.append((f"axes.{key}", str(e)))
+                    continue
+            elif isinstance(v, dict):
+                walk(key, v)
+                continue
+            else:
+                problems.append((f"axes.{key}", f"expected a list of values or a range {{ from, to, step }} (got {v!r})"))
+                continue
+            if key in axes:
+                problems.append((f"axes.{key}", "axis given twice"))
+            elif not values:
+                problems.append((f"axes.{key}", "the value list is empty"))
+            else:
+                axes[key] = values
+
+    walk("", raw)
+    return axes
+
+
+def _load_groups(raw: Any, axes: dict[str, list[Any]], problems: list[tuple[str, str]]) -> list[list[str]]:
+    if not isinstance(raw, list) or not all(isinstance(g, list) and all(isinstance(k, str) for k in g) for g in raw):
+        problems.append(("zip", f"expected a list of axis-key lists, e.g. zip = [[\"flows.0.rtt\", \"flows.1.rtt\"]] (got {raw!r})"))
+        return [[k] for k in axes]
+    grouped: dict[str, int] = {}
+    for gi, g in enumerate(raw):
+        if len(g) < 2:
+            problems.append((f"zip.{gi}", "a zip group needs at least two axes"))
+        for k in g:
+            if k not in axes:
+                problems.append((f"zip.{gi}", f"{k!r} is not an axis; axes: {', '.join(axes) or '(none)'}"))
+            elif k in grouped:
+                problems.append((f"zip.{gi}", f"{k!r} is already in zip group {grouped[k]}"))
+            else:
+                grouped[k] = gi
+        lens = {k: len(axes[k]) for k in g if k in axes}
+        if len(set(lens.values())) > 1:
+            problems.append((f"zip.{gi}", "axes that move together need equal lengths; got "
+                             + ", ".join(f"{k}: {n}" for k, n in lens.items())))
+    # groups in the order of their first axis
+    groups: list[list[str]] = []
+    seen: set[int] = set()
+    for k in axes:
+        if k in grouped:
+            gi = grouped[k]
+            if gi not in seen:
+                seen.add(gi)
+                groups.append([a for a in raw[gi] if a in axes])
+        else:
+            groups.append([k])
+    return groups
+
+
+def _load_plots(raw: Any, axes: dict[str, list[Any]], problems: list[tuple[str, str]]) -> list[Plot]:
+    if not isinstance(raw, list):
+        problems.append(("plots", "expected [[plots]] tables"))
+        return []
+    out = []
+    for i, p in enumerate(raw):
+        where = f"plots.{i}"
+        if not isinstance(p, dict):
+            problems.append((where, "expected a table { kind, metric, x, y | by }"))
+            continue
+        extra = set(p) - {"kind", "metric", "x", "y", "by"}
+        if extra:
+            problems.append((where, f"unknown key(s) {', '.join(sorted(extra))}; allowed: kind, metric, x, y, by"))
+        kind = p.get("kind")
+        if kind not in _PLOT_KINDS:
+            problems.append((f"{where}.kind", f"expected one of {', '.join(_PLOT_KINDS)} (got {kind!r})"))
+        if not isinstance(p.get("metric"), str):
+            problems.append((f"{where}.metric", "required: a metric name such as 'jfi', 'ratio', 'utilization'"))
+        for k in ("x", "y", "by"):
+            v = p.get(k)
+            if v is not None and v not in axes:
+                problems.append((f"{where}.{k}", f"{v!r} is not an axis; axes: {', '.join(axes)}"))
+        if p.get("x") is None:
+            problems.append((f"{where}.x", "required: the axis on the x axis"))
+        if kind == "surface" and p.get("y") is None:
+            problems.append((f"{where}.y", "a surface needs a y axis"))
+        out.append(Plot(kind=str(kind), metric=str(p.get("metric")), x=str(p.get("x")), y=p.get("y"), by=p.get("by")))
+    return out
+
+
+# --------------------------------------------------------------------------- ranges
+_QUANTITY = re.compile(r"^\s*(?P<num>[+-]?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\s*(?P<unit>[A-Za-zµ%]*)\s*$")
+
+
+def _split_quantity(v: Any, what: str) -> tuple[Decimal, str | None]:
+    if isinstance(v, bool):
+        raise ValueError(f"{what}: expected a number or a value with a unit, got {v!r}")
+    if isinstance(v, int | float):
+        return Decimal(str(v)), None
+    if isinstance(v, str):
+        m = _QUANTITY.match(v)
+        if m and m.group("unit"):
+            try:
+                return Decimal(m.group("num")), m.group("unit")
+            except InvalidOperation:
+                pass
+    raise ValueError(f"{what}: expected a number or a value with a unit like '25ms', got {v!r}")
+
+
+def expand_range(r: dict[str, Any]) -> list[Any]:
+    """``{ from = "25ms", to = "400ms", step = "25ms" }`` → ``["25ms", "50ms", …, "400ms"]``.
+
+    Both ends are included (``to`` when it lies on the grid). Arithmetic is decimal, so
+    ``0.2bdp`` steps give ``0.4bdp``, not ``0.4000000000000001bdp``. All three values use
+    the same unit; plain numbers give numbers (integers when all three are integers).
+    """
+    extra = set(r) - {"from", "to", "step"}
+    if extra:
+        raise ValueError(f"unknown key(s) {', '.join(sorted(extra))} in a range; allowed: from, to, step")
+    missing = [k for k in ("from", "to", "step") if k not in r]
+    if missing:
+        raise ValueError(f"a range needs from, to and step (missing: {', '.join(missing)})")
+    lo, u1 = _split_quantity(r["from"], "from")
+    hi, u2 = _split_quantity(r["to"], "to")
+    step, u3 = _split_quantity(r["step"], "step")
+    if len({u1, u2, u3}) != 1:
+        raise ValueError(f"from, to and step must have the same unit (got {r['from']!r}, {r['to']!r}, {r['step']!r})")
+    if step <= 0:
+        raise ValueError(f"step must be positive (got {r['step']!r})")
+    if hi < lo:
+        raise ValueError(f"to ({r['to']!r}) is below from ({r['from']!r})")
+    n = int((hi - lo) / step) + 1
+    if n > MAX_POINTS:
+        raise ValueError(f"the range has {n} values; at most {MAX_POINTS}")
+    values = [lo + step * i for i in range(n)]
+    if u1 is None:
+        all_int = all(isinstance(r[k], int) for k in ("from", "to", "step"))
+        return [int(v) if all_int else float(v) for v in values]
+    return [f"{_fmt_decimal(v)}{u1}" for v in values]
+
+
+def _fmt_decimal(d: Decimal) -> str:
+    s = format(d.normalize(), "f")
+    return s
+
+
+# --------------------------------------------------------------------------- API
+def run(sweep: Sweep | str | Path, backend: str | None = None, jobs: int | None = None,
+        executor: str = "local", scheduler: str | None = None, output: str | Path | None = None,
+        retry_failed: bool = False, progress: bool = False) -> Any:
+    """Run a sweep into a results store; returns the store's tidy table (pandas) for this sweep.
+
+    The Python form of ``tcpfair sweep``; see ``tcpfair.executors.run_sweep``.
+    """
+    from .executors import run_sweep
+
+    sw = sweep if isinstance(sweep, Sweep) else load_sweep(sweep)
+    report = run_sweep(sw, backend=backend, jobs=jobs, executor=executor, scheduler=scheduler,
+                       output=output, retry_failed=retry_failed, progress=progress)
+    return report.store.table(sweep=sw.name, backend=report.backend)
