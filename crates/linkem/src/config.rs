@@ -1,0 +1,128 @@
+//! The relay's configuration: a JSON document written by tcpfair's kernel backend.
+
+use serde::Deserialize;
+
+/// One address class: packets whose *sender-side* address (source on the data direction,
+/// destination on the ACK direction) lies in `net/prefix` get these one-way delays.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Class {
+    pub net: String,
+    pub prefix: u8,
+    /// One-way delay added on the data direction (interface `a` → `b`), ns.
+    pub fwd_delay_ns: i64,
+    /// One-way delay added on the ACK direction (`b` → `a`), ns.
+    pub rev_delay_ns: i64,
+}
+
+/// Random Early Detection parameters (Floyd & Jacobson 1993, §4).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Red {
+    pub min_th: f64,
+    pub max_th: f64,
+    pub max_p: f64,
+    #[serde(default = "default_wq")]
+    pub wq: f64,
+    /// Thresholds and queue measured in bytes (else packets).
+    #[serde(default)]
+    pub bytes: bool,
+    /// Gentle RED (Floyd 2000): drop probability rises linearly from max_p to 1 between
+    /// max_th and 2·max_th instead of jumping to 1.
+    #[serde(default)]
+    pub gentle: bool,
+}
+
+fn default_wq() -> f64 {
+    0.002
+}
+
+/// A user-space bottleneck on the data direction: serialisation at `rate_bps` and a FIFO
+/// limited to `limit_bytes` and/or `limit_pkts`, with optional RED in front.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Queue {
+    pub rate_bps: u64,
+    #[serde(default)]
+    pub limit_bytes: Option<u64>,
+    #[serde(default)]
+    pub limit_pkts: Option<u64>,
+    #[serde(default)]
+    pub red: Option<Red>,
+    /// Packet size used for RED's idle-time decay and byte-mode scaling (the MTU + 14).
+    #[serde(default = "default_mean_pkt")]
+    pub mean_pkt_bytes: u32,
+}
+
+fn default_mean_pkt() -> u32 {
+    1514
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Interface on the senders' side.
+    pub a: String,
+    /// Interface on the receivers' side.
+    pub b: String,
+    #[serde(default)]
+    pub classes: Vec<Class>,
+    /// Bernoulli loss probability on the data direction.
+    #[serde(default)]
+    pub loss: f64,
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(default)]
+    pub queue: Option<Queue>,
+    #[serde(default = "default_stats_ms")]
+    pub stats_interval_ms: u64,
+    /// Largest frame expected (virtio header excluded); 65 550 when GSO/GRO are on.
+    #[serde(default = "default_frame")]
+    pub max_frame: usize,
+    /// Run with SCHED_FIFO priority (0 = normal scheduling).
+    #[serde(default)]
+    pub rt_priority: i32,
+}
+
+fn default_stats_ms() -> u64 {
+    100
+}
+
+fn default_frame() -> usize {
+    2048
+}
+
+impl Config {
+    pub fn validate(&self) -> Result<(), String> {
+        if !(0.0..1.0).contains(&self.loss) {
+            return Err(format!("loss must be in [0, 1), got {}", self.loss));
+        }
+        for c in &self.classes {
+            parse_ipv4(&c.net).ok_or_else(|| format!("class net {:?} is not an IPv4 address", c.net))?;
+            if c.prefix > 32 {
+                return Err(format!("class prefix {} > 32", c.prefix));
+            }
+            if c.fwd_delay_ns < 0 || c.rev_delay_ns < 0 {
+                return Err("delays must be >= 0".into());
+            }
+        }
+        if let Some(q) = &self.queue {
+            if q.rate_bps == 0 {
+                return Err("queue.rate_bps must be > 0".into());
+            }
+            if let Some(r) = &q.red {
+                if !(0.0 <= r.min_th && r.min_th < r.max_th) || !(r.max_p > 0.0 && r.max_p <= 1.0) || !(r.wq > 0.0 && r.wq <= 1.0) {
+                    return Err("red needs 0 <= min_th < max_th, 0 < max_p <= 1, 0 < wq <= 1".into());
+                }
+            }
+        }
+        if self.max_frame < 64 {
+            return Err("max_frame too small".into());
+        }
+        Ok(())
+    }
+}
+
+pub fn parse_ipv4(s: &str) -> Option<u32> {
+    s.parse::<std::net::Ipv4Addr>().ok().map(u32::from)
+}

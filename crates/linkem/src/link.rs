@@ -1,0 +1,355 @@
+//! The emulation core of one direction, free of I/O so it can be tested with plain numbers.
+//!
+//! A packet arriving at time `t` (the kernel's receive timestamp) goes through, in order:
+//! 1. (optional) the user-space bottleneck: RED or drop-tail admission, then FIFO
+//!    serialisation at the configured rate;
+//! 2. Bernoulli loss (data direction only);
+//! 3. the delay line of its class, which releases it at `departure + delay`.
+//!
+//! Packets are opaque handles `H` (buffer indices in the relay); a dropped handle is given
+//! back to the caller so its buffer can be reused. All times are integer nanoseconds.
+
+use std::collections::VecDeque;
+
+use crate::config::{Queue, Red};
+use crate::rng::Rng;
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Counters {
+    pub rx_pkts: u64,
+    pub rx_bytes: u64,
+    pub tx_pkts: u64,
+    pub tx_bytes: u64,
+    pub loss_drops: u64,
+    pub queue_drops: u64,
+    pub red_drops: u64,
+}
+
+struct Waiting<H> {
+    h: H,
+    len: u32,
+    class: u16,
+    arrival: i64,
+}
+
+/// RED state (Floyd & Jacobson 1993, Fig. 2).
+struct RedState {
+    p: Red,
+    avg: f64,
+    /// Packets since the last drop; -1 right after the average left [min_th, max_th).
+    count: i64,
+    /// When the queue last became empty (for the idle-time decay of `avg`).
+    idle_since: Option<i64>,
+    /// Transmission time of a typical packet, ns (`s` in the paper).
+    s_ns: f64,
+    mean_pkt: f64,
+}
+
+impl RedState {
+    /// Decide whether to drop an arriving packet of `len` bytes when the instantaneous
+    /// queue is `q` (packets or bytes, per `p.bytes`).
+    fn should_drop(&mut self, now: i64, q: f64, len: u32, rng: &mut Rng) -> bool {
+        let p = &self.p;
+        // §4: avg ← (1−wq)·avg + wq·q while busy; after idle time, decay as if m small
+        // packets had arrived to an empty queue: avg ← (1−wq)^m · avg.
+        match self.idle_since.take() {
+            Some(t0) if q == 0.0 => {
+                let m = ((now - t0).max(0) as f64) / self.s_ns;
+                self.avg *= (1.0 - p.wq).powf(m);
+            }
+            _ => self.avg = (1.0 - p.wq) * self.avg + p.wq * q,
+        }
+        let avg = self.avg;
+        let drop_prob = if avg < p.min_th {
+            self.count = -1;
+            return false;
+        } else if avg < p.max_th {
+            p.max_p * (avg - p.min_th) / (p.max_th - p.min_th)
+        } else if p.gentle && avg < 2.0 * p.max_th {
+            // Gentle RED: linear from max_p at max_th to 1 at 2·max_th.
+            p.max_p + (1.0 - p.max_p) * (avg - p.max_th) / p.max_th
+        } else {
+            self.count = 0;
+            return true;
+        };
+        self.count += 1;
+        // Byte mode (§4, "the probability that a packet is marked is proportional to its size").
+        let pb = if p.bytes { drop_prob * len as f64 / self.mean_pkt } else { drop_prob };
+        // pa = pb / (1 − count·pb): spreads drops evenly instead of geometrically.
+        let denom = 1.0 - self.count as f64 * pb;
+        let pa = if denom <= 0.0 { 1.0 } else { (pb / denom).min(1.0) };
+        if rng.uniform() < pa {
+            self.count = 0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+struct Bottleneck<H> {
+    rate_bps: u64,
+    limit_bytes: Option<u64>,
+    limit_pkts: Option<u64>,
+    fifo: VecDeque<Waiting<H>>,
+    bytes: u64,
+    /// When the head packet finishes serialisation (None: not computed yet / empty).
+    head_finish: Option<i64>,
+    /// When the link becomes free (end of the previous transmission).
+    link_free: i64,
+    red: Option<RedState>,
+}
+
+impl<H> Bottleneck<H> {
+    fn tx_time(&self, len: u32) -> i64 {
+        ((len as u128 * 8 * 1_000_000_000) / self.rate_bps as u128) as i64
+    }
+}
+
+pub struct Link<H> {
+    /// Per-class delay lines; each is FIFO because all its packets have the same delay.
+    lines: Vec<VecDeque<(i64, H, u32)>>,
+    delays: Vec<i64>,
+    loss: f64,
+    rng: Rng,
+    queue: Option<Bottleneck<H>>,
+    pub counters: Counters,
+}
+
+impl<H> Link<H> {
+    /// `delays[c]` is the one-way delay of class `c` (ns).
+    pub fn new(delays: Vec<i64>, loss: f64, seed: u64, queue: Option<&Queue>) -> Self {
+        let queue = queue.map(|q| {
+            let s_ns = q.mean_pkt_bytes as f64 * 8e9 / q.rate_bps as f64;
+            Bottleneck {
+                rate_bps: q.rate_bps,
+                limit_bytes: q.limit_bytes,
+                limit_pkts: q.limit_pkts,
+                fifo: VecDeque::new(),
+                bytes: 0,
+                head_finish: None,
+                link_free: i64::MIN,
+                red: q.red.clone().map(|p| RedState { p, avg: 0.0, count: -1, idle_since: None, s_ns, mean_pkt: q.mean_pkt_bytes as f64 }),
+            }
+        });
+        Link { lines: delays.iter().map(|_| VecDeque::new()).collect(), delays, loss, rng: Rng::new(seed), queue, counters: Counters::default() }
+    }
+
+    /// Queue occupancy (bytes, packets) of the user-space bottleneck.
+    pub fn backlog(&self) -> (u64, u64) {
+        self.queue.as_ref().map_or((0, 0), |q| (q.bytes, q.fifo.len() as u64))
+    }
+
+    /// Packets held in delay lines.
+    pub fn in_flight(&self) -> usize {
+        self.lines.iter().map(|l| l.len()).sum()
+    }
+
+    /// A packet arrived at `t`. Returns the handle if the packet was dropped.
+    pub fn arrive(&mut self, t: i64, h: H, len: u32, class: usize) -> Option<H> {
+        self.counters.rx_pkts += 1;
+        self.counters.rx_bytes += len as u64;
+        let Some(q) = self.queue.as_mut() else {
+            if self.rng.bernoulli(self.loss) {
+                self.counters.loss_drops += 1;
+                return Some(h);
+            }
+            self.lines[class].push_back((t + self.delays[class], h, len));
+            return None;
+        };
+        if let Some(red) = q.red.as_mut() {
+            let inst = if red.p.bytes { q.bytes as f64 } else { q.fifo.len() as f64 };
+            if red.should_drop(t, inst, len, &mut self.rng) {
+                self.counters.red_drops += 1;
+                return Some(h);
+            }
+        }
+        let over_bytes = q.limit_bytes.is_some_and(|l| q.bytes + len as u64 > l);
+        let over_pkts = q.limit_pkts.is_some_and(|l| q.fifo.len() as u64 + 1 > l);
+        if over_bytes || over_pkts {
+            self.counters.queue_drops += 1;
+            return Some(h);
+        }
+        q.bytes += len as u64;
+        q.fifo.push_back(Waiting { h, len, class: class as u16, arrival: t });
+        None
+    }
+
+    /// Move packets whose serialisation finished by `now` from the bottleneck into their
+    /// delay lines (applying loss there). Dropped handles go to `dropped`.
+    pub fn advance(&mut self, now: i64, dropped: &mut impl FnMut(H)) {
+        let Some(q) = self.queue.as_mut() else { return };
+        loop {
+            let Some(head) = q.fifo.front() else { break };
+            let finish = match q.head_finish {
+                Some(f) => f,
+                None => {
+                    let f = q.link_free.max(head.arrival) + q.tx_time(head.len);
+                    q.head_finish = Some(f);
+                    f
+                }
+            };
+            if finish > now {
+                break;
+            }
+            let w = q.fifo.pop_front().expect("head exists");
+            q.bytes -= w.len as u64;
+            q.link_free = finish;
+            q.head_finish = None;
+            if q.fifo.is_empty() {
+                if let Some(r) = q.red.as_mut() {
+                    r.idle_since = Some(finish);
+                }
+            }
+            if self.rng.bernoulli(self.loss) {
+                self.counters.loss_drops += 1;
+                dropped(w.h);
+                continue;
+            }
+            let c = w.class as usize;
+            self.lines[c].push_back((finish + self.delays[c], w.h, w.len));
+        }
+    }
+
+    /// Earliest time something happens (a delay line releases or the queue head finishes).
+    pub fn next_event(&mut self) -> Option<i64> {
+        let mut t = self.lines.iter().filter_map(|l| l.front().map(|p| p.0)).min();
+        if let Some(q) = self.queue.as_mut() {
+            if let Some(head) = q.fifo.front() {
+                let f = *q.head_finish.get_or_insert_with(|| q.link_free.max(head.arrival) + ((head.len as u128 * 8 * 1_000_000_000) / q.rate_bps as u128) as i64);
+                t = Some(t.map_or(f, |x| x.min(f)));
+            }
+        }
+        t
+    }
+
+    /// The due packet with the earliest release time, if any is due by `now`.
+    /// Returns (release time, handle, length, class).
+    pub fn pop_due(&mut self, now: i64) -> Option<(i64, H, u32, usize)> {
+        let (best, _) = self
+            .lines
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| l.front().map(|p| (i, p.0)))
+            .filter(|&(_, due)| due <= now)
+            .min_by_key(|&(_, due)| due)?;
+        let p = self.lines[best].pop_front()?;
+        self.counters.tx_pkts += 1;
+        self.counters.tx_bytes += p.2 as u64;
+        Some((p.0, p.1, p.2, best))
+    }
+
+    /// Put back a packet the kernel could not take yet (it keeps its release time).
+    pub fn unpop(&mut self, p: (i64, H, u32, usize)) {
+        self.counters.tx_pkts -= 1;
+        self.counters.tx_bytes -= p.2 as u64;
+        self.lines[p.3].push_front((p.0, p.1, p.2));
+    }
+
+    /// Drain everything (at exit) so the caller can free buffers.
+    pub fn drain(&mut self) -> Vec<H> {
+        let mut out: Vec<H> = self.lines.iter_mut().flat_map(|l| l.drain(..).map(|p| p.1)).collect();
+        if let Some(q) = self.queue.as_mut() {
+            out.extend(q.fifo.drain(..).map(|w| w.h));
+        }
+        out
+    }
+
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Red;
+
+    const MS: i64 = 1_000_000;
+
+    fn q(rate: u64, limit_bytes: Option<u64>, red: Option<Red>) -> Queue {
+        Queue { rate_bps: rate, limit_bytes, limit_pkts: None, red, mean_pkt_bytes: 1500 }
+    }
+
+    #[test]
+    fn delay_line_releases_after_its_class_delay() {
+        let mut l: Link<u32> = Link::new(vec![10 * MS, 50 * MS], 0.0, 1, None);
+        assert!(l.arrive(0, 1, 1500, 1).is_none());
+        assert!(l.arrive(1, 2, 1500, 0).is_none());
+        assert_eq!(l.next_event(), Some(10 * MS + 1));
+        assert!(l.pop_due(10 * MS).is_none());
+        assert_eq!(l.pop_due(10 * MS + 1).map(|p| p.1), Some(2));
+        assert!(l.pop_due(49 * MS).is_none());
+        assert_eq!(l.pop_due(50 * MS), Some((50 * MS, 1, 1500, 1)));
+    }
+
+    #[test]
+    fn bottleneck_serialises_at_the_configured_rate() {
+        // 12 Mbit/s: a 1500-byte packet takes exactly 1 ms.
+        let mut l: Link<u32> = Link::new(vec![5 * MS], 0.0, 1, Some(&q(12_000_000, None, None)));
+        for i in 0..3 {
+            assert!(l.arrive(0, i, 1500, 0).is_none());
+        }
+        let mut none = |_h: u32| panic!("nothing should drop");
+        l.advance(10 * MS, &mut none);
+        let out: Vec<_> = std::iter::from_fn(|| l.pop_due(i64::MAX)).map(|p| p.0).collect();
+        assert_eq!(out, vec![6 * MS, 7 * MS, 8 * MS]);
+    }
+
+    #[test]
+    fn drop_tail_limit_in_bytes() {
+        let mut l: Link<u32> = Link::new(vec![0], 0.0, 1, Some(&q(12_000_000, Some(3000), None)));
+        assert!(l.arrive(0, 0, 1500, 0).is_none());
+        assert!(l.arrive(0, 1, 1500, 0).is_none());
+        assert_eq!(l.arrive(0, 2, 1500, 0), Some(2));
+        assert_eq!(l.counters.queue_drops, 1);
+        assert_eq!(l.backlog(), (3000, 2));
+    }
+
+    #[test]
+    fn red_never_drops_below_min_th_and_always_above_max_th() {
+        let red = Red { min_th: 5.0, max_th: 15.0, max_p: 0.1, wq: 1.0, bytes: false, gentle: false };
+        // wq = 1 makes avg equal the instantaneous queue, so thresholds can be checked exactly.
+        let mut l: Link<u32> = Link::new(vec![0], 0.0, 1, Some(&q(1_000, None, Some(red))));
+        for i in 0..5 {
+            assert!(l.arrive(0, i, 100, 0).is_none(), "queue {i} < min_th must not drop");
+        }
+        for i in 5..200 {
+            let _ = l.arrive(0, i, 100, 0);
+        }
+        // Once 15 packets sit in the queue, every arrival is dropped: the queue never exceeds 15.
+        assert_eq!(l.backlog().1, 15);
+        assert!(l.counters.red_drops > 0);
+    }
+
+    #[test]
+    fn red_drop_fraction_follows_max_p_in_the_linear_region() {
+        // Hold the average at the middle of [min_th, max_th]: pb = max_p / 2 = 0.05.
+        // With count incremented before pa = pb/(1 − count·pb) (Fig. 2), the gap between
+        // drops is uniform on {1, …, 1/pb − 1} = {1..19}: mean 10, drop fraction 2·pb = 0.1.
+        let red = Red { min_th: 0.0, max_th: 20.0, max_p: 0.1, wq: 1.0, bytes: false, gentle: false };
+        let mut l: Link<u32> = Link::new(vec![0], 0.0, 9, Some(&q(1_000_000_000, None, Some(red))));
+        let mut drops = 0;
+        let n = 100_000;
+        for i in 0..n {
+            // Keep exactly 10 packets queued: arrive, then remove one if above 10.
+            if l.arrive(0, i, 100, 0).is_some() {
+                drops += 1;
+            }
+            while l.backlog().1 > 10 {
+                let qq = l.queue.as_mut().unwrap();
+                let w = qq.fifo.pop_front().unwrap();
+                qq.bytes -= w.len as u64;
+            }
+        }
+        let frac = drops as f64 / n as f64;
+        let expect = 0.1;
+        assert!((frac - expect).abs() < 0.004, "drop fraction {frac}, expected ≈ {expect}");
+    }
+
+    #[test]
+    fn loss_is_bernoulli_at_the_configured_rate() {
+        let mut l: Link<u32> = Link::new(vec![0], 0.02, 4, None);
+        let n = 100_000u32;
+        let dropped = (0..n).filter(|&i| l.arrive(0, i, 100, 0).is_some()).count() as f64;
+        let sd = (n as f64 * 0.02 * 0.98).sqrt();
+        assert!((dropped - 2000.0).abs() < 4.0 * sd, "dropped {dropped}");
+    }
+}

@@ -1,0 +1,278 @@
+//! The AF_PACKET relay: frames arriving on interface `a` leave on `b` (data direction) and
+//! vice versa (ACK direction), each after its class's delay, the optional user-space
+//! bottleneck and loss. Stats are printed as one JSON object per line on stdout.
+
+use std::io::{self, Write};
+
+use serde_json::json;
+
+use crate::config::{parse_ipv4, Config};
+use crate::link::{Counters, Link};
+use crate::sys::{self, PacketSocket, VNET_HDR_LEN};
+
+/// Frame buffers recycled through a free list: no allocation per packet once warm.
+struct Pool {
+    bufs: Vec<Box<[u8]>>,
+    free: Vec<u32>,
+    size: usize,
+}
+
+impl Pool {
+    fn get(&mut self) -> u32 {
+        self.free.pop().unwrap_or_else(|| {
+            self.bufs.push(vec![0u8; self.size].into_boxed_slice());
+            (self.bufs.len() - 1) as u32
+        })
+    }
+    fn put(&mut self, i: u32) {
+        self.free.push(i);
+    }
+}
+
+/// Lateness of releases relative to their due time, with a log2 histogram in µs.
+#[derive(Default)]
+pub struct Lateness {
+    pub n: u64,
+    pub sum_ns: u128,
+    pub max_ns: i64,
+    pub over_1ms: u64,
+    pub hist_us_log2: [u64; 24],
+}
+
+impl Lateness {
+    pub fn add(&mut self, late_ns: i64) {
+        let l = late_ns.max(0);
+        self.n += 1;
+        self.sum_ns += l as u128;
+        self.max_ns = self.max_ns.max(l);
+        if l > 1_000_000 {
+            self.over_1ms += 1;
+        }
+        let us = (l / 1000) as u64;
+        let b = if us == 0 { 0 } else { (64 - us.leading_zeros()) as usize };
+        self.hist_us_log2[b.min(23)] += 1;
+    }
+    pub fn mean_ns(&self) -> f64 {
+        if self.n == 0 {
+            0.0
+        } else {
+            self.sum_ns as f64 / self.n as f64
+        }
+    }
+    /// Upper edge (µs) of the histogram bucket holding the q-quantile.
+    pub fn quantile_us(&self, q: f64) -> u64 {
+        let target = (q * self.n as f64).ceil() as u64;
+        let mut acc = 0;
+        for (b, &c) in self.hist_us_log2.iter().enumerate() {
+            acc += c;
+            if acc >= target && c > 0 {
+                return if b == 0 { 1 } else { 1u64 << b };
+            }
+        }
+        0
+    }
+}
+
+struct Classes {
+    nets: Vec<(u32, u32)>, // (network, mask)
+}
+
+impl Classes {
+    /// Class of an Ethernet frame by its IPv4 source (`by_src`) or destination address;
+    /// everything else (ARP, non-matching) falls into the last, zero-delay class.
+    fn classify(&self, frame: &[u8], by_src: bool) -> usize {
+        if frame.len() >= 34 && frame[12] == 0x08 && frame[13] == 0x00 {
+            let o = if by_src { 26 } else { 30 };
+            let addr = u32::from_be_bytes([frame[o], frame[o + 1], frame[o + 2], frame[o + 3]]);
+            for (i, &(net, mask)) in self.nets.iter().enumerate() {
+                if addr & mask == net {
+                    return i;
+                }
+            }
+        }
+        self.nets.len()
+    }
+}
+
+fn counters_json(c: &Counters, backlog: (u64, u64), in_flight: usize) -> serde_json::Value {
+    json!({
+        "rx_pkts": c.rx_pkts, "rx_bytes": c.rx_bytes, "tx_pkts": c.tx_pkts, "tx_bytes": c.tx_bytes,
+        "loss_drops": c.loss_drops, "queue_drops": c.queue_drops, "red_drops": c.red_drops,
+        "queue_bytes": backlog.0, "queue_pkts": backlog.1, "in_flight": in_flight,
+    })
+}
+
+pub fn run(cfg: &Config) -> io::Result<()> {
+    sys::die_with_parent();
+    sys::install_stop_handlers();
+    sys::set_min_timer_slack();
+    let rt = cfg.rt_priority > 0 && sys::set_realtime(cfg.rt_priority);
+    let sock_a = PacketSocket::open(&cfg.a)?;
+    let sock_b = PacketSocket::open(&cfg.b)?;
+    let classes = Classes {
+        nets: cfg
+            .classes
+            .iter()
+            .map(|c| {
+                let mask = if c.prefix == 0 { 0 } else { u32::MAX << (32 - c.prefix as u32) };
+                (parse_ipv4(&c.net).unwrap_or(0) & mask, mask)
+            })
+            .collect(),
+    };
+    let mut fwd_delays: Vec<i64> = cfg.classes.iter().map(|c| c.fwd_delay_ns).collect();
+    let mut rev_delays: Vec<i64> = cfg.classes.iter().map(|c| c.rev_delay_ns).collect();
+    fwd_delays.push(0);
+    rev_delays.push(0);
+    // Index 0: a → b (data), 1: b → a (ACKs). Loss and the bottleneck act on data only.
+    let mut links: [Link<u32>; 2] = [
+        Link::new(fwd_delays, cfg.loss, cfg.seed, cfg.queue.as_ref()),
+        Link::new(rev_delays, 0.0, cfg.seed.wrapping_add(1), None),
+    ];
+    let socks = [&sock_a, &sock_b];
+    let mut pool = Pool { bufs: Vec::new(), free: Vec::new(), size: cfg.max_frame + VNET_HDR_LEN };
+    let mut lens: Vec<u32> = Vec::new();
+    let mut late = Lateness::default();
+    let mut send_errors = 0u64;
+    let stats_every = (cfg.stats_interval_ms.max(1) * 1_000_000) as i64;
+    let t0 = sys::now_ns();
+    let mut next_stats = t0 + stats_every;
+    let mut blocked = false;
+    let out = io::stdout();
+    let emit = |links: &[Link<u32>; 2], late: &Lateness, now: i64, fin: bool, send_errors: u64| -> io::Result<()> {
+        let mut o = out.lock();
+        let v = json!({
+            "t_ns": now - t0, "final": fin,
+            "a2b": counters_json(&links[0].counters, links[0].backlog(), links[0].in_flight()),
+            "b2a": counters_json(&links[1].counters, links[1].backlog(), links[1].in_flight()),
+            "late": {"n": late.n, "mean_ns": late.mean_ns(), "max_ns": late.max_ns, "over_1ms": late.over_1ms,
+                      "p99_us": late.quantile_us(0.99), "p999_us": late.quantile_us(0.999),
+                      "hist_us_log2": late.hist_us_log2.to_vec()},
+            "send_errors": send_errors,
+        });
+        writeln!(o, "{v}")?;
+        o.flush()
+    };
+    {
+        let mut o = out.lock();
+        writeln!(o, "{}", json!({"ready": true, "realtime": rt, "a": cfg.a, "b": cfg.b}))?;
+        o.flush()?;
+    }
+    let fds = [sock_a.raw(), sock_b.raw()];
+    while !sys::stop_requested() {
+        let now = sys::now_ns();
+        let mut next = next_stats;
+        for l in links.iter_mut() {
+            if let Some(t) = l.next_event() {
+                next = next.min(t);
+            }
+        }
+        if blocked {
+            next = next.min(now + 20_000);
+        }
+        if next > now {
+            sys::poll_readable(&fds, Some(next - now))?;
+        }
+        // Receive: at most a batch per socket so releases are not starved by a flood.
+        for d in 0..2 {
+            for _ in 0..256 {
+                let i = pool.get();
+                let buf = &mut pool.bufs[i as usize];
+                match socks[d].recv(buf)? {
+                    None => {
+                        pool.put(i);
+                        break;
+                    }
+                    Some((n, ts)) => {
+                        let frame = &buf[VNET_HDR_LEN.min(n)..n];
+                        let class = classes.classify(frame, d == 0);
+                        let flen = frame.len() as u32;
+                        if lens.len() <= i as usize {
+                            lens.resize(i as usize + 1, 0);
+                        }
+                        lens[i as usize] = n as u32;
+                        if let Some(h) = links[d].arrive(ts, i, flen, class) {
+                            pool.put(h);
+                        }
+                    }
+                }
+            }
+        }
+        // Release everything that is due.
+        blocked = false;
+        let now = sys::now_ns();
+        for d in 0..2 {
+            let tx = socks[1 - d];
+            links[d].advance(now, &mut |h| pool.put(h));
+            while let Some(p) = links[d].pop_due(now) {
+                let frame = &pool.bufs[p.1 as usize][..lens[p.1 as usize] as usize];
+                match tx.send(frame) {
+                    Ok(true) => {
+                        late.add(sys::now_ns() - p.0);
+                        pool.put(p.1);
+                    }
+                    Ok(false) => {
+                        links[d].unpop(p);
+                        blocked = true;
+                        break;
+                    }
+                    Err(_) => {
+                        send_errors += 1;
+                        pool.put(p.1);
+                    }
+                }
+            }
+        }
+        let now = sys::now_ns();
+        if now >= next_stats {
+            emit(&links, &late, now, false, send_errors)?;
+            next_stats = now + stats_every;
+        }
+    }
+    emit(&links, &late, sys::now_ns(), true, send_errors)?;
+    for l in links.iter_mut() {
+        for h in l.drain() {
+            pool.put(h);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(src: [u8; 4], dst: [u8; 4]) -> Vec<u8> {
+        let mut f = vec![0u8; 60];
+        f[12] = 0x08;
+        f[26..30].copy_from_slice(&src);
+        f[30..34].copy_from_slice(&dst);
+        f
+    }
+
+    #[test]
+    fn classify_by_source_on_data_and_destination_on_acks() {
+        let c = Classes { nets: vec![(0x0a01_0000, 0xffff_ff00), (0x0a01_0100, 0xffff_ff00)] };
+        let f = frame([10, 1, 1, 2], [10, 2, 1, 2]);
+        assert_eq!(c.classify(&f, true), 1);
+        let ack = frame([10, 2, 0, 2], [10, 1, 0, 2]);
+        assert_eq!(c.classify(&ack, false), 0);
+        let other = frame([10, 9, 0, 2], [10, 9, 0, 3]);
+        assert_eq!(c.classify(&other, true), 2, "unknown addresses take the zero-delay class");
+        let mut arp = f.clone();
+        arp[13] = 0x06;
+        assert_eq!(c.classify(&arp, true), 2);
+    }
+
+    #[test]
+    fn lateness_stats() {
+        let mut l = Lateness::default();
+        for x in [0, 10_000, 20_000, 2_000_000] {
+            l.add(x);
+        }
+        assert_eq!(l.n, 4);
+        assert_eq!(l.max_ns, 2_000_000);
+        assert_eq!(l.over_1ms, 1);
+        assert!((l.mean_ns() - 507_500.0).abs() < 1e-6);
+        assert_eq!(l.quantile_us(0.5), 16); // 10 µs lies in [8, 16)
+    }
+}
