@@ -12,24 +12,47 @@ import matplotlib.pyplot as plt  # noqa: E402
 from .result import RunResult  # noqa: E402
 
 
-def throughput_over_time(result: RunResult, path: str | Path, by: str = "group") -> Path:
-    """Throughput of each flow (or flow group) against time: the labs' graph."""
+def throughput_over_time(
+    result: RunResult,
+    path: str | Path,
+    by: str = "group",
+    window: tuple[float, float] | None = None,
+) -> Path:
+    """Throughput of each flow (``by="flow"``) or flow group against time: the labs' graph.
+
+    Each line is one flow (or the sum of a group's parallel streams) in Mbit/s at the end of
+    each sampling interval; the measurement window (``window`` or the result's default) is
+    shaded. The file type follows the suffix (.png, .pdf, .svg).
+    """
+    if by not in ("group", "flow"):
+        raise ValueError(f"by must be 'group' or 'flow', got {by!r}")
     p = Path(path)
     s = result.samples.merge(result.flows[["flow", "group", "label"]], on="flow")
+    group_labels = result.meta.get("group_labels", {}) if result.meta else {}
     fig, ax = plt.subplots(figsize=(8, 4.5))
     key = "group" if by == "group" else "flow"
     for k, part in s.groupby(key):
-        series = part.groupby("t_s")["throughput_bps"].sum() / 1e6
-        label = part["label"].iloc[0] if key == "group" else f"flow {k}"
+        if key == "group":
+            # streams of one group report a few ms apart: sum them on a common grid
+            delta = float(part["dt_s"].median()) or 1.0
+            t = (part["t_s"] / delta).round() * delta
+            series = part.groupby(t)["throughput_bps"].sum() / 1e6
+            label = group_labels.get(str(k), part["label"].iloc[0])
+        else:
+            series = part.set_index("t_s")["throughput_bps"].sort_index() / 1e6
+            label = f"{part['label'].iloc[0]} (flow {k})"
         ax.plot(series.index, series.to_numpy(), label=label, linewidth=1.2)
-    lo, hi = result.default_window()
+    lo, hi = window if window is not None else result.default_window()
     ax.axvspan(lo, hi, color="0.9", zorder=0, label="measurement window")
     ax.set_xlabel("time (s)")
     ax.set_ylabel("throughput (Mbit/s)")
+    ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize="small")
     fig.tight_layout()
     p.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(p, dpi=120)
-    plt.close(fig)
+    try:
+        fig.savefig(p, dpi=120)
+    finally:
+        plt.close(fig)
     return p

@@ -1,0 +1,286 @@
+"""``tcpfair fairness FILE…``: the labs' ``fairness.sh``, and more.
+
+Reads ``iperf3 -J`` files (each file a flow group, each parallel stream a flow), and
+prints per-flow mean throughput over a window, Jain's index, the min/max ratio and the sum.
+Formulas: ``tcpfair.metrics``; usage: docs/fairness.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+import pandas as pd
+
+from . import UserError, friendly_errors
+
+PLOT_SUFFIXES = (".png", ".pdf", ".svg")
+
+
+@click.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--from", "t_from", type=float, default=None, metavar="S",
+              help="Start of the measurement window, seconds (default: start of the capture).")
+@click.option("--to", "t_to", type=float, default=None, metavar="S",
+              help="End of the measurement window, seconds (default: end of the capture).")
+@click.option("--per-interval", is_flag=True, help="Also give the JFI of every sampling interval.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
+              show_default=True, help="table: for people; csv/json: for programs.")
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="OUT.png",
+              help="Write throughput over time per flow (.png, .pdf or .svg).")
+@click.option("--label", "labels", multiple=True, metavar="L",
+              help="Label of each file, in order (repeat once per file; default: the file name).")
+@click.option("--by", type=click.Choice(["flow", "group"]), default="flow", show_default=True,
+              help="flow: every TCP connection; group: sum the parallel streams of each file.")
+@click.option("--capacity", default=None, metavar="RATE",
+              help="Bottleneck rate, e.g. 100Mbit, to report the link utilization.")
+@click.option("--no-align", is_flag=True,
+              help="Do not shift files onto one clock by their iperf3 start timestamps.")
+@friendly_errors
+def fairness(files: tuple[Path, ...], t_from: float | None, t_to: float | None, per_interval: bool,
+             fmt: str, plot: Path | None, labels: tuple[str, ...], by: str, capacity: str | None,
+             no_align: bool) -> None:
+    """Fairness of the TCP flows in iperf3 -J FILES (Jain's index, ratios, sum)."""
+    from ..importers.iperf3 import Iperf3Error, load_iperf3
+
+    for name, v in (("--from", t_from), ("--to", t_to)):
+        if v is not None and not (math.isfinite(v) and v >= 0):
+            raise UserError(f"{name} {v:g}: the window bounds are seconds ≥ 0")
+    if t_from is not None and t_to is not None and t_from >= t_to:
+        raise UserError(f"--from {t_from:g} is not before --to {t_to:g}; the window needs from < to")
+    if labels and len(labels) != len(files):
+        raise UserError(f"{len(labels)} --label for {len(files)} files; give one --label per file, in order")
+    if plot is not None and plot.suffix.lower() not in PLOT_SUFFIXES:
+        raise UserError(f"--plot {plot}: unknown figure type {plot.suffix or '(none)'!r}; "
+                        f"use one of {', '.join(PLOT_SUFFIXES)}")
+    cap_bps: float | None = None
+    if capacity is not None:
+        from ..units import UnitError, parse_rate
+
+        try:
+            cap_bps = float(parse_rate(capacity))
+        except UnitError as e:
+            raise UserError(f"--capacity: {e}") from None
+        if cap_bps <= 0:
+            raise UserError(f"--capacity {capacity}: the rate must be positive")
+
+    try:
+        result = load_iperf3(list(files), labels=list(labels) or None, align=not no_align)
+    except Iperf3Error as e:
+        raise UserError(str(e)) from None
+    if cap_bps is not None:
+        result.meta["capacity_bps"] = cap_bps
+
+    report = fairness_report(result, (t_from, t_to), by=by, per_interval=per_interval)
+
+    figure = None
+    if plot is not None:
+        from ..plots import throughput_over_time
+
+        try:
+            figure = throughput_over_time(result, plot, by=by, window=tuple(report["window"]))
+        except OSError as e:
+            raise UserError(f"--plot {plot}: cannot write the figure ({e.strerror or e})") from None
+        report["figure"] = str(figure)
+
+    if fmt == "json":
+        click.echo(json.dumps(_json_safe(report), indent=2))
+    elif fmt == "csv":
+        click.echo(_csv(report, per_interval), nl=False)
+    else:
+        _print_table(report, per_interval)
+    for note in report["notes"]:
+        click.echo(f"note: {note}", err=True)
+
+
+# ---------------------------------------------------------------------------- computing
+def fairness_report(result: Any, window: tuple[float | None, float | None], by: str = "flow",
+                    per_interval: bool = False) -> dict[str, Any]:
+    """Everything ``tcpfair fairness`` prints, as a dict (also for the Python API)."""
+    from .. import metrics as m
+
+    lo, hi = result._window(window)
+    t_end = float(result.samples["t_s"].max()) if len(result.samples) else 0.0
+    ws = result.window_samples((lo, hi))
+    if not len(ws):
+        raise UserError(f"no samples in the window {lo:g}–{hi:g} s (the capture covers 0–{t_end:g} s)")
+    flows = result.flows
+    thr = result.flow_throughputs((lo, hi))
+    g = ws.groupby("flow")
+    has_retr = g["retransmits"].apply(lambda c: c.notna().any())
+    retr_win = g["retransmits"].sum(min_count=1)
+    rtt_win = g["srtt_s"].mean()
+
+    rows: list[dict[str, Any]] = []
+    retr_whole_run = False
+    for _, f in flows.iterrows():
+        fid = f["flow"]
+        if bool(has_retr.get(fid, False)):
+            retr = float(retr_win[fid])
+        else:
+            retr = float(f["retransmits"])
+            retr_whole_run = retr_whole_run or not math.isnan(retr)
+        rtt = float(rtt_win.get(fid, math.nan))
+        if math.isnan(rtt):
+            rtt = float(f["mean_rtt_s"])
+        rows.append({"flow": int(fid), "group": int(f["group"]), "label": str(f["label"]), "cca": str(f["cca"]),
+                     "throughput_bps": float(thr.get(fid, 0.0)), "retransmits": retr, "mean_rtt_s": rtt,
+                     "bytes": int(f["bytes"])})
+    table = pd.DataFrame(rows)
+    if by == "group":
+        glabels = result.meta.get("group_labels", {})
+        grouped = []
+        for gid, part in table.groupby("group", sort=True):
+            grouped.append({
+                "flow": None, "group": int(gid), "label": glabels.get(str(gid), part["label"].iloc[0]),
+                "cca": ",".join(sorted(set(part["cca"]))), "throughput_bps": float(part["throughput_bps"].sum()),
+                "retransmits": float(part["retransmits"].sum(min_count=1)),
+                "mean_rtt_s": float(part["mean_rtt_s"].mean()) if part["mean_rtt_s"].notna().any() else math.nan,
+                "bytes": int(part["bytes"].sum()), "streams": int(len(part)),
+            })
+        table = pd.DataFrame(grouped)
+    x = table["throughput_bps"].to_numpy(dtype=float)
+    total = float(x.sum())
+    table["share"] = x / total if total > 0 else math.nan
+    cap = result.meta.get("capacity_bps")
+    out: dict[str, Any] = {
+        "window": [lo, hi],
+        "by": by,
+        "rows": table.to_dict(orient="records"),
+        "n": int(len(x)),
+        "jfi": m.jain(x),
+        "min_max_ratio": m.min_max_ratio(x),
+        "max_min_ratio": m.max_min_ratio(x),
+        "sum_bps": total,
+        "cov": m.cov(x),
+        "utilization": m.utilization(x, cap) if cap else None,
+        "capacity_bps": cap,
+        "retransmits_whole_run": retr_whole_run,
+        "iperf3_versions": result.meta.get("versions", {}).get("iperf3"),
+        "notes": list(result.meta.get("notes", [])),
+    }
+    mat = result.interval_throughputs((lo, hi))
+    if by == "group":
+        groups = flows.set_index("flow")["group"]
+        mat = mat.T.groupby(groups.reindex(mat.columns).to_numpy()).sum(min_count=1).T
+        labels_of = {int(r["group"]): r["label"] for r in out["rows"]}
+    else:
+        labels_of = {int(r["flow"]): r["label"] for r in out["rows"]}
+    complete = mat.dropna(axis=0, how="any")
+    series = m.jain_series(complete.to_numpy(dtype=float)) if len(complete) else np.array([])
+    finite = series[~np.isnan(series)]
+    out["jfi_per_interval_mean"] = float(finite.mean()) if len(finite) else math.nan
+    out["intervals"] = int(len(complete))
+    if per_interval:
+        out["per_interval"] = [
+            {"t_s": float(t), "jfi": float(j),
+             "throughput_bps": {labels_of[int(c)]: float(v) for c, v in row.items()}}
+            for (t, row), j in zip(complete.iterrows(), series, strict=True)
+        ]
+    return out
+
+
+# ---------------------------------------------------------------------------- output
+def _fmt_rate(bps: float) -> str:
+    from ..units import format_rate
+
+    return "–" if bps is None or math.isnan(bps) else f"{format_rate(bps)}/s"
+
+
+def _fmt(v: float | None, spec: str) -> str:
+    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
+
+
+def _print_table(report: dict[str, Any], per_interval: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    lo, hi = report["window"]
+    t = Table(title=f"fairness over {lo:g}–{hi:g} s")
+    cols = ["flow" if report["by"] == "flow" else "group", "label", "cca", "throughput", "share",
+            "retransmits" + (" (run)" if report["retransmits_whole_run"] else ""), "mean RTT"]
+    for c in cols:
+        t.add_column(c, justify="left" if c in ("label", "cca") else "right")
+    for r in report["rows"]:
+        ident = r["flow"] if report["by"] == "flow" else r["group"]
+        retr = r["retransmits"]
+        rtt = r["mean_rtt_s"]
+        t.add_row(str(ident), r["label"], r["cca"], _fmt_rate(r["throughput_bps"]), _fmt(100 * r["share"], ".1f") + " %",
+                  "–" if math.isnan(retr) else f"{retr:.0f}", "–" if math.isnan(rtt) else f"{rtt * 1e3:.3g} ms")
+    console.print(t)
+    parts = [f"JFI {_fmt(report['jfi'], '.4f')}", f"min/max {_fmt(report['min_max_ratio'], '.3f')}",
+             f"sum {_fmt_rate(report['sum_bps'])}"]
+    if report["utilization"] is not None:
+        parts.append(f"utilization {100 * report['utilization']:.1f} %")
+    parts.append(f"per-interval JFI mean {_fmt(report['jfi_per_interval_mean'], '.4f')} ({report['intervals']} intervals)")
+    console.print("  ".join(parts))
+    if per_interval and not report["per_interval"]:
+        console.print("JFI per interval: no interval in which every flow has a sample")
+    elif per_interval:
+        pt = Table(title="JFI per interval")
+        pt.add_column("t (s)", justify="right")
+        pt.add_column("JFI", justify="right")
+        names = list(report["per_interval"][0]["throughput_bps"]) if report["per_interval"] else []
+        for n in names:
+            pt.add_column(n, justify="right")
+        for row in report["per_interval"]:
+            pt.add_row(f"{row['t_s']:g}", f"{row['jfi']:.4f}", *[_fmt_rate(row["throughput_bps"][n]) for n in names])
+        console.print(pt)
+    if report.get("figure"):
+        console.print(f"figure: {report['figure']}")
+
+
+def _csv(report: dict[str, Any], per_interval: bool) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    if per_interval:
+        names = list(report["per_interval"][0]["throughput_bps"]) if report["per_interval"] else []
+        w.writerow(["t_s", "jfi", *[f"{n}_bps" for n in names]])
+        for row in report["per_interval"]:
+            w.writerow([_num(row["t_s"]), _num(row["jfi"]), *[_num(row["throughput_bps"][n]) for n in names]])
+        return buf.getvalue()
+    key = "flow" if report["by"] == "flow" else "group"
+    w.writerow([key, "label", "cca", "throughput_bps", "share", "retransmits", "mean_rtt_s", "bytes",
+                "jfi", "min_max_ratio", "window_from_s", "window_to_s"])
+    for r in report["rows"]:
+        w.writerow([r[key], r["label"], r["cca"], _num(r["throughput_bps"]), _num(r["share"]), _num(r["retransmits"]),
+                    _num(r["mean_rtt_s"]), r["bytes"], "", "", "", ""])
+    lo, hi = report["window"]
+    w.writerow(["all", "all", "", _num(report["sum_bps"]), _num(1.0 if report["sum_bps"] > 0 else math.nan), "", "",
+                sum(r["bytes"] for r in report["rows"]), _num(report["jfi"]), _num(report["min_max_ratio"]),
+                _num(lo), _num(hi)])
+    return buf.getvalue()
+
+
+def _num(v: Any) -> str:
+    if v is None:
+        return ""
+    f = float(v)
+    if math.isnan(f):
+        return ""
+    return repr(int(f)) if f.is_integer() and abs(f) < 1e15 else repr(f)
+
+
+def _json_safe(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_safe(v) for v in x]
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        f = float(x)
+        return f if math.isfinite(f) else (None if math.isnan(f) else ("inf" if f > 0 else "-inf"))
+    return x
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(fairness())
