@@ -14,7 +14,6 @@ import time
 
 import numpy as np
 import pandas as pd
-
 from tcpfair.result import RunResult
 from tcpfair.spec import Scenario
 

@@ -188,6 +188,16 @@ class DaskExecutor:
                 cluster.close()
 
 
+def backend_check(backend: str) -> Callable[[Scenario], None]:
+    """The backend's pre-flight check, or a clear error when the backend cannot load."""
+    from .backends import get_backend
+
+    try:
+        return get_backend(backend).check
+    except ImportError as e:
+        raise SweepError([("--backend", f"the {backend} backend is not available in this installation ({e})")]) from None
+
+
 def default_jobs(backend: str) -> int:
     return 1 if backend == "kernel" else (os.cpu_count() or 1)
 
@@ -276,11 +286,9 @@ def run_sweep(
     to the backend's own pre-flight check when the real backends are used."""
     backend = backend or sweep.backend or "sim"
     if run_fn is None:
-        from .backends import get_backend
-
         run_fn = run_backend
         if check is None:
-            check = get_backend(backend).check
+            check = backend_check(backend)
     runs = plan(sweep, backend, check)
     ex = executor if not isinstance(executor, str) else make_executor(executor, backend, jobs, scheduler)
 
@@ -343,7 +351,13 @@ class _Progress:
         if not enabled or total == 0:
             return
         from rich.console import Console
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self.p = Progress(
             TextColumn("{task.description}"), BarColumn(),

@@ -153,6 +153,17 @@ class Store:
         """(name, backend) of every sweep in the store."""
         return [(r[0], r[1]) for r in self._db.execute("SELECT name, backend FROM sweeps ORDER BY name, backend")]
 
+    def select(self, sweep: str | None = None, backend: str | None = None) -> tuple[str, str]:
+        """The one (sweep, backend) matching the filters; an error listing the choices otherwise."""
+        have = self.sweeps()
+        match = [(n, b) for n, b in have if (sweep is None or n == sweep) and (backend is None or b == backend)]
+        if len(match) == 1:
+            return match[0]
+        choices = ", ".join(f"{n} ({b})" for n, b in have) or "none"
+        if not match:
+            raise StoreError(f"{self.root}: no sweep matches sweep={sweep!r} backend={backend!r}; it has: {choices}")
+        raise StoreError(f"{self.root}: holds several sweeps ({choices}); choose one with --sweep/--backend")
+
     def sweep_axes(self, name: str, backend: str) -> list[str]:
         row = self._db.execute("SELECT axes FROM sweeps WHERE name=? AND backend=?", (name, backend)).fetchone()
         if row is None:

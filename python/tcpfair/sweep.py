@@ -141,6 +141,44 @@ class Sweep:
             data = spec.set_key(data, k, v)
         return spec.from_dict(data)
 
+    def with_axes(self, overrides: list[str]) -> Sweep:
+        """Replace (or add) axes from ``KEY=VALUES`` strings, VALUES a TOML list or range:
+        ``flows.1.cca=["newreno"]``, ``flows.1.rtt={from="25ms", to="100ms", step="25ms"}``."""
+        import tomllib
+
+        axes = dict(self.axes)
+        groups = [list(g) for g in self.groups]
+        problems: list[tuple[str, str]] = []
+        for o in overrides:
+            key, sep, text = o.partition("=")
+            key = key.strip()
+            try:
+                value = tomllib.loads(f"v = {text.strip()}")["v"] if sep else None
+            except tomllib.TOMLDecodeError:
+                value = None
+            try:
+                if isinstance(value, dict) and "from" in value:
+                    value = expand_range(value)
+            except ValueError as e:
+                problems.append((f"--axis {key}", str(e)))
+                continue
+            if not key or not isinstance(value, list) or not value:
+                problems.append((f"--axis {o}", 'expected KEY=["v1", "v2"] or KEY={ from = "…", to = "…", step = "…" }'))
+                continue
+            if key not in axes:
+                groups.append([key])
+            else:
+                group = next(g for g in groups if key in g)
+                if len(group) > 1 and len(value) != len(axes[key]):
+                    problems.append((f"--axis {key}", f"is zipped with {', '.join(k for k in group if k != key)}; "
+                                     f"it needs {len(axes[key])} values, got {len(value)}"))
+                    continue
+            axes[key] = value
+        if problems:
+            raise SweepError(problems, self.source)
+        return Sweep(name=self.name, base=self.base, axes=axes, groups=groups, repeats=self.repeats, seed=self.seed,
+                     backend=self.backend, plots=self.plots, source=self.source)
+
     def to_dict(self) -> dict[str, Any]:
         """The sweep as data (base inlined), stored in the catalog with its runs."""
         return {

@@ -1,0 +1,318 @@
+"""``tcpfair sweep``, ``tcpfair results`` and ``tcpfair compare``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import UserError, friendly_errors
+
+FORMAT_HELP = "Figure formats, comma-separated: png, svg, pdf."
+
+
+def _formats(text: str) -> list[str]:
+    from ..surfaces import FORMATS
+
+    fmts = [f.strip().lower() for f in text.split(",") if f.strip()]
+    bad = [f for f in fmts if f not in FORMATS]
+    if bad or not fmts:
+        raise UserError(f"--format {text!r}: allowed formats are {', '.join(FORMATS)}")
+    return fmts
+
+
+def _wrap(fn: Any) -> Any:
+    """friendly_errors, plus the errors of this module's layers."""
+    import functools
+
+    @functools.wraps(fn)
+    def inner(*args: Any, **kwargs: Any) -> Any:
+        from ..store import StoreError
+        from ..sweep import SweepError
+
+        try:
+            return fn(*args, **kwargs)
+        except (SweepError, StoreError) as e:
+            raise UserError(str(e)) from None
+        except ValueError as e:
+            if type(e) is ValueError:  # our own checks (axes, metrics); SpecError is handled above
+                raise UserError(str(e)) from None
+            raise
+
+    return friendly_errors(inner)
+
+
+# --------------------------------------------------------------------------- sweep
+@click.command()
+@click.argument("sweep_file", metavar="SWEEP.toml", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--backend", "-b", type=click.Choice(["sim", "kernel"]), default=None,
+              help="Backend (default: the sweep file's 'backend', else sim).")
+@click.option("-j", "--jobs", type=int, default=None,
+              help="Parallel runs (default: CPU cores for sim; the kernel backend always runs one at a time).")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True)
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Dask scheduler address (tcp://host:8786); default: a LocalCluster of -j workers.")
+@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Results directory (default: results/<sweep name>); several sweeps may share one.")
+@click.option("--axis", "axis_overrides", multiple=True, metavar="KEY=VALUES",
+              help='Replace an axis\'s values: --axis \'flows.1.cca=["newreno"]\' (a TOML list or range).')
+@click.option("--retry-failed", is_flag=True, help="Run again the runs that failed before.")
+@click.option("--dry-run", is_flag=True, help="Validate and list the runs; run nothing.")
+@click.option("--progress/--no-progress", default=True, show_default=True)
+@click.option("--figures/--no-figures", default=True, show_default=True,
+              help="Draw the sweep file's [[plots]] into <results>/figures/<sweep>/ when done.")
+@click.option("--format", "fmt", default="png,svg", show_default=True, help=FORMAT_HELP)
+@_wrap
+def sweep(sweep_file: Path, backend: str | None, jobs: int | None, executor: str, scheduler: str | None,
+          output: Path | None, axis_overrides: tuple[str, ...], retry_failed: bool, dry_run: bool, progress: bool, figures: bool, fmt: str) -> None:
+    """Run every point × repeat of SWEEP.toml into a results store; finished runs are skipped,
+    so the same command resumes an interrupted sweep."""
+    from ..executors import backend_check, make_executor, plan, run_sweep
+    from ..sweep import load_sweep
+
+    formats = _formats(fmt)
+    sw = load_sweep(sweep_file)
+    if axis_overrides:
+        sw = sw.with_axes(list(axis_overrides))
+    be = backend or sw.backend or "sim"
+    if dry_run:
+        runs = plan(sw, be, backend_check(be))
+        click.echo(f"{sw.name}: {sw.n_points()} points × {sw.repeats} repeats = {len(runs)} runs on {be}")
+        for r in runs:
+            if r.repeat == 0:
+                click.echo("  " + ", ".join(f"{k}={v}" for k, v in r.axes.items()) + f"  [{r.point_hash}]")
+        return
+    ex = make_executor(executor, be, jobs, scheduler)
+    rep = run_sweep(sw, backend=be, executor=ex, output=output, retry_failed=retry_failed, progress=progress)
+    s = rep.store
+    click.echo(f"{sw.name} on {be}: {rep.total} runs ({sw.n_points()} points × {sw.repeats} repeats); "
+               f"ran {rep.ran} in {rep.wall_s:.1f} s ({rep.finished} finished, {rep.failed} failed); "
+               f"{rep.already_done} were done before" + (f", {rep.adopted} recovered" if rep.adopted else ""))
+    if rep.skipped_failed:
+        click.echo(f"{rep.skipped_failed} runs failed earlier and were skipped; --retry-failed runs them again")
+    if rep.errors:
+        _print_errors(rep.errors)
+    click.echo(f"results: {s.root}")
+    if figures and sw.plots:
+        paths = draw_plots(s, sw.name, be, sw.plots, s.root / "figures" / sw.name, formats)
+        if paths:
+            click.echo(f"figures: {paths[0].parent} ({len(paths)} files)")
+    if rep.failed:
+        raise SystemExit(1)
+
+
+def _print_errors(errors: dict[str, str]) -> None:
+    from collections import Counter
+
+    counts = Counter(errors.values())
+    click.echo("failures:", err=True)
+    for msg, n in counts.most_common(10):
+        click.echo(f"  {n}× {msg}", err=True)
+
+
+def draw_plots(store: Any, sweep: str, backend: str, plots: list[Any], out: Path, formats: list[str]) -> list[Path]:
+    from ..aggregate import aggregate
+    from ..surfaces import line_figure, surface_figure
+
+    table = store.table(sweep=sweep, backend=backend)
+    axes = store.sweep_axes(sweep, backend)
+    agg = aggregate(table, axes)
+    if agg.empty or not agg["n"].gt(0).any():
+        return []
+    paths: list[Path] = []
+    for p in plots:
+        if p.metric not in set(agg["metric"]):
+            raise UserError(f"plots: unknown metric {p.metric!r}; metrics: {', '.join(dict.fromkeys(agg['metric']))}")
+        title = f"{sweep} ({backend})"
+        if p.kind == "surface":
+            paths += surface_figure(agg, p.metric, p.x, p.y, out, formats, title=title)
+        else:
+            paths += line_figure(agg, p.metric, p.x, out, by=p.by, formats=formats, title=title)
+    return paths
+
+
+# --------------------------------------------------------------------------- results
+@click.command()
+@click.argument("directory", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--sweep", "sweep_name", default=None, help="Only this sweep.")
+@click.option("--backend", default=None, help="Only this backend.")
+@click.option("--export", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the tidy table (one row per run) to a .csv or .parquet file.")
+@click.option("--aggregate", "aggregated", is_flag=True,
+              help="With --export: write the per-point aggregates (mean, std, 95 %% CI) instead.")
+@click.option("--plot", "metric", default=None, help="Draw METRIC (jfi, ratio, utilization, thr_g0_bps, …).")
+@click.option("--x", "x", default=None, help="Axis on x (with --plot).")
+@click.option("--y", "y", default=None, help="Second axis: heatmap + 3-D surface (with --plot).")
+@click.option("--by", "by", default=None, help="One line per value of this axis (with --plot, no --y).")
+@click.option("--figures", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Figure directory (default: DIRECTORY/figures/<sweep>).")
+@click.option("--format", "fmt", default="png,svg", show_default=True, help=FORMAT_HELP)
+@_wrap
+def results(directory: Path, sweep_name: str | None, backend: str | None, export: Path | None, aggregated: bool,
+            metric: str | None, x: str | None, y: str | None, by: str | None, figures: Path | None, fmt: str) -> None:
+    """Show the runs of a results store, export them, or plot them."""
+    from ..aggregate import aggregate
+    from ..store import Store
+
+    s = Store(directory, create=False)
+    if export is not None:
+        suffix = export.suffix.lower()
+        if suffix not in (".csv", ".parquet"):
+            raise UserError(f"--export {export}: the file name must end in .csv or .parquet")
+        if aggregated:
+            name, be = s.select(sweep_name, backend)
+            df = aggregate(s.table(sweep=name, backend=be), s.sweep_axes(name, be))
+        else:
+            df = s.table(sweep=sweep_name, backend=backend)
+        export.parent.mkdir(parents=True, exist_ok=True)
+        if suffix == ".csv":
+            df.to_csv(export, index=False)
+        else:
+            df.to_parquet(export, index=False)
+        click.echo(f"wrote {len(df)} rows to {export}")
+        return
+    if metric is not None:
+        if x is None:
+            raise UserError("--plot needs --x AXIS (and --y AXIS for a surface, or --by AXIS for lines)")
+        from ..sweep import Plot
+
+        name, be = s.select(sweep_name, backend)
+        axes = s.sweep_axes(name, be)
+        for k in (x, y, by):
+            if k is not None and k not in axes:
+                raise UserError(f"{k!r} is not an axis of {name}; axes: {', '.join(axes)}")
+        out = figures or s.root / "figures" / name
+        plot = Plot(kind="surface" if y else "line", metric=metric, x=x, y=y, by=by)
+        paths = draw_plots(s, name, be, [plot], out, _formats(fmt))
+        for p in paths:
+            click.echo(str(p))
+        return
+    _print_overview(s, sweep_name, backend)
+
+
+def _print_overview(s: Any, sweep_name: str | None, backend: str | None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..aggregate import aggregate
+
+    console = Console()
+    pairs = [(n, b) for n, b in s.sweeps() if (sweep_name in (None, n)) and (backend in (None, b))]
+    if not pairs:
+        raise UserError(f"{s.root}: no sweep matches; it has: " + ", ".join(f"{n} ({b})" for n, b in s.sweeps()))
+    for name, be in pairs:
+        t = s.table(sweep=name, backend=be)
+        counts = t["status"].value_counts().to_dict()
+        console.print(f"[bold]{name}[/] ({be}): {len(t)} runs — " +
+                      ", ".join(f"{counts.get(k, 0)} {k}" for k in ("done", "failed", "pending")))
+        axes = s.sweep_axes(name, be)
+        agg = aggregate(t, axes, ["jfi", "ratio", "utilization"])
+        if agg.empty or not agg["n"].gt(0).any():
+            continue
+        wide = agg.pivot_table(index=axes, columns="metric", values=["mean", "ci"], sort=False, dropna=False)
+        n = agg.groupby(axes, sort=False, dropna=False)["n"].max()
+        tab = Table()
+        for a in axes:
+            tab.add_column(a)
+        tab.add_column("n", justify="right")
+        for m in ("jfi", "ratio", "utilization"):
+            tab.add_column(f"{m} (±95 % CI)", justify="right")
+        for key, row in wide.iterrows():
+            key = key if isinstance(key, tuple) else (key,)
+            cells = [str(v) for v in key] + [str(n.loc[key] if len(axes) > 1 else n.loc[key[0]])]
+            for m in ("jfi", "ratio", "utilization"):
+                mean, ci = row[("mean", m)], row[("ci", m)]
+                cells.append("" if mean != mean else f"{mean:.3f}" + ("" if ci != ci else f" ± {ci:.3f}"))
+            tab.add_row(*cells)
+        console.print(tab)
+        failed = t[t["status"] == "failed"]
+        if len(failed):
+            _print_errors(dict(zip(failed["run_hash"], failed["error"].fillna(""), strict=True)))
+
+
+# --------------------------------------------------------------------------- compare
+@click.command()
+@click.argument("a", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.argument("b", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--metric", default="jfi", show_default=True, help="Metric to compare (jfi, ratio, utilization, …).")
+@click.option("--a-sweep", default=None, help="Sweep in A (when A holds several).")
+@click.option("--b-sweep", default=None, help="Sweep in B (when B holds several).")
+@click.option("--a-backend", default=None, help="Backend in A (when A holds several).")
+@click.option("--b-backend", default=None, help="Backend in B (when B holds several).")
+@click.option("--x", "x", default=None, help="Axis on x of the difference surface (default: the first numeric axis).")
+@click.option("--y", "y", default=None, help="Axis on y (default: the next numeric axis).")
+@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Figure directory (default: A/figures/compare-<a>-vs-<b>).")
+@click.option("--export", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the matched points with D, C95, W to .csv or .parquet.")
+@click.option("--format", "fmt", default="png,svg", show_default=True, help=FORMAT_HELP)
+@_wrap
+def compare(a: Path, b: Path, metric: str, a_sweep: str | None, b_sweep: str | None, a_backend: str | None,
+            b_backend: str | None, x: str | None, y: str | None, output: Path | None, export: Path | None,
+            fmt: str) -> None:
+    """Difference between result sets A and B: D = A − B, C95 = 2·σ(B), W = |D| − C95 per
+    matched point; prints the share of points with W ≥ 0 and draws the difference surface."""
+    from ..compare import compare as do_compare
+    from ..compare import summary_lines
+    from ..store import Store
+    from ..surfaces import difference_figure
+
+    formats = _formats(fmt)
+    sa, sb = Store(a, create=False), Store(b, create=False)
+    na, ba = sa.select(a_sweep, a_backend)
+    nb, bb = sb.select(b_sweep, b_backend)
+    la, lb = f"{na}/{ba}", f"{nb}/{bb}"
+    if la == lb:
+        la, lb = f"A:{la}", f"B:{lb}"
+    c = do_compare(sa.table(sweep=na, backend=ba), sb.table(sweep=nb, backend=bb), metric,
+                   sa.sweep_axes(na, ba), sb.sweep_axes(nb, bb), labels=(la, lb))
+    for line in summary_lines(c):
+        click.echo(line)
+    if c.n_points == 0:
+        raise UserError("no point of A matches a point of B (same axes, same values)")
+    if export is not None:
+        if export.suffix.lower() == ".csv":
+            c.table.to_csv(export, index=False)
+        elif export.suffix.lower() == ".parquet":
+            c.table.to_parquet(export, index=False)
+        else:
+            raise UserError(f"--export {export}: the file name must end in .csv or .parquet")
+        click.echo(f"wrote {len(c.table)} points to {export}")
+    xy = _pick_xy(c.table, c.axes, x, y)
+    facets = [k for k in c.axes if k not in xy and c.table[k].nunique() > 1
+              and not (c.table.groupby(list(xy))[k].nunique() <= 1).all()]
+    for f in facets:
+        for key, row in c.by(f).iterrows():
+            click.echo(f"  {f}={key}: W ≥ 0 at {int(row['differ'])} of {int(row['defined'])} points"
+                       + (f" ({100 * row['share']:.0f} %)" if row["defined"] else "")
+                       + f", mean |D| {row['mean_abs_D']:.4g}")
+    if len(xy) == 2:
+        out = output or a / "figures" / f"compare-{na}-vs-{nb}"
+        paths = difference_figure(c, xy[0], xy[1], out, formats)
+        click.echo(f"figures: {out} ({len(paths)} files)")
+    else:
+        click.echo("no difference surface: it needs two numeric axes (--x, --y)")
+
+
+def _pick_xy(table: Any, axes: list[str], x: str | None, y: str | None) -> list[str]:
+    from ..aggregate import axis_numeric
+
+    for k in (x, y):
+        if k is not None and k not in axes:
+            raise UserError(f"{k!r} is not a common axis; axes: {', '.join(axes)}")
+    if x and y:
+        return [x, y]
+    numeric = [k for k in axes if table[k].nunique() > 1 and axis_numeric(list(table[k].unique()))[0] is not None]
+    picked = [x] if x else []
+    for k in numeric:
+        if len(picked) == 2:
+            break
+        if k in picked or k == y:
+            continue
+        if picked and (table.groupby(picked[0])[k].nunique() <= 1).all():
+            continue  # moves with the first axis (a zip partner)
+        picked.append(k)
+    if y:
+        picked = picked[:1] + [y]
+    return picked[:2]
