@@ -1,0 +1,220 @@
+"""tcpfair.metrics against hand-computed values, published examples and invariants."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from tcpfair import metrics as m
+
+# ---------------------------------------------------------------------------- Jain's index
+
+
+def test_jain_lab10_worked_example() -> None:
+    # Lab 10 §1.2: 5, 3 and 1 Gbit/s on a 9 Gbit/s bottleneck → (9)² / (3·35) = 0.7714
+    assert m.jain([5e9, 3e9, 1e9]) == pytest.approx(81 / 105, abs=1e-12)
+    assert round(m.jain([5, 3, 1]), 4) == 0.7714
+
+
+@pytest.mark.parametrize("r", [1.0, 1.5, 2.0, 10.0, 0.1, 1000.0])
+def test_jain_two_flows_with_ratio_r(r: float) -> None:
+    expected = (1 + r) ** 2 / (2 * (1 + r * r))
+    assert m.jain([1.0, r]) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(("k", "n"), [(1, 1), (1, 2), (1, 8), (3, 4), (5, 10), (8, 8)])
+def test_jain_k_equal_of_n_is_k_over_n(k: int, n: int) -> None:
+    x = [7.5] * k + [0.0] * (n - k)
+    assert m.jain(x) == pytest.approx(k / n, rel=1e-12)
+
+
+@pytest.mark.parametrize("c", [1e-6, 8.0, 1e9, 123.456])
+def test_jain_scale_invariant(c: float) -> None:
+    x = np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0])
+    assert m.jain(c * x) == pytest.approx(m.jain(x), rel=1e-12)
+
+
+def test_jain_bounds_and_relation_to_cov() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n = int(rng.integers(1, 20))
+        x = rng.exponential(1.0, n)
+        j = m.jain(x)
+        assert 1 / n - 1e-12 <= j <= 1 + 1e-12
+        # J = 1 / (1 + c²) with the population coefficient of variation (Jain et al. 1984)
+        assert j == pytest.approx(1 / (1 + m.cov(x) ** 2), rel=1e-9)
+
+
+def test_jain_one_flow_all_zero_and_zero_among_nonzero() -> None:
+    assert m.jain([42.0]) == 1.0
+    assert math.isnan(m.jain([0.0, 0.0, 0.0]))
+    assert m.jain([1.0, 0.0]) == pytest.approx(0.5)
+    assert m.jain([2.0, 2.0, 0.0]) == pytest.approx(2 / 3)
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ([1.0, float("nan")], "value 1 is NaN"),
+        ([1.0, -2.0], "non-negative; value 1 is -2"),
+        ([float("inf"), 1.0], "finite; value 0 is inf"),
+        ([], "no flows"),
+        ([[1.0, 2.0]], "1-D"),
+        (["a", "b"], "must be numbers"),
+    ],
+)
+def test_bad_input_raises_value_error_with_clear_message(bad: object, message: str) -> None:
+    for fn in (m.jain, m.cov, m.min_max_ratio, m.max_min_ratio, m.proportional_fairness_utility):
+        with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+            fn(bad)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------- ratios etc.
+
+
+def test_ratios() -> None:
+    x = [5.0, 3.0, 1.0]
+    assert m.min_max_ratio(x) == pytest.approx(0.2)
+    assert m.max_min_ratio(x) == pytest.approx(5.0)
+    assert m.flow_ratio(x, 0, 1) == pytest.approx(5 / 3)
+    assert m.flow_ratio(x, 2, 0) == pytest.approx(0.2)
+    assert m.flow_ratio(x, -1, 0) == pytest.approx(0.2)  # Python indexing from the end
+    # edge cases
+    assert m.min_max_ratio([4.0]) == 1.0 and m.max_min_ratio([4.0]) == 1.0
+    assert m.min_max_ratio([3.0, 0.0]) == 0.0
+    assert m.max_min_ratio([3.0, 0.0]) == math.inf
+    assert math.isnan(m.min_max_ratio([0.0, 0.0])) and math.isnan(m.max_min_ratio([0.0, 0.0]))
+    assert m.flow_ratio([3.0, 0.0], 0, 1) == math.inf
+    assert math.isnan(m.flow_ratio([0.0, 0.0], 0, 1))
+    with pytest.raises(ValueError, match="flow index 3 out of range for 3 flows"):
+        m.flow_ratio(x, 3, 0)
+
+
+def test_utilization() -> None:
+    assert m.utilization([40e6, 50e6], 100e6) == pytest.approx(0.9)
+    assert m.utilization([0.0, 0.0], 100e6) == 0.0
+    for cap in (0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="capacity must be a positive finite rate"):
+            m.utilization([1.0], cap)
+
+
+def test_cov() -> None:
+    # population std of (1, 3) is 1, mean 2 → 0.5
+    assert m.cov([1.0, 3.0]) == pytest.approx(0.5)
+    assert m.cov([9.0]) == 0.0
+    assert math.isnan(m.cov([0.0, 0.0]))
+
+
+def test_proportional_fairness_utility() -> None:
+    assert m.proportional_fairness_utility([1.0, math.e, math.e**2]) == pytest.approx(3.0)
+    assert m.proportional_fairness_utility([5.0, 0.0]) == -math.inf
+    # for a fixed sum, the equal split maximizes Σ log x (Kelly 1997)
+    assert m.proportional_fairness_utility([5.0, 5.0]) > m.proportional_fairness_utility([6.0, 4.0])
+
+
+def test_max_min_fair_share_water_filling() -> None:
+    # C = 10, demands 2, 4, ∞, ∞: flow 0 gets 2, flow 1 gets min(4, 8/3)=8/3 … → 2, 8/3, 8/3, 8/3
+    a = m.max_min_fair_share(10.0, [2.0, 4.0, math.inf, math.inf])
+    assert a == pytest.approx([2.0, 8 / 3, 8 / 3, 8 / 3])
+    # demands 1, 2, ∞ on 10: 1, 2, 7
+    assert m.max_min_fair_share(10.0, [1.0, 2.0, math.inf]) == pytest.approx([1.0, 2.0, 7.0])
+    # all demands satisfied when they fit
+    assert m.max_min_fair_share(10.0, [1.0, 2.0]) == pytest.approx([1.0, 2.0])
+    # greedy flows: equal split
+    assert m.max_min_fair_share(9.0, [math.inf] * 3) == pytest.approx([3.0, 3.0, 3.0])
+
+
+def test_is_max_min_fair() -> None:
+    assert m.is_max_min_fair([50e6, 50e6], 100e6)
+    assert m.is_max_min_fair([48e6, 51e6], 100e6, rel_tol=0.05)
+    assert not m.is_max_min_fair([70e6, 30e6], 100e6)
+    # a demand-limited flow may get less; the other then gets the rest
+    assert m.is_max_min_fair([10e6, 90e6], 100e6, demands=[10e6, math.inf])
+    assert not m.is_max_min_fair([10e6, 50e6], 100e6, demands=[10e6, math.inf])  # link not filled
+    with pytest.raises(ValueError, match="1 demands for 2 flows"):
+        m.is_max_min_fair([1.0, 1.0], 2.0, demands=[1.0])
+
+
+# ---------------------------------------------------------------------------- per interval
+
+
+def test_jain_series_rows_and_inactive_flows() -> None:
+    mat = np.array([
+        [5.0, 3.0, 1.0],
+        [1.0, 1.0, 1.0],
+        [2.0, np.nan, 2.0],  # flow 1 not active: J over the two others
+        [0.0, 0.0, 0.0],  # nothing delivered: undefined
+        [np.nan, np.nan, np.nan],
+    ])
+    out = m.jain_series(mat)
+    assert out[0] == pytest.approx(81 / 105)
+    assert out[1] == pytest.approx(1.0)
+    assert out[2] == pytest.approx(1.0)
+    assert math.isnan(out[3]) and math.isnan(out[4])
+    with pytest.raises(ValueError, match="2-D"):
+        m.jain_series([1.0, 2.0])
+    with pytest.raises(ValueError, match="non-negative"):
+        m.jain_series([[1.0, -1.0]])
+
+
+# ---------------------------------------------------------------------------- repeats
+
+
+@pytest.mark.parametrize(
+    ("df", "t975"),
+    # two-sided 95 % critical values of Student's t (standard tables, e.g. NIST/SEMATECH 1.3.6.7.2)
+    [(1, 12.706204736), (2, 4.302652730), (3, 3.182446305), (4, 2.776445105), (5, 2.570581836),
+     (9, 2.262157163), (10, 2.228138852), (30, 2.042272456), (100, 1.983971519)],
+)
+def test_t_quantile_matches_tables(df: int, t975: float) -> None:
+    assert m.t_quantile(0.975, df) == pytest.approx(t975, abs=1e-8)
+    assert m.t_quantile(0.025, df) == pytest.approx(-t975, abs=1e-8)
+    assert m.t_cdf(t975, df) == pytest.approx(0.975, abs=1e-10)
+
+
+def test_t_quantile_other_levels_and_limits() -> None:
+    assert m.t_quantile(0.995, 5) == pytest.approx(4.032142984, abs=1e-8)
+    assert m.t_quantile(0.95, 10) == pytest.approx(1.812461123, abs=1e-8)
+    assert m.t_quantile(0.5, 3) == 0.0
+    # large df tends to the normal quantile 1.959964
+    assert m.t_quantile(0.975, 100000) == pytest.approx(1.959963985, abs=1e-4)
+    with pytest.raises(ValueError, match="positive integer"):
+        m.t_cdf(1.0, 0)
+    with pytest.raises(ValueError, match=r"in \(0, 1\)"):
+        m.t_quantile(1.0, 3)
+
+
+def test_repeat_stats_by_hand() -> None:
+    # values 1..5: mean 3, s = sqrt(2.5), half width t(0.975,4)·s/√5
+    st = m.repeat_stats([1.0, 2.0, 3.0, 4.0, 5.0])
+    s = math.sqrt(2.5)
+    half = 2.776445105 * s / math.sqrt(5)
+    assert st.n == 5 and st.mean == pytest.approx(3.0) and st.std == pytest.approx(s)
+    assert st.half_width == pytest.approx(half, rel=1e-9)
+    assert (st.ci_low, st.ci_high) == pytest.approx((3 - half, 3 + half), rel=1e-9)
+
+
+def test_repeat_stats_edge_cases() -> None:
+    one = m.repeat_stats([0.8])
+    assert one.n == 1 and one.mean == 0.8 and math.isnan(one.std) and math.isnan(one.half_width)
+    same = m.repeat_stats([0.9, 0.9, 0.9])
+    assert same.std == 0.0 and same.ci_low == same.ci_high == pytest.approx(0.9)
+    with pytest.raises(ValueError, match="repeat value 1 is nan; drop failed runs"):
+        m.repeat_stats([0.9, float("nan")])
+    with pytest.raises(ValueError, match="non-empty"):
+        m.repeat_stats([])
+    with pytest.raises(ValueError, match="confidence"):
+        m.repeat_stats([1.0, 2.0], confidence=95)
+
+
+def test_repeat_stats_coverage_of_normal_samples() -> None:
+    # the 95 % t interval covers the true mean in ~95 % of samples of n = 5 (binomial check:
+    # 2000 trials, expected 1900, σ ≈ 9.7 → [1860, 1940] is a ±4σ band)
+    rng = np.random.default_rng(11)
+    covered = 0
+    for _ in range(2000):
+        st = m.repeat_stats(rng.normal(10.0, 2.0, 5))
+        covered += st.ci_low <= 10.0 <= st.ci_high
+    assert 1860 <= covered <= 1940
