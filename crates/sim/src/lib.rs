@@ -32,7 +32,7 @@ impl std::error::Error for SimError {}
 /// Simulate a whole scenario.
 pub fn run(cfg: &Config) -> Result<Output, SimError> {
     for f in &cfg.flows {
-        cc::AnyCc::from_name(&f.cca, &f.cca_params).map_err(|message| SimError::Config {
+        cc::AnyCc::from_name(&f.cca, &f.cca_params, cfg.seed ^ u64::from(f.id)).map_err(|message| SimError::Config {
             key: format!("flows.{}.cca", f.group),
             message,
         })?;

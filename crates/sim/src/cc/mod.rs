@@ -84,6 +84,12 @@ pub struct TcpCc {
     pub pacing_rate: u64,
     /// Set by algorithms that need pacing (Linux `sk_pacing_status`); BBR sets it in `init`.
     pub pacing: bool,
+    /// Time of the last data transmission (`tp->lsndtime`); CUBIC shifts its epoch by the
+    /// idle time on `CwndEvent::TxStart`, which the engine fires *before* updating this.
+    pub lsndtime: SimTime,
+    /// Earliest departure time of the next packet under pacing (`tp->tcp_wstamp_ns`);
+    /// BBR estimates the packets still "in the network" at that time. Zero/past: now.
+    pub wstamp: SimTime,
 }
 
 impl TcpCc {
@@ -110,6 +116,8 @@ impl TcpCc {
             app_limited: 0,
             pacing_rate: 0,
             pacing: false,
+            lsndtime: SimTime::ZERO,
+            wstamp: SimTime::ZERO,
         }
     }
 
@@ -195,8 +203,26 @@ pub trait CongestionControl {
     fn cong_control(&mut self, _tcp: &mut TcpCc, _rs: &RateSample) {}
 }
 
+mod bbr;
+mod cubic;
+mod params;
 mod reno;
+pub use bbr::Bbr;
+pub use cubic::Cubic;
+pub use params::Params;
 pub use reno::Reno;
+
+#[cfg(test)]
+mod harness;
+
+/// Linux's `HZ` for the algorithms that keep time in jiffies (CUBIC's epoch, BBR's min-RTT
+/// stamps). Ubuntu and Fedora kernels use `CONFIG_HZ=1000`.
+pub const HZ: u64 = 1000;
+
+/// `tcp_jiffies32` at `t` (jiffies since the start of the simulation).
+pub fn jiffies(t: SimTime) -> u64 {
+    t.as_nanos() / (1_000_000_000 / HZ)
+}
 
 /// RFC 5681 §3.1 slow start: grow cwnd by the segments acked, not beyond ssthresh.
 /// Returns the acked segments left over once cwnd reached ssthresh.
@@ -228,25 +254,40 @@ pub fn cong_avoid_ai(tcp: &mut TcpCc, w: u32, acked: u32) {
 #[derive(Clone, Debug)]
 pub enum AnyCc {
     Reno(Reno),
+    Cubic(Cubic),
+    Bbr(Bbr),
 }
 
 /// Names accepted by `AnyCc::from_name`, for error messages.
-pub const CC_NAMES: &[&str] = &["reno", "newreno"];
+pub const CC_NAMES: &[&str] = &["reno", "newreno", "cubic", "bbr"];
 
 impl AnyCc {
-    /// Build an algorithm from its scenario name and parameters.
+    /// Build an algorithm from its scenario name and parameters (`cca_params`).
+    ///
+    /// `seed` is the flow's own random seed (the engine derives it from the scenario seed
+    /// and the flow id); only algorithms with randomness use it (BBR's PROBE_BW start phase).
+    /// An unknown parameter, or a value out of range, is an error naming the parameter,
+    /// the value and what is allowed.
     pub fn from_name(
         name: &str,
-        _params: &std::collections::BTreeMap<String, f64>,
+        params: &std::collections::BTreeMap<String, f64>,
+        seed: u64,
     ) -> Result<AnyCc, String> {
-        match name {
+        let mut p = Params::new(name, params);
+        let cc = match name {
             // Linux "reno" is RFC 5681 AIMD; NewReno is the loss recovery, chosen per flow (sack=false).
-            "reno" | "newreno" => Ok(AnyCc::Reno(Reno)),
-            other => Err(format!(
-                "unknown congestion control {other:?}; the simulator has: {}",
-                CC_NAMES.join(", ")
-            )),
-        }
+            "reno" | "newreno" => AnyCc::Reno(Reno),
+            "cubic" => AnyCc::Cubic(Cubic::from_params(&mut p)?),
+            "bbr" => AnyCc::Bbr(Bbr::from_params(&mut p, seed)?),
+            other => {
+                return Err(format!(
+                    "unknown congestion control {other:?}; the simulator has: {}",
+                    CC_NAMES.join(", ")
+                ))
+            }
+        };
+        p.finish()?;
+        Ok(cc)
     }
 }
 
@@ -254,6 +295,8 @@ macro_rules! dispatch {
     ($self:ident, $cc:ident => $e:expr) => {
         match $self {
             AnyCc::Reno($cc) => $e,
+            AnyCc::Cubic($cc) => $e,
+            AnyCc::Bbr($cc) => $e,
         }
     };
 }
