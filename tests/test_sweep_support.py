@@ -3,7 +3,8 @@
 Each flow gets a share of the bottleneck proportional to 1/RTT (×1.5 for cubic) times a
 seed-dependent factor, and noisy per-interval samples drawn from ``numpy``'s generator
 seeded with the scenario's seed — so the same scenario and seed give identical results in
-any process. ``TCPFAIR_FAKE_SLEEP`` (seconds) slows each run down; a flow with
+any process. ``TCPFAIR_FAKE_SLEEP`` (seconds) slows each run down, ``TCPFAIR_FAKE_LOG`` names a file
+that gets one line (the run hash) per execution; a flow with
 ``cca = "bbr"`` makes the run fail (to test failure handling).
 """
 
@@ -19,6 +20,10 @@ from tcpfair.spec import Scenario
 
 
 def fake_run(scenario: Scenario, backend: str) -> RunResult:
+    log = os.environ.get("TCPFAIR_FAKE_LOG")
+    if log:  # one line per execution, to count how often each run was executed
+        with open(log, "a") as f:
+            f.write(scenario.hash() + "\n")
     delay = float(os.environ.get("TCPFAIR_FAKE_SLEEP", "0"))
     if delay:
         time.sleep(delay)

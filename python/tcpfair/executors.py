@@ -100,6 +100,7 @@ class LocalExecutor:
                 yield key, execute(run_fn, sc, backend)
             return
         pending = list(reversed(tasks))
+        suspects: list[Task] = []
         while pending:
             pool = self._pool()
             inflight: dict[Future[Outcome], Task] = {}
@@ -110,20 +111,25 @@ class LocalExecutor:
                         inflight[pool.submit(execute, run_fn, t[1], t[2])] = t
                     done, _ = wait(inflight, return_when=FIRST_COMPLETED)
                     for fut in done:
-                        t = inflight.pop(fut)
-                        yield t[0], fut.result()
+                        out = fut.result()  # BrokenProcessPool if a worker died
+                        yield inflight.pop(fut)[0], out
             except BrokenProcessPool:
-                # A worker died (killed, out of memory, a crash in native code). The runs in
-                # flight are recorded as failed; the rest continue in a fresh pool.
-                now = time.time()
-                for t in inflight.values():
-                    yield t[0], Outcome(None, "worker process died while this run was in flight "
-                                        "(killed or crashed); --retry-failed re-runs it", now, now, 0.0)
-                inflight.clear()
-                self.pool = None
+                # A worker died (killed, out of memory, a crash in native code) and took the
+                # pool with it. Which run killed it is unknown: the runs in flight are re-run
+                # one by one below, each in its own worker, and only the culprit fails.
+                suspects.extend(inflight.values())
             finally:
                 pool.shutdown(wait=True, cancel_futures=True)
                 self.pool = None
+        for t in suspects:
+            with ProcessPoolExecutor(max_workers=1, mp_context=self._context()) as solo:
+                try:
+                    out = solo.submit(execute, run_fn, t[1], t[2]).result()
+                except BrokenProcessPool:
+                    now = time.time()
+                    out = Outcome(None, "the worker process died during this run (killed, out of memory "
+                                  "or a crash in native code)", now, now, 0.0)
+            yield t[0], out
 
     def start(self) -> None:
         """Start the workers now (before any progress-bar thread exists: see ``_pool``)."""
@@ -135,12 +141,15 @@ class LocalExecutor:
         # ``if __name__ == "__main__"`` guard (spawn would re-import it). All workers are
         # forked here, up front, while this process has no other threads.
         if self.pool is None:
-            methods = multiprocessing.get_all_start_methods()
-            ctx = get_context("fork" if "fork" in methods else "spawn")
-            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=ctx)
+            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=self._context())
             for f in [self.pool.submit(_noop) for _ in range(self.jobs)]:
                 f.result()
         return self.pool
+
+
+    @staticmethod
+    def _context() -> Any:
+        return get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
 
 
 def _noop() -> None:

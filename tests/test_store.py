@@ -1,0 +1,188 @@
+"""The results store: catalog rows, run directories, failures, resume, sharing, export."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_sweep_support import BASE, fake_run
+
+from tcpfair.executors import run_sweep
+from tcpfair.result import RunResult
+from tcpfair.spec import Scenario
+from tcpfair.store import Store
+from tcpfair.sweep import sweep_from_dict
+
+
+def make(name: str = "s", repeats: int = 2, **axes: list[str]) -> object:
+    ax = axes or {"flows.1.rtt": ["25ms", "50ms"], "flows.1.cca": ["newreno", "cubic"]}
+    return sweep_from_dict({"name": name, "base": BASE, "repeats": repeats, "seed": 3,
+                            "axes": {k.replace("__", "."): v for k, v in ax.items()}})
+
+
+def counting(calls: list[str]):  # noqa: ANN201
+    def run(sc: Scenario, backend: str) -> RunResult:
+        calls.append(sc.hash())
+        return fake_run(sc, backend)
+    return run
+
+
+def test_catalog_rows_match_the_run_directories(tmp_path: Path) -> None:
+    sw = make()
+    rep = run_sweep(sw, run_fn=fake_run, output=tmp_path, jobs=1)
+    assert (rep.total, rep.finished, rep.failed) == (8, 8, 0)
+    s = Store(tmp_path)
+    assert s.check() == []
+    t = s.table(sweep="s")
+    assert len(t) == 8 and set(t["status"]) == {"done"}
+    assert list(t.columns[:9]) == ["sweep", "backend", "run_hash", "point", "repeat", "seed", "status",
+                                   "flows.1.rtt", "flows.1.cca"]
+    for _, row in t.iterrows():
+        res = RunResult.load(tmp_path / row["run_dir"])
+        m = res.metrics()
+        assert row["jfi"] == pytest.approx(m["jfi"], rel=1e-12)
+        assert row["utilization"] == pytest.approx(m["utilization"], rel=1e-12)
+        g = res.group_throughputs()
+        assert row["thr_g0_bps"] == pytest.approx(g[0], rel=1e-12)
+        assert row["ratio"] == pytest.approx(g[1] / g[0], rel=1e-12)
+        assert res.meta["seed"] == row["seed"] and res.meta["scenario_hash"] == row["run_hash"]
+        assert row["flows.1.rtt"] in ("25ms", "50ms")
+
+
+def test_rerun_skips_finished_runs_and_never_rewrites_them(tmp_path: Path) -> None:
+    sw = make()
+    run_sweep(sw, run_fn=fake_run, output=tmp_path, jobs=1)
+    before = Store(tmp_path).table()
+    mtimes = {p: p.stat().st_mtime_ns for p in (tmp_path / "runs").rglob("*.parquet")}
+    calls: list[str] = []
+    rep = run_sweep(sw, run_fn=counting(calls), output=tmp_path, jobs=1)
+    assert calls == [] and rep.already_done == 8 and rep.ran == 0
+    pd.testing.assert_frame_equal(Store(tmp_path).table(), before)
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "runs").rglob("*.parquet")} == mtimes
+
+
+def test_failures_are_recorded_and_retried_only_on_request(tmp_path: Path) -> None:
+    sw = make(flows__1__rtt=["25ms", "50ms"], flows__1__cca=["newreno", "bbr"])  # the fake backend fails bbr
+    rep = run_sweep(sw, run_fn=fake_run, output=tmp_path, jobs=1)
+    assert (rep.finished, rep.failed) == (4, 4)
+    t = Store(tmp_path).table()
+    failed = t[t["status"] == "failed"]
+    assert set(failed["flows.1.cca"]) == {"bbr"}
+    assert failed["error"].str.contains("RuntimeError: fake backend: bbr is not available").all()
+    assert failed["jfi"].isna().all() and (failed["attempts"] == 1).all()
+    calls: list[str] = []
+    rep = run_sweep(sw, run_fn=counting(calls), output=tmp_path, jobs=1)
+    assert calls == [] and rep.skipped_failed == 4
+    rep = run_sweep(sw, run_fn=counting(calls), output=tmp_path, jobs=1, retry_failed=True)
+    assert sorted(calls) == sorted(failed["run_hash"]) and rep.failed == 4
+    assert (Store(tmp_path).table(status="failed")["attempts"] == 2).all()
+
+    # a retry that succeeds turns the row into a done run
+    def fixed(sc: Scenario, backend: str) -> RunResult:
+        return fake_run(sc.model_copy(update={"flows": [sc.flows[0], sc.flows[0]]}), backend)
+
+    rep = run_sweep(sw, run_fn=fixed, output=tmp_path, jobs=1, retry_failed=True)
+    assert rep.finished == 4
+    t = Store(tmp_path).table()
+    assert set(t["status"]) == {"done"} and Store(tmp_path).check() == []
+
+
+def test_run_directory_without_catalog_row_is_adopted(tmp_path: Path) -> None:
+    """The process died after the run directory's rename and before the catalog commit."""
+    sw = make(repeats=1)
+    runs = sw.runs()
+    s = Store(tmp_path)
+    orphan = runs[2]
+    fake_run(orphan.scenario, "sim").save(s.run_dir("sim", orphan.run_hash))
+    (s.run_dir("sim", orphan.run_hash).parent / f".{orphan.run_hash}.tmpjunk").mkdir()  # a torn temp dir
+    calls: list[str] = []
+    rep = run_sweep(sw, run_fn=counting(calls), output=tmp_path, jobs=1)
+    assert rep.adopted == 1 and orphan.run_hash not in calls and len(calls) == 3
+    assert Store(tmp_path).check() == []
+    row = Store(tmp_path).table().set_index("run_hash").loc[orphan.run_hash]
+    assert row["status"] == "done" and np.isfinite(row["jfi"])
+
+
+def test_sweeps_share_a_store_and_common_runs(tmp_path: Path) -> None:
+    a = make("a", flows__1__rtt=["25ms", "50ms"])
+    b = make("b", flows__1__rtt=["50ms", "75ms"])
+    run_sweep(a, run_fn=fake_run, output=tmp_path, jobs=1)
+    calls: list[str] = []
+    rep = run_sweep(b, run_fn=counting(calls), output=tmp_path, jobs=1)
+    assert rep.already_done == 2 and len(calls) == 2  # the 50 ms runs were measured by sweep a
+    s = Store(tmp_path)
+    assert s.sweeps() == [("a", "sim"), ("b", "sim")]
+    ta, tb = s.table(sweep="a"), s.table(sweep="b")
+    assert len(ta) == len(tb) == 4
+    shared = ta[ta["flows.1.rtt"] == "50ms"]["run_hash"]
+    assert set(shared) == set(tb[tb["flows.1.rtt"] == "50ms"]["run_hash"])
+    with sqlite3.connect(tmp_path / "catalog.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 6
+    assert s.check() == []
+
+
+def test_changed_sweep_keeps_old_runs_but_lists_only_current_ones(tmp_path: Path) -> None:
+    run_sweep(make("s", flows__1__rtt=["25ms", "50ms"]), run_fn=fake_run, output=tmp_path, jobs=1)
+    run_sweep(make("s", flows__1__rtt=["25ms"]), run_fn=fake_run, output=tmp_path, jobs=1)
+    s = Store(tmp_path)
+    assert set(s.table(sweep="s")["flows.1.rtt"]) == {"25ms"}
+    with sqlite3.connect(tmp_path / "catalog.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM runs WHERE status='done'").fetchone()[0] == 4
+
+
+def test_pending_runs_show_in_the_table(tmp_path: Path) -> None:
+    sw = make(repeats=1)
+    s = Store(tmp_path)
+    from tcpfair.store import Member
+
+    s.register_sweep("s", "sim", sw.to_dict(), sw.spec_hash(), list(sw.axes),
+                     [Member(r.run_hash, r.point, r.repeat, r.point_hash, r.axes) for r in sw.runs()])
+    t = s.table()
+    assert len(t) == 4 and set(t["status"]) == {"pending"}
+
+
+def test_results_export_csv_and_parquet(tmp_path: Path) -> None:
+    from tcpfair.cli import main
+
+    run_sweep(make(), run_fn=fake_run, output=tmp_path / "r", jobs=1)
+    for name in ("out.csv", "out.parquet"):
+        with pytest.raises(SystemExit) as e:
+            main(["results", str(tmp_path / "r"), "--export", str(tmp_path / name)])
+        assert e.value.code == 0
+    csv = pd.read_csv(tmp_path / "out.csv")
+    pq = pd.read_parquet(tmp_path / "out.parquet")
+    assert len(csv) == len(pq) == 8
+    assert np.allclose(csv["jfi"], pq["jfi"]) and list(csv["flows.1.rtt"]) == list(pq["flows.1.rtt"])
+    with pytest.raises(SystemExit) as e:
+        main(["results", str(tmp_path / "r"), "--export", str(tmp_path / "agg.csv"), "--aggregate"])
+    agg = pd.read_csv(tmp_path / "agg.csv")
+    assert set(agg.columns) >= {"flows.1.rtt", "flows.1.cca", "metric", "n", "mean", "std", "ci", "lo", "hi"}
+    assert (agg["n"] == 2).all()
+
+
+def test_results_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tcpfair.cli import main
+
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SystemExit) as e:
+        main(["results", str(tmp_path / "empty")])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a results directory" in err
+    run_sweep(make(), run_fn=fake_run, output=tmp_path / "r", jobs=1)
+    with pytest.raises(SystemExit) as e:
+        main(["results", str(tmp_path / "r"), "--export", str(tmp_path / "x.xlsx")])
+    assert e.value.code == 2 and "must end in .csv or .parquet" in capsys.readouterr().err
+
+
+def test_summary_json_is_the_source_of_the_catalog_metrics(tmp_path: Path) -> None:
+    run_sweep(make(repeats=1), run_fn=fake_run, output=tmp_path, jobs=1)
+    t = Store(tmp_path).table()
+    for _, row in t.iterrows():
+        summary = json.loads((tmp_path / row["run_dir"] / "summary.json").read_text())
+        assert row["jfi"] == summary["metrics"]["jfi"]
+        assert row["min_max_ratio"] == summary["metrics"]["min_max_ratio"]

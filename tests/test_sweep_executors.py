@@ -1,0 +1,94 @@
+"""Executors: the local process pool and Dask give the same results as running in-process;
+failures do not stop a sweep; the kernel backend runs one at a time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_sweep_support import BASE, fake_run
+
+from tcpfair.executors import DaskExecutor, LocalExecutor, make_executor, run_sweep
+from tcpfair.result import RunResult
+from tcpfair.store import Store
+from tcpfair.sweep import SweepError, sweep_from_dict
+
+SWEEP = {"name": "ex", "base": BASE, "repeats": 2, "seed": 9,
+         "axes": {"flows.1.rtt": ["25ms", "50ms", "100ms"], "flows.1.cca": ["newreno", "cubic", "bbr"]}}
+METRICS = ["jfi", "jfi_per_interval_mean", "min_max_ratio", "ratio", "utilization", "sum_bps", "thr_g0_bps",
+           "thr_g1_bps"]
+
+
+def _table(store: Path) -> pd.DataFrame:
+    t = Store(store).table(sweep="ex")
+    return t.sort_values("run_hash").reset_index(drop=True)
+
+
+def _samples(store: Path, t: pd.DataFrame) -> list[pd.DataFrame]:
+    return [RunResult.load(store / d).samples for d in t["run_dir"].dropna()]
+
+
+@pytest.fixture(scope="module")
+def inline(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("inline")
+    run_sweep(sweep_from_dict(SWEEP), run_fn=fake_run, output=out, executor=LocalExecutor(1))
+    return out
+
+
+def _same(a: Path, b: Path) -> None:
+    ta, tb = _table(a), _table(b)
+    assert len(ta) == 18
+    assert list(ta["run_hash"]) == list(tb["run_hash"]) and list(ta["seed"]) == list(tb["seed"])
+    assert list(ta["status"]) == list(tb["status"]) and list(ta["error"]) == list(tb["error"])
+    pd.testing.assert_frame_equal(ta[METRICS], tb[METRICS])  # exactly equal, not approximately
+    for sa, sb in zip(_samples(a, ta), _samples(b, tb), strict=True):
+        pd.testing.assert_frame_equal(sa, sb)
+
+
+def test_local_pool_matches_in_process(inline: Path, tmp_path: Path) -> None:
+    rep = run_sweep(sweep_from_dict(SWEEP), run_fn=fake_run, output=tmp_path, executor=LocalExecutor(2))
+    assert (rep.finished, rep.failed) == (12, 6)  # bbr fails in the fake backend; the sweep goes on
+    _same(inline, tmp_path)
+
+
+def test_dask_local_cluster_matches_local_pool(inline: Path, tmp_path: Path) -> None:
+    rep = run_sweep(sweep_from_dict(SWEEP), run_fn=fake_run, output=tmp_path,
+                    executor=DaskExecutor(None, jobs=2, processes=False))
+    assert (rep.finished, rep.failed) == (12, 6)
+    _same(inline, tmp_path)
+    failed = _table(tmp_path)
+    assert failed[failed["status"] == "failed"]["error"].str.contains("bbr is not available").all()
+
+
+def test_executor_choice_and_kernel_limits() -> None:
+    assert isinstance(make_executor("local", "sim", None, None), LocalExecutor)
+    assert make_executor("local", "sim", 3, None).jobs == 3
+    assert make_executor("local", "kernel", None, None).jobs == 1
+    with pytest.raises(SweepError, match="kernel backend runs one at a time"):
+        make_executor("local", "kernel", 2, None)
+    with pytest.raises(SweepError, match="use --executor local"):
+        make_executor("dask", "kernel", None, None)
+    with pytest.raises(SweepError, match="only with --executor dask"):
+        make_executor("local", "sim", 2, "tcp://127.0.0.1:8786")
+    d = make_executor("dask", "sim", 2, "tcp://127.0.0.1:8786")
+    assert isinstance(d, DaskExecutor) and d.scheduler == "tcp://127.0.0.1:8786"
+
+
+def _crash(sc: object, backend: str) -> RunResult:
+    import os
+
+    if getattr(sc, "flows")[1].rtt == 50_000_000:  # noqa: B009
+        os._exit(3)  # a worker dying hard (segfault, OOM kill)
+    return fake_run(sc, backend)  # type: ignore[arg-type]
+
+
+def test_worker_death_fails_only_the_runs_in_flight(tmp_path: Path) -> None:
+    sw = sweep_from_dict({**SWEEP, "axes": {"flows.1.rtt": ["25ms", "50ms", "100ms", "200ms"]}, "repeats": 1})
+    rep = run_sweep(sw, run_fn=_crash, output=tmp_path, executor=LocalExecutor(2))
+    t = Store(tmp_path).table()
+    assert (rep.finished, rep.failed) == (3, 1)  # only the culprit fails
+    failed = t[t["status"] == "failed"]
+    assert list(failed["flows.1.rtt"]) == ["50ms"]
+    assert failed["error"].str.contains("worker process died").all()
+    assert Store(tmp_path).check() == []

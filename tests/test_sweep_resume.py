@@ -1,0 +1,105 @@
+"""A sweep killed with SIGKILL mid-way and started again: finished runs are untouched, every
+run ends up done exactly once, the catalog is consistent."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tcpfair.store import Store
+
+TESTS = Path(__file__).resolve().parent
+
+DRIVER = """
+import sys
+sys.path.insert(0, {tests!r})
+from test_sweep_support import BASE, fake_run
+from tcpfair.executors import run_sweep
+from tcpfair.sweep import sweep_from_dict
+
+if __name__ == "__main__":
+    sw = sweep_from_dict({{"name": "kill", "base": BASE, "repeats": 3, "seed": 5,
+                          "axes": {{"flows.1.rtt": ["25ms", "50ms", "75ms", "100ms"],
+                                   "bottleneck.buffer": ["0.5bdp", "1bdp"]}}}})
+    run_sweep(sw, run_fn=fake_run, output=sys.argv[1], jobs=int(sys.argv[2]))
+"""
+N_RUNS = 4 * 2 * 3
+
+
+def _done_rows(db: Path) -> dict[str, tuple[object, ...]]:
+    if not db.exists():
+        return {}
+    try:
+        with sqlite3.connect(db, timeout=30) as c:
+            rows = c.execute("SELECT * FROM runs WHERE status='done'").fetchall()
+    except sqlite3.OperationalError:  # schema not created yet
+        return {}
+    return {r[1]: tuple(r) for r in rows}
+
+
+def _files(root: Path, hashes: set[str]) -> dict[str, tuple[str, int]]:
+    out = {}
+    for h in hashes:
+        for f in sorted((root / "runs" / "sim" / h).iterdir()):
+            out[f"{h}/{f.name}"] = (hashlib.sha256(f.read_bytes()).hexdigest(), f.stat().st_mtime_ns)
+    return out
+
+
+def _start(script: Path, store: Path, jobs: int, log: Path, sleep: str) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, TCPFAIR_FAKE_SLEEP=sleep, TCPFAIR_FAKE_LOG=str(log))
+    return subprocess.Popen([sys.executable, str(script), str(store), str(jobs)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_sigkill_mid_sweep_then_resume(tmp_path: Path, jobs: int) -> None:
+    script = tmp_path / "driver.py"
+    script.write_text(DRIVER.format(tests=str(TESTS)))
+    store = tmp_path / "store"
+    db = store / "catalog.sqlite"
+
+    p = _start(script, store, jobs, tmp_path / "log1", "0.15")
+    deadline = time.monotonic() + 120
+    while len(_done_rows(db)) < 6:
+        assert p.poll() is None, p.stderr.read().decode() if p.stderr else ""
+        assert time.monotonic() < deadline, "the sweep made no progress"
+        time.sleep(0.02)
+    os.killpg(p.pid, signal.SIGKILL)  # the sweep and its pool workers, mid-run
+    p.wait()
+    assert p.stderr is not None
+    p.stderr.close()
+
+    before = _done_rows(db)
+    assert 6 <= len(before) < N_RUNS
+    files_before = _files(store, set(before))
+    # directories renamed into place whose commit the kill prevented: adopted, not re-run
+    orphans = {d.name for d in (store / "runs" / "sim").iterdir() if not d.name.startswith(".")} - set(before)
+
+    p2 = _start(script, store, jobs, tmp_path / "log2", "0")
+    _, err = p2.communicate(timeout=120)
+    assert p2.returncode == 0, err.decode()
+
+    after = _done_rows(db)
+    assert len(after) == N_RUNS
+    for h, row in before.items():
+        assert after[h] == row  # the catalog row of a finished run is unchanged
+    assert _files(store, set(before)) == files_before  # and so are its files (bytes and mtime)
+    rerun = (tmp_path / "log2").read_text().split()
+    assert not set(rerun) & set(before)  # no finished run ran again
+    assert len(rerun) == len(set(rerun))  # nothing ran twice
+    assert not set(rerun) & orphans
+    assert set(rerun) | set(before) | orphans == set(after)  # finished before + adopted + re-run = all
+    s = Store(store)
+    assert s.check() == []
+    t = s.table(sweep="kill")
+    assert len(t) == N_RUNS and set(t["status"]) == {"done"} and t["run_hash"].is_unique
+    leftovers = [d.name for d in (store / "runs" / "sim").iterdir() if d.name.startswith(".")]
+    assert leftovers == []

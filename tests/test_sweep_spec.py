@@ -1,0 +1,188 @@
+"""Sweep specs: ranges, product and zip, repeats, seeds, and the report of every bad point."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from test_sweep_support import BASE
+
+from tcpfair.spec import from_dict
+from tcpfair.sweep import SweepError, expand_range, load_sweep, sweep_from_dict
+
+
+def sweep(**kw: object) -> dict[str, object]:
+    d: dict[str, object] = {"name": "t", "base": BASE}
+    d.update(kw)
+    return d
+
+
+# --------------------------------------------------------------------------- ranges
+def test_time_range_gives_unit_strings_including_both_ends() -> None:
+    vals = expand_range({"from": "25ms", "to": "400ms", "step": "25ms"})
+    assert vals == [f"{25 * k}ms" for k in range(1, 17)]
+
+
+def test_bdp_range_is_decimal_exact() -> None:
+    # binary floats would give 0.6000000000000001 and drop 1.0 at the end
+    assert expand_range({"from": "0.2bdp", "to": "1.0bdp", "step": "0.2bdp"}) == [
+        "0.2bdp", "0.4bdp", "0.6bdp", "0.8bdp", "1bdp"]
+
+
+def test_numeric_ranges() -> None:
+    assert expand_range({"from": 1, "to": 7, "step": 3}) == [1, 4, 7]
+    assert expand_range({"from": 1, "to": 8, "step": 3}) == [1, 4, 7]  # 'to' off the grid
+    assert expand_range({"from": 0.1, "to": 0.3, "step": 0.1}) == [0.1, 0.2, 0.3]
+
+
+@pytest.mark.parametrize(
+    ("rng", "message"),
+    [
+        ({"from": "25ms", "to": "1s", "step": "25ms"}, "same unit"),
+        ({"from": "25ms", "to": "400ms", "step": "0ms"}, "step must be positive"),
+        ({"from": "400ms", "to": "25ms", "step": "25ms"}, "below from"),
+        ({"from": "25ms", "to": "400ms"}, "missing: step"),
+        ({"from": "25ms", "to": "400ms", "step": "25ms", "by": 1}, "unknown key"),
+        ({"from": "fast", "to": "400ms", "step": "25ms"}, "expected a number or a value with a unit"),
+    ],
+)
+def test_bad_ranges(rng: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        expand_range(rng)
+
+
+# --------------------------------------------------------------------------- grid
+def test_product_in_written_order_with_nested_or_quoted_keys() -> None:
+    sw = sweep_from_dict(sweep(axes={
+        "flows": {"1": {"cca": ["newreno", "cubic"]}},  # TOML: flows.1.cca = [...] inside [axes]
+        "bottleneck.buffer": ["0.2bdp", "1bdp"],
+    }))
+    pts = list(sw.points())
+    assert pts == [
+        {"flows.1.cca": "newreno", "bottleneck.buffer": "0.2bdp"},
+        {"flows.1.cca": "newreno", "bottleneck.buffer": "1bdp"},
+        {"flows.1.cca": "cubic", "bottleneck.buffer": "0.2bdp"},
+        {"flows.1.cca": "cubic", "bottleneck.buffer": "1bdp"},
+    ]
+
+
+def test_zip_moves_axes_together() -> None:
+    sw = sweep_from_dict(sweep(
+        axes={"flows.0.rtt": ["25ms", "50ms", "75ms"], "flows.1.rtt": ["25ms", "50ms", "75ms"],
+              "flows.1.cca": ["newreno", "cubic"]},
+        zip=[["flows.0.rtt", "flows.1.rtt"]]))
+    pts = list(sw.points())
+    assert len(pts) == 6 == sw.n_points()
+    assert all(p["flows.0.rtt"] == p["flows.1.rtt"] for p in pts)
+    runs = sw.runs()
+    assert runs[0].scenario.flows[0].rtt == runs[0].scenario.flows[1].rtt == 25_000_000
+
+
+def test_zip_needs_equal_lengths_and_known_axes() -> None:
+    with pytest.raises(SweepError) as e:
+        sweep_from_dict(sweep(axes={"flows.0.rtt": ["25ms", "50ms"], "flows.1.rtt": ["25ms"]},
+                              zip=[["flows.0.rtt", "flows.1.rtt", "flows.2.rtt"]]))
+    text = str(e.value)
+    assert "equal lengths" in text and "flows.0.rtt: 2, flows.1.rtt: 1" in text
+    assert "'flows.2.rtt' is not an axis" in text
+
+
+def test_repeats_seeds_and_hashes() -> None:
+    sw = sweep_from_dict(sweep(axes={"flows.1.rtt": ["25ms", "50ms"]}, repeats=3, seed=11))
+    runs = sw.runs()
+    assert [(r.point, r.repeat) for r in runs] == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
+    assert len({r.run_hash for r in runs}) == 6
+    # seed rule, computed independently from the documented formula
+    r = runs[4]
+    pt_hash = from_dict({**BASE, "seed": 0, "flows": [BASE["flows"][0], {**BASE["flows"][1], "rtt": "50ms"}]}).hash()
+    assert r.point_hash == pt_hash
+    digest = hashlib.sha256(f"tcpfair-sweep-seed/v1:11:{pt_hash}:1".encode()).digest()
+    assert r.seed == int.from_bytes(digest[:8], "big") >> 1
+    assert r.run_hash == r.scenario.hash() and r.scenario.seed == r.seed
+    # stable: the same sweep gives the same runs; another sweep seed gives other seeds
+    assert [x.run_hash for x in sweep_from_dict(sweep(axes={"flows.1.rtt": ["25ms", "50ms"]}, repeats=3, seed=11)).runs()] \
+        == [x.run_hash for x in runs]
+    other = sweep_from_dict(sweep(axes={"flows.1.rtt": ["25ms", "50ms"]}, repeats=3, seed=12)).runs()
+    assert not {x.seed for x in other} & {x.seed for x in runs}
+
+
+def test_point_keeps_its_seeds_when_another_axis_value_is_added() -> None:
+    a = sweep_from_dict(sweep(axes={"flows.1.rtt": ["25ms"]}, repeats=2)).runs()
+    b = sweep_from_dict(sweep(axes={"flows.1.rtt": ["25ms", "50ms"]}, repeats=2)).runs()
+    assert [r.run_hash for r in a] == [r.run_hash for r in b[:2]]
+
+
+def test_every_bad_point_is_reported_with_its_axis_values() -> None:
+    sw = sweep_from_dict(sweep(axes={
+        "flows.1.cca": ["newreno", "tahoe"],
+        "flows.1.rtt": ["25ms", "-5ms", "50ms"],
+        "flows.7.rtt": ["25ms"],  # no such flow: every point is bad
+    }))
+    with pytest.raises(SweepError) as e:
+        sw.runs()
+    problems = e.value.problems
+    assert len({w for w, _ in problems}) == 6  # all 2 × 3 points
+    where = dict(problems)
+    assert any("flows.1.cca=tahoe, flows.1.rtt=-5ms, flows.7.rtt=25ms" == w for w, _ in problems)
+    assert "not an existing entry" in where["flows.1.cca=newreno, flows.1.rtt=25ms, flows.7.rtt=25ms"]
+
+
+def test_scenario_rejections_per_point() -> None:
+    sw = sweep_from_dict(sweep(axes={"flows.1.rtt": ["25ms", "-5ms", "50ms", "fast"]}))
+    with pytest.raises(SweepError) as e:
+        sw.runs()
+    msgs = {w: m for w, m in e.value.problems}
+    assert set(msgs) == {"flows.1.rtt=-5ms", "flows.1.rtt=fast"}
+    assert msgs["flows.1.rtt=fast"].startswith("flows.1.rtt:") and "'fast'" in msgs["flows.1.rtt=fast"]
+
+
+def test_file_level_errors_are_collected() -> None:
+    with pytest.raises(SweepError) as e:
+        sweep_from_dict({"name": "bad name", "repeats": 0, "axes": {"flows.1.rtt": "25ms"}, "colour": 1})
+    keys = [w for w, _ in e.value.problems]
+    assert {"colour", "name", "repeats", "base", "axes.flows.1.rtt"} <= set(keys)
+
+
+def test_base_path_is_relative_to_the_sweep_file(tmp_path: Path) -> None:
+    (tmp_path / "scen").mkdir()
+    (tmp_path / "scen" / "base.toml").write_text(
+        'duration = "10s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\ncca = "reno"\nrtt = "20ms"\n')
+    (tmp_path / "sw").mkdir()
+    f = tmp_path / "sw" / "s.toml"
+    f.write_text('base = "../scen/base.toml"\nrepeats = 2\n[axes]\nflows.0.rtt = { from = "10ms", to = "30ms", step = "10ms" }\n')
+    sw = load_sweep(f)
+    assert sw.name == "s" and sw.axes == {"flows.0.rtt": ["10ms", "20ms", "30ms"]}
+    assert len(sw.runs()) == 6
+    f.write_text('base = "missing.toml"\n')
+    with pytest.raises(SweepError, match="base: no such file"):
+        load_sweep(f)
+
+
+def test_axis_override_replaces_values_and_respects_zip() -> None:
+    sw = sweep_from_dict(sweep(axes={"flows.0.rtt": ["25ms", "50ms"], "flows.1.rtt": ["25ms", "50ms"],
+                                     "flows.1.cca": ["newreno", "cubic"]}, zip=[["flows.0.rtt", "flows.1.rtt"]]))
+    assert sw.with_axes(['flows.1.cca=["cubic"]']).n_points() == 2
+    assert sw.with_axes(['bottleneck.buffer={from="0.5bdp", to="1bdp", step="0.5bdp"}']).n_points() == 8
+    with pytest.raises(SweepError, match="zipped with flows.0.rtt"):
+        sw.with_axes(['flows.1.rtt=["25ms"]'])
+    with pytest.raises(SweepError, match="expected KEY="):
+        sw.with_axes(["flows.1.cca=cubic"])
+
+
+def test_builtin_sweeps_load_and_match_the_study_grid() -> None:
+    root = Path(__file__).resolve().parents[1] / "scenarios" / "sweeps"
+    sim = load_sweep(root / "ns2-testbed-sim.toml")
+    assert sim.repeats == 5 and sim.n_points() == 2 * 16 * 5
+    runs = sim.runs()
+    sc = runs[0].scenario
+    assert sc.duration == 300 * 10**9 and sc.flows[1].start == 60 * 10**9
+    assert (sc.measure.from_, sc.window_end, sc.measure.interval) == (120 * 10**9, 300 * 10**9, 10**9)
+    assert sc.bottleneck.rate == 100_000_000
+    # buffer 0.2 BDP at 25 ms: 100 Mbit/s × 25 ms × 0.2 = 62,500 B
+    assert sc.buffer_limits() == (62_500, None)
+    kern = load_sweep(root / "ns2-testbed-kernel.toml")
+    assert kern.backend == "kernel" and len(kern.runs()) == 54
+    # the kernel grid is a subset of the simulator grid, so compare can match the points
+    sim_pts = {tuple(sorted(p.items())) for p in sim.points()}
+    assert all(tuple(sorted(p.items())) in sim_pts for p in kern.points())
