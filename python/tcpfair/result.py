@@ -76,7 +76,8 @@ class RunResult:
     def interval_throughputs(self, window: tuple[float | None, float | None] | None = None) -> pd.DataFrame:
         """Per-interval throughput (bit/s) as a (time × flow) table over the window.
 
-        Samples are put on a common grid of the nominal interval Δ (the median ``dt_s``): a
+        Samples are put on a common grid of the nominal interval Δ (the median ``dt_s`` to
+        3 significant digits): a
         sample ending at t goes to the row Δ·round(t/Δ), so flows whose reports end a few
         ms apart (parallel iperf3 streams) share a row. Several samples of one flow in a row
         are combined as Σ bytes·8 / Σ dt. NaN where a flow has no sample in that interval.
@@ -85,7 +86,8 @@ class RunResult:
         cols = self.flows["flow"].to_numpy()
         if not len(ws):
             return pd.DataFrame(columns=cols, dtype=float)
-        delta = float(np.median(ws["dt_s"].to_numpy(dtype=float)))
+        # nominal interval: the median sample length to 3 significant digits (1.000012 → 1)
+        delta = float(f"{float(np.median(ws['dt_s'].to_numpy(dtype=float))):.3g}")
         if not delta > 0:
             return pd.DataFrame(columns=cols, dtype=float)
         row = np.round(ws["t_s"].to_numpy(dtype=float) / delta).astype(np.int64)

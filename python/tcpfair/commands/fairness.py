@@ -203,6 +203,8 @@ def _print_table(report: dict[str, Any], per_interval: bool) -> None:
     from rich.table import Table
 
     console = Console()
+    if not console.is_terminal:  # piped or captured: do not fold long labels at 80 columns
+        console = Console(width=160)
     lo, hi = report["window"]
     t = Table(title=f"fairness over {lo:g}–{hi:g} s")
     cols = ["flow" if report["by"] == "flow" else "group", "label", "cca", "throughput", "share",
@@ -221,7 +223,7 @@ def _print_table(report: dict[str, Any], per_interval: bool) -> None:
     if report["utilization"] is not None:
         parts.append(f"utilization {100 * report['utilization']:.1f} %")
     parts.append(f"per-interval JFI mean {_fmt(report['jfi_per_interval_mean'], '.4f')} ({report['intervals']} intervals)")
-    console.print("  ".join(parts))
+    console.print("  ".join(parts), soft_wrap=True)
     if per_interval and not report["per_interval"]:
         console.print("JFI per interval: no interval in which every flow has a sample")
     elif per_interval:
