@@ -8,6 +8,7 @@ what is allowed; ``tcpfair.spec`` adds the key.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -53,8 +54,13 @@ def _split(value: object, what: str) -> tuple[float, str]:
         raise UnitError(f"expected {what} as a string, got {value!r}")
     m = _RE.match(value)
     if not m:
+        if _RE.match(value.strip().lstrip("-")) and value.strip().startswith("-"):
+            raise UnitError(f"{value!r} is negative; expected {what}")
         raise UnitError(f"cannot read {value!r}; expected {what}")
-    return float(m.group("num")), m.group("unit")
+    num = float(m.group("num"))
+    if not math.isfinite(num):
+        raise UnitError(f"{value!r} is too large; expected {what}")
+    return num, m.group("unit")
 
 
 def parse_rate(value: object) -> int:
@@ -107,6 +113,8 @@ class Buffer:
         if self.kind == "bytes":
             return int(self.value), None
         n = round(self.value * rate_bps / 8 * rtt_ns / 1e9)
+        if self.value > 0:
+            n = max(n, mtu)
         return n, None
 
 
@@ -119,6 +127,8 @@ def parse_buffer(value: object) -> Buffer:
                 raise UnitError(f"packet count in {value!r} must be a whole number")
             return Buffer("pkt", int(num))
         if m and m.group("unit").lower() == "bdp":
+            if not math.isfinite(float(m.group("num"))):
+                raise UnitError(f"{value!r} is too large; expected {BUFFER_HELP}")
             return Buffer("bdp", float(m.group("num")))
     try:
         return Buffer("bytes", parse_size(value, allow_zero=True))
