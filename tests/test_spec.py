@@ -1,0 +1,229 @@
+"""tcpfair.spec: strict validation with clear messages, --set overrides, resolution, hashing."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tcpfair import spec
+from tcpfair.spec import SpecError, apply_overrides, from_dict, load_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def base() -> dict[str, Any]:
+    return {
+        "name": "t",
+        "duration": "30s",
+        "seed": 1,
+        "bottleneck": {"rate": "100Mbit", "buffer": "1bdp"},
+        "flows": [{"cca": "reno", "rtt": "10ms"}, {"cca": "bbr", "rtt": "30ms"}],
+        "measure": {"interval": "1s", "from": "5s", "to": "30s"},
+    }
+
+
+def with_(path: str, value: Any) -> dict[str, Any]:
+    d = copy.deepcopy(base())
+    cur: Any = d
+    parts = path.split(".")
+    for p in parts[:-1]:
+        cur = cur[int(p)] if isinstance(cur, list) else cur[p]
+    last = parts[-1]
+    if isinstance(cur, list):
+        cur[int(last)] = value
+    else:
+        cur[last] = value
+    return d
+
+
+def error_of(data: dict[str, Any]) -> str:
+    with pytest.raises(SpecError) as e:
+        from_dict(data)
+    return str(e.value)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "scenarios").glob("*.toml")), ids=lambda p: p.name)
+def test_shipped_scenarios_validate(path: Path) -> None:
+    sc = load_scenario(path)
+    assert sc.resolved()["bottleneck"]["rate_bps"] > 0
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        ("colour", "red", "colour: unknown key (got 'red')"),
+        ("bottleneck.speed", "1Gbit", "bottleneck.speed: unknown key"),
+        ("flows.1.rtx", 3, "flows.1.rtx: unknown key (got 3)"),
+        ("bottleneck.rate", "100", "bottleneck.rate: cannot read '100'; expected a rate with a unit"),
+        ("bottleneck.rate", "100Mbyte", "bottleneck.rate: unknown rate unit 'Mbyte'"),
+        ("bottleneck.rate", "0Mbit", "bottleneck.rate: rate '0Mbit' must be positive"),
+        ("bottleneck.rate", "-10Mbit", "bottleneck.rate: '-10Mbit' is negative"),
+        ("flows.0.rtt", "0ms", "flows.0.rtt: time '0ms' must be positive"),
+        ("flows.0.rtt", 20, "flows.0.rtt: expected a time with a unit"),
+        ("duration", "30", "duration: cannot read '30'"),
+        ("bottleneck.buffer", "big", "bottleneck.buffer: cannot read 'big'"),
+        ("bottleneck.loss", 1.5, "bottleneck.loss: Input should be less than 1"),
+        ("bottleneck.mtu", "100B", "mtu must be between 576B and 65536B"),
+        ("flows.1.cca", "westwood",
+         "flows.1.cca: unknown congestion control; allowed: reno, newreno, cubic, bic, highspeed, compound, "
+         "vegas, bbr (got 'westwood')"),
+        ("flows.0.streams", 0, "flows.0.streams: Input should be greater than or equal to 1"),
+        ("measure.to", "40s", "measure.to (40s) is after the end of the run (30s)"),
+        ("measure.from", "30s", "measure.from (30s) must be before measure.to (30s)"),
+        ("flows.1.start", "30s", "flows.1.start (30s) is not before the end of the run"),
+    ],
+)
+def test_bad_values_name_key_value_and_what_is_allowed(path: str, value: Any, message: str) -> None:
+    assert message in error_of(with_(path, value))
+
+
+def test_missing_keys() -> None:
+    d = base()
+    del d["bottleneck"]["rate"]
+    assert "bottleneck.rate: required key is missing" in error_of(d)
+    d = base()
+    d["flows"] = []
+    assert "flows" in error_of(d)
+
+
+def test_several_problems_are_listed_one_per_line() -> None:
+    d = with_("flows.0.cca", "nope")
+    d["bottleneck"]["rate"] = "fast"
+    msg = error_of(d)
+    lines = msg.splitlines()
+    assert lines[0] == "invalid scenario:"
+    assert any(ln.strip().startswith("bottleneck.rate:") for ln in lines[1:])
+    assert any(ln.strip().startswith("flows.0.cca:") for ln in lines[1:])
+
+
+def test_vegas_parameters_only_on_vegas() -> None:
+    ok = from_dict(with_("flows.0", {"cca": "vegas", "rtt": "10ms", "alpha": 2, "beta": 4, "gamma": 1}))
+    assert ok.flows[0].params() == {"alpha": 2.0, "beta": 4.0, "gamma": 1.0}
+    assert ok.resolved()["flows"][0]["cca_params"] == {"alpha": 2.0, "beta": 4.0, "gamma": 1.0}
+    msg = error_of(with_("flows.0", {"cca": "reno", "rtt": "10ms", "alpha": 2}))
+    assert "flows.0: 'alpha' is a parameter of vegas, not of reno" in msg
+    msg = error_of(with_("flows.1", {"cca": "bbr", "rtt": "10ms", "beta": 2}))
+    assert "'beta' is a parameter of vegas, not of bbr" in msg
+    msg = error_of(with_("flows.0", {"cca": "vegas", "rtt": "10ms", "alpha": 5, "beta": 2}))
+    assert "vegas needs alpha <= beta, got alpha=5.0 beta=2.0" in msg
+
+
+def test_stop_after_start() -> None:
+    msg = error_of(with_("flows.0", {"cca": "reno", "rtt": "10ms", "start": "5s", "stop": "5s"}))
+    assert "flows.0: stop must be after start" in msg
+
+
+def test_bdp_buffer_uses_the_mean_rtt() -> None:
+    # flows at 10 ms and 30 ms: mean 20 ms; 100 Mbit/s × 20 ms = 250 000 B (Lab 11's rule)
+    sc = from_dict(base())
+    assert sc.mean_rtt_ns == 20_000_000
+    assert sc.bdp_bytes == 250_000
+    assert sc.resolved()["bottleneck"]["buffer_bytes"] == 250_000
+    half = from_dict(with_("bottleneck.buffer", "0.5bdp"))
+    assert half.resolved()["bottleneck"]["buffer_bytes"] == 125_000
+    pkts = from_dict(with_("bottleneck.buffer", "100pkt")).resolved()["bottleneck"]
+    assert (pkts["buffer_bytes"], pkts["buffer_pkts"]) == (None, 100)
+
+
+def test_streams_expand_into_connections() -> None:
+    sc = from_dict(with_("flows.0.streams", 3))
+    conns = sc.resolved()["flows"]
+    assert [c["group"] for c in conns] == [0, 0, 0, 1]
+    assert [c["id"] for c in conns] == [0, 1, 2, 3]
+    assert {c["cca"] for c in conns[:3]} == {"reno"}
+
+
+# ---------------------------------------------------------------------------- --set
+
+
+def test_set_overrides() -> None:
+    d = apply_overrides(base(), ["flows.1.cca=cubic", "bottleneck.rate=1Gbit", "seed=7", "flows.0.streams=4",
+                                 "measure.to = 20s"])
+    sc = from_dict(d)
+    assert sc.flows[1].cca == "cubic" and sc.bottleneck.rate == 1_000_000_000
+    assert sc.seed == 7 and sc.flows[0].streams == 4 and sc.window_end == 20_000_000_000
+    assert base()["flows"][1]["cca"] == "bbr"  # the input is not modified
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("flows.5.cca=cubic", "'flows.5' is not an existing entry; there are 2 (indices from 0)"),
+        ("flows.-1.cca=cubic", "'flows.-1' is not an existing entry"),
+        ("flows.2=x", "index out of range; there are 2 entries (indices from 0)"),
+        ("duration.x=1", "'duration' is a value, not a table"),
+        ("flows.1.cca", "expected key=value, e.g. flows.1.cca=cubic"),
+        ("flows..cca=reno", "not a dotted key like 'flows.1.cca'"),
+    ],
+)
+def test_bad_overrides(override: str, message: str) -> None:
+    with pytest.raises(SpecError) as e:
+        apply_overrides(base(), [override])
+    assert message in str(e.value)
+
+
+def test_override_that_makes_the_scenario_invalid_is_reported_with_its_key() -> None:
+    d = apply_overrides(base(), ["flows.1.cca=westwood"])
+    assert "flows.1.cca: unknown congestion control" in error_of(d)
+    d = apply_overrides(base(), ["bottleneck.ratee=1Gbit"])
+    assert "bottleneck.ratee: unknown key" in error_of(d)
+
+
+def test_load_scenario_with_overrides_and_file_errors(tmp_path: Path) -> None:
+    f = tmp_path / "s.toml"
+    f.write_text('duration = "10s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\ncca = "reno"\nrtt = "20ms"\n')
+    sc = load_scenario(f, ["flows.0.cca=cubic"])
+    assert sc.flows[0].cca == "cubic"
+    with pytest.raises(SpecError, match="no such file"):
+        load_scenario(tmp_path / "missing.toml")
+    f.write_text("duration = \n")
+    with pytest.raises(SpecError, match="not valid TOML"):
+        load_scenario(f)
+    f.write_text('duration = "10s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\ncca = "cubik"\nrtt = "20ms"\n')
+    with pytest.raises(SpecError) as e:
+        load_scenario(f)
+    assert str(e.value).startswith(f"invalid scenario {f}: flows.0.cca: unknown congestion control")
+
+
+# ---------------------------------------------------------------------------- hashing
+
+
+def test_hash_is_stable_and_ignores_spelling_and_name() -> None:
+    h = from_dict(base()).hash()
+    assert h == from_dict(base()).hash()
+    assert len(h) == 16 and int(h, 16) >= 0
+    same = base()
+    same["name"] = "other name"
+    same["bottleneck"]["rate"] = "0.1Gbit"
+    same["flows"][0]["rtt"] = "0.01s"
+    same["flows"][1]["rtt"] = "30000us"
+    assert from_dict(same).hash() == h
+    # to_dict → from_dict gives back the same run
+    assert from_dict(from_dict(base()).to_dict()).hash() == h
+
+
+def test_hash_is_pinned() -> None:
+    # The hash names runs in results stores; this value changing means existing stores no
+    # longer match their scenarios. Update it only together with a store format change.
+    assert from_dict(base()).hash() == PINNED_HASH
+
+
+@pytest.mark.parametrize(
+    "override",
+    ["seed=2", "flows.0.rtt=11ms", "flows.1.cca=cubic", "bottleneck.buffer=0.5bdp", "bottleneck.loss=0.001",
+     "measure.from=6s", "flows.0.streams=2", "duration=31s", "bottleneck.mtu=9000B"],
+)
+def test_hash_changes_with_every_parameter(override: str) -> None:
+    assert from_dict(apply_overrides(base(), [override])).hash() != from_dict(base()).hash()
+
+
+def test_with_seed() -> None:
+    sc = from_dict(base())
+    assert sc.with_seed(9).seed == 9 and sc.with_seed(9).hash() != sc.hash()
+    assert spec.CCAS["vegas"] == ("alpha", "beta", "gamma")
+
+
+PINNED_HASH = "7f6d7a77f4e49d5d"
