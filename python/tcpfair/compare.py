@@ -14,7 +14,9 @@ a single repeat, or the metric is undefined) are counted separately.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -78,8 +80,8 @@ def compare(table_a: pd.DataFrame, table_b: pd.DataFrame, metric: str, axes_a: l
     b = aggregate(table_b, axes, [metric])
     a = a.rename(columns={"n": "n_a", "mean": "mean_a", "std": "std_a"})[[*axes, "n_a", "mean_a", "std_a"]]
     b = b.rename(columns={"n": "n_b", "mean": "mean_b", "std": "std_b"})[[*axes, "n_b", "mean_b", "std_b"]]
-    key_a = a[axes].astype(str).agg("\x1f".join, axis=1) if axes else pd.Series([""] * len(a))
-    key_b = b[axes].astype(str).agg("\x1f".join, axis=1) if axes else pd.Series([""] * len(b))
+    key_a = _keys(a, axes)
+    key_b = _keys(b, axes)
     a = a.assign(_k=key_a.to_numpy())
     b = b.assign(_k=key_b.to_numpy()).drop(columns=axes)
     m = a.merge(b, on="_k", how="inner").drop(columns="_k")
@@ -92,6 +94,29 @@ def compare(table_a: pd.DataFrame, table_b: pd.DataFrame, metric: str, axes_a: l
     if len(m) and (m["n_b"] < 2).all():
         out.notes.append(f"{labels[1]} has one repeat per point: σ({labels[1]}) and W are undefined")
     return out
+
+
+_Q = re.compile(r"^\s*([+-]?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-zµ%]+)\s*$")
+
+
+def canonical(v: Any) -> str:
+    """Match key of an axis value: ``1.0bdp`` and ``1bdp`` match, as do ``25`` and ``25.0``."""
+    if isinstance(v, bool) or v is None:
+        return repr(v)
+    if isinstance(v, int | float):
+        return f"n:{Decimal(repr(float(v))).normalize():f}"
+    if isinstance(v, str):
+        m = _Q.match(v)
+        if m:
+            return f"q:{Decimal(m.group(1)).normalize():f}{m.group(2)}"
+    return f"s:{v}"
+
+
+def _keys(t: pd.DataFrame, axes: list[str]) -> pd.Series:
+    if not axes:
+        return pd.Series([""] * len(t), index=t.index)
+    return pd.Series(["\x1f".join(canonical(v) for v in row) for row in t[axes].itertuples(index=False)],
+                     index=t.index)
 
 
 def summary_lines(c: Comparison) -> list[str]:

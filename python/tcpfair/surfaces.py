@@ -115,12 +115,14 @@ def _heat(ax: Any, grid: pd.DataFrame, cmap: str, norm: Any = None, vmin: float 
     return im
 
 
-def _surface3d(ax: Any, grid: pd.DataFrame, cmap: str, zlabel: str, norm: Any = None) -> None:
+def _surface3d(ax: Any, grid: pd.DataFrame, cmap: str, zlabel: str, norm: Any = None,
+               vmin: float | None = None, vmax: float | None = None) -> None:
     xs, _ = _positions(list(grid.columns))
     ys, _ = _positions(list(grid.index))
     X, Y = np.meshgrid(xs, ys)
     Z = np.ma.masked_invalid(grid.to_numpy(dtype=float))
-    ax.plot_surface(X, Y, Z, cmap=cmap, norm=norm, edgecolor="0.3", linewidth=0.2, antialiased=True)
+    kw: dict[str, Any] = {"norm": norm} if norm is not None else {"vmin": vmin, "vmax": vmax}
+    ax.plot_surface(X, Y, Z, cmap=cmap, edgecolor="0.3", linewidth=0.2, antialiased=True, **kw)
     ax.set_zlabel(zlabel, fontsize=8)
     ax.tick_params(labelsize=7)
 
@@ -141,7 +143,7 @@ def surface_figure(agg: pd.DataFrame, metric: str, x: str, y: str, out: str | Pa
         ax1.set_ylabel(axis_label(y, list(grid.index)))
         fig.colorbar(im, ax=ax1, label=f"{stat} {metric_label(metric)}")
         ax2 = fig.add_subplot(1, 2, 2, projection="3d")
-        _surface3d(ax2, grid, "viridis", metric)
+        _surface3d(ax2, grid, "viridis", metric, vmin=lim[0], vmax=lim[1])
         ax2.set_xlabel(axis_label(x, list(grid.columns)), fontsize=8)
         ax2.set_ylabel(axis_label(y, list(grid.index)), fontsize=8)
         if lim[0] is not None:
@@ -213,7 +215,7 @@ def difference_figure(c: Comparison, x: str, y: str, out: str | Path,
         im = _heat(ax1, grid, "RdBu_r", norm=norm, mark=grid >= 0)
         ax1.set_xlabel(axis_label(x, list(grid.columns)))
         ax1.set_ylabel(axis_label(y, list(grid.index)))
-        fig.colorbar(im, ax=ax1, label=f"W = |{la} − {lb}| − 2σ({lb})  (* W ≥ 0)")
+        fig.colorbar(im, ax=ax1, label="W = |A − B| − 2σ(B)   (* marks W ≥ 0)")
         ax2 = fig.add_subplot(1, 2, 2, projection="3d")
         _surface3d(ax2, grid, "RdBu_r", "W", norm=norm)
         xs, _ = _positions(list(grid.columns))
@@ -223,7 +225,7 @@ def difference_figure(c: Comparison, x: str, y: str, out: str | Path,
         ax2.set_xlabel(axis_label(x, list(grid.columns)), fontsize=8)
         ax2.set_ylabel(axis_label(y, list(grid.index)), fontsize=8)
         share = (finite >= 0).mean() if finite.size else float("nan")
-        fig.suptitle(f"{c.metric}: difference surface {la} vs {lb}" +
+        fig.suptitle(f"{c.metric}: difference surface, A = {la}, B = {lb}" +
                      (f", {', '.join(f'{k}={v}' for k, v in where.items())}" if where else "") +
                      f" — W ≥ 0 at {100 * share:.0f} % of points")
         fig.subplots_adjust(left=0.07, right=0.97, bottom=0.2, top=0.88, wspace=0.25)

@@ -198,6 +198,8 @@ def _print_overview(s: Any, sweep_name: str | None, backend: str | None) -> None
     from ..aggregate import aggregate
 
     console = Console()
+    if not console.is_terminal:  # a pipe or file: do not squeeze the table into 80 columns
+        console = Console(width=200)
     pairs = [(n, b) for n, b in s.sweeps() if (sweep_name in (None, n)) and (backend in (None, b))]
     if not pairs:
         raise UserError(f"{s.root}: no sweep matches; it has: " + ", ".join(f"{n} ({b})" for n, b in s.sweeps()))
@@ -210,20 +212,22 @@ def _print_overview(s: Any, sweep_name: str | None, backend: str | None) -> None
         agg = aggregate(t, axes, ["jfi", "ratio", "utilization"])
         if agg.empty or not agg["n"].gt(0).any():
             continue
-        wide = agg.pivot_table(index=axes, columns="metric", values=["mean", "ci"], sort=False, dropna=False)
-        n = agg.groupby(axes, sort=False, dropna=False)["n"].max()
-        tab = Table()
-        for a in axes:
+        # zip partners (an axis determined by an earlier one) are not shown twice
+        shown = [a for i, a in enumerate(axes)
+                 if not any((t.groupby(b, dropna=False)[a].nunique(dropna=False) <= 1).all() for b in axes[:i])]
+        tab = Table(caption="mean ± half-width of the 95 % CI over the repeats")
+        for a in shown:
             tab.add_column(a)
         tab.add_column("n", justify="right")
         for m in ("jfi", "ratio", "utilization"):
-            tab.add_column(f"{m} (±95 % CI)", justify="right")
-        for key, row in wide.iterrows():
+            tab.add_column(m, justify="right")
+        for key, part in agg.groupby(shown, sort=False, dropna=False):
             key = key if isinstance(key, tuple) else (key,)
-            cells = [str(v) for v in key] + [str(n.loc[key] if len(axes) > 1 else n.loc[key[0]])]
+            by_metric = part.set_index("metric")
+            cells = [str(v) for v in key] + [str(int(part["n"].max()))]
             for m in ("jfi", "ratio", "utilization"):
-                mean, ci = row[("mean", m)], row[("ci", m)]
-                cells.append("" if mean != mean else f"{mean:.3f}" + ("" if ci != ci else f" ± {ci:.3f}"))
+                mean, ci = by_metric.loc[m, "mean"], by_metric.loc[m, "ci"]
+                cells.append("" if mean != mean else f"{mean:.3f}" + ("" if ci != ci else f"±{ci:.3f}"))
             tab.add_row(*cells)
         console.print(tab)
         failed = t[t["status"] == "failed"]
