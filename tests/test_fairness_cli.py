@@ -68,13 +68,19 @@ def test_json_whole_run_matches_raw_figures() -> None:
     assert rep["min_max_ratio"] == pytest.approx(min(rates) / max(rates), rel=1e-12)
     assert rep["sum_bps"] == pytest.approx(sum(rates), rel=1e-12)
     raw = json.loads(P4.read_text())
-    assert [r["bytes"] for r in rep["rows"]] == [s["receiver"]["bytes"] for s in raw["end"]["streams"]]
-    assert [r["retransmits"] for r in rep["rows"]] == [s["sender"]["retransmits"] for s in raw["end"]["streams"]]
+    assert [r["bytes"] for r in rep["rows"]] == [
+        s["receiver"]["bytes"] for s in raw["end"]["streams"]
+    ]
+    assert [r["retransmits"] for r in rep["rows"]] == [
+        s["sender"]["retransmits"] for s in raw["end"]["streams"]
+    ]
     assert rep["iperf3_versions"] == "3.12"
 
 
 def test_window_from_to_like_the_testbed_study() -> None:
-    code, out, err = run(RENO, BBR, "--from", "5", "--to", "15", "--format", "json", "--per-interval")
+    code, out, err = run(
+        RENO, BBR, "--from", "5", "--to", "15", "--format", "json", "--per-interval"
+    )
     assert code == 0, err
     rep = json.loads(out)
     assert rep["window"] == [5.0, 15.0]
@@ -86,8 +92,12 @@ def test_window_from_to_like_the_testbed_study() -> None:
     per = rep["per_interval"]
     assert [round(p["t_s"]) for p in per] == list(range(6, 16))
     for p in per:
-        assert p["jfi"] == pytest.approx(jain_by_hand(list(p["throughput_bps"].values())), rel=1e-12)
-    assert rep["jfi_per_interval_mean"] == pytest.approx(sum(p["jfi"] for p in per) / len(per), rel=1e-12)
+        assert p["jfi"] == pytest.approx(
+            jain_by_hand(list(p["throughput_bps"].values())), rel=1e-12
+        )
+    assert rep["jfi_per_interval_mean"] == pytest.approx(
+        sum(p["jfi"] for p in per) / len(per), rel=1e-12
+    )
 
 
 def test_csv_flows_and_per_interval() -> None:
@@ -158,7 +168,10 @@ def _one_line_error(code: int, err: str, *needles: str) -> None:
 @pytest.mark.parametrize(
     ("name", "needles"),
     [
-        ("error-refused-3.12.json", ("error-refused-3.12.json", "iperf3 reported an error", "Connection refused")),
+        (
+            "error-refused-3.12.json",
+            ("error-refused-3.12.json", "iperf3 reported an error", "Connection refused"),
+        ),
         ("truncated-3.12.json", ("truncated-3.12.json", "truncated JSON")),
         ("udp-3.12.json", ("udp-3.12.json", "UDP test")),
     ],

@@ -58,8 +58,12 @@ def iperf3_server() -> Iterator[int]:
     """A one-off iperf3 server on a free loopback port; always stopped afterwards."""
     assert IPERF3 is not None
     port = _free_port()
-    proc = subprocess.Popen([IPERF3, "-s", "-1", "-B", "127.0.0.1", "-p", str(port), "--forceflush"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=0)
+    proc = subprocess.Popen(
+        [IPERF3, "-s", "-1", "-B", "127.0.0.1", "-p", str(port), "--forceflush"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        bufsize=0,
+    )
     try:
         assert proc.stdout is not None
         fd = proc.stdout.fileno()
@@ -86,8 +90,12 @@ def iperf3_server() -> Iterator[int]:
 
 def _client(port: int, *args: str) -> subprocess.Popen[str]:
     assert IPERF3 is not None
-    return subprocess.Popen([IPERF3, "-c", "127.0.0.1", "-p", str(port), "-J", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [IPERF3, "-c", "127.0.0.1", "-p", str(port), "-J", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _finish(p: subprocess.Popen[str]) -> str:
@@ -145,7 +153,9 @@ def test_live_two_clients_with_different_cca(tmp_path: Path) -> None:
     reports = [json.loads(t1), json.loads(t2)]
     for k, rep in enumerate(reports):
         assert res.flows["bytes"].iloc[k] == rep["end"]["sum_received"]["bytes"]
-        assert res.samples[res.samples["flow"] == k]["bytes"].sum() == rep["end"]["sum_sent"]["bytes"]
+        assert (
+            res.samples[res.samples["flow"] == k]["bytes"].sum() == rep["end"]["sum_sent"]["bytes"]
+        )
     # started within a second of each other: same clock, per-interval JFI defined
     met = res.metrics()
     expected = jain_by_hand([rep["end"]["sum_sent"]["bits_per_second"] for rep in reports])
@@ -172,7 +182,9 @@ def test_client_P4_fixture_tables_have_runresult_layout() -> None:
     assert s0["throughput_bps"] == first["bits_per_second"]
     assert s0["cwnd_bytes"] == first["snd_cwnd"] and s0["srtt_s"] == first["rtt"] / 1e6
     assert s0["retransmits"] == first["retransmits"]
-    assert res.flows["mean_rtt_s"].iloc[0] == report["end"]["streams"][0]["sender"]["mean_rtt"] / 1e6
+    assert (
+        res.flows["mean_rtt_s"].iloc[0] == report["end"]["streams"][0]["sender"]["mean_rtt"] / 1e6
+    )
     assert len(res.samples) == 4 * len(report["intervals"])
 
 
@@ -192,7 +204,9 @@ def test_old_version_3_1_3_layout_gives_the_same_numbers() -> None:
     assert list(old.flows["bytes"]) == list(new.flows["bytes"])
     assert list(old.flows["retransmits"]) == list(new.flows["retransmits"])
     # same samples up to the six decimals 3.1.3's cJSON printed
-    np.testing.assert_allclose(old.samples["throughput_bps"], new.samples["throughput_bps"], rtol=1e-9)
+    np.testing.assert_allclose(
+        old.samples["throughput_bps"], new.samples["throughput_bps"], rtol=1e-9
+    )
     np.testing.assert_array_equal(old.samples["bytes"], new.samples["bytes"])
     np.testing.assert_array_equal(old.samples["cwnd_bytes"], new.samples["cwnd_bytes"])
     # interval lengths printed with 6 decimals (≤ 5e-7 s error each) move the JFI by ~1e-9
@@ -224,7 +238,9 @@ def test_server_side_file_has_no_tcp_info_but_delivered_bytes() -> None:
     report = json.loads((FX / "server-side-3.12.json").read_text())
     assert res.meta["files"][0]["role"] == "server"
     assert res.flows["bytes"].iloc[0] == report["end"]["sum_received"]["bytes"]
-    assert math.isnan(res.flows["retransmits"].iloc[0]) and math.isnan(res.flows["sent_bytes"].iloc[0])
+    assert math.isnan(res.flows["retransmits"].iloc[0]) and math.isnan(
+        res.flows["sent_bytes"].iloc[0]
+    )
     assert res.samples[["cwnd_bytes", "srtt_s", "retransmits"]].isna().all().all()
 
 
@@ -232,11 +248,15 @@ def test_concatenated_reports_use_the_last_complete_one_and_say_so() -> None:
     twice = tcpfair.load_iperf3(FX / "twice-3.12.json")
     once = tcpfair.load_iperf3(FX / "reverse-P3-omit1-3.12.json")
     pd.testing.assert_frame_equal(twice.samples, once.samples)
-    assert any("2 concatenated JSON reports; used the last complete one" in n for n in twice.meta["notes"])
+    assert any(
+        "2 concatenated JSON reports; used the last complete one" in n for n in twice.meta["notes"]
+    )
     appended = tcpfair.load_iperf3(FX / "appended-interrupted-3.12.json")
     base = tcpfair.load_iperf3(FX / "client-P4-3.12.json")
     pd.testing.assert_frame_equal(appended.samples, base.samples)
-    assert any("ignored an incomplete JSON object after the first one" in n for n in appended.meta["notes"])
+    assert any(
+        "ignored an incomplete JSON object after the first one" in n for n in appended.meta["notes"]
+    )
 
 
 def test_two_different_concatenated_reports_take_the_last() -> None:
@@ -251,7 +271,9 @@ def test_duplicate_keys_keep_the_first_and_note_only_when_values_differ() -> Non
     assert obj == {"a": 1, "b": {"c": 2}}
     assert notes == ["duplicate JSON keys with different values (c); kept the first of each"]
     # iperf3 ≥ 3.19 writes two "error" members when the server relays one (esnet/iperf#2051)
-    text = '{"start": {}, "intervals": [], "end": {}, "error": "SERVER ERROR - busy", "error": "busy"}'
+    text = (
+        '{"start": {}, "intervals": [], "end": {}, "error": "SERVER ERROR - busy", "error": "busy"}'
+    )
     with pytest.raises(Iperf3Error, match="x.json: iperf3 reported an error: SERVER ERROR - busy$"):
         parse_iperf3(text, source="x.json")
 
@@ -322,8 +344,14 @@ def test_files_started_later_are_shifted_by_their_timestamps(tmp_path: Path) -> 
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("error-refused-3.12.json", "iperf3 reported an error: unable to connect to server: Connection refused"),
-        ("truncated-3.12.json", "truncated JSON (the report ends at line 133 before it is complete"),
+        (
+            "error-refused-3.12.json",
+            "iperf3 reported an error: unable to connect to server: Connection refused",
+        ),
+        (
+            "truncated-3.12.json",
+            "truncated JSON (the report ends at line 133 before it is complete",
+        ),
         ("udp-3.12.json", "a UDP test; fairness needs a TCP test"),
     ],
 )
@@ -340,11 +368,17 @@ def test_bad_captured_files(name: str, message: str) -> None:
     [
         ("", "the file is empty"),
         ("   \n\n", "the file is empty"),
-        ("iperf3: error - unable to connect to server\n", "not iperf3 JSON output (starts with 'iperf3: error"),
+        (
+            "iperf3: error - unable to connect to server\n",
+            "not iperf3 JSON output (starts with 'iperf3: error",
+        ),
         ('{"start": {}, "intervals": [], "end": {}}', "no measurement intervals"),
         ('{"foo": 1}', "not an iperf3 -J report"),
         ("[1, 2]", "not iperf3 JSON output"),
-        ('{"start": {"test_start": {"bidir": 1}}, "intervals": [{}]}', "bidirectional test (--bidir)"),
+        (
+            '{"start": {"test_start": {"bidir": 1}}, "intervals": [{}]}',
+            "bidirectional test (--bidir)",
+        ),
         ('{"a": 1,, "b": 2}', "invalid JSON at line 1, column 9"),
     ],
 )

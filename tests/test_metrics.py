@@ -141,13 +141,15 @@ def test_is_max_min_fair() -> None:
 
 
 def test_jain_series_rows_and_inactive_flows() -> None:
-    mat = np.array([
-        [5.0, 3.0, 1.0],
-        [1.0, 1.0, 1.0],
-        [2.0, np.nan, 2.0],  # flow 1 not active: J over the two others
-        [0.0, 0.0, 0.0],  # nothing delivered: undefined
-        [np.nan, np.nan, np.nan],
-    ])
+    mat = np.array(
+        [
+            [5.0, 3.0, 1.0],
+            [1.0, 1.0, 1.0],
+            [2.0, np.nan, 2.0],  # flow 1 not active: J over the two others
+            [0.0, 0.0, 0.0],  # nothing delivered: undefined
+            [np.nan, np.nan, np.nan],
+        ]
+    )
     out = m.jain_series(mat)
     assert out[0] == pytest.approx(81 / 105)
     assert out[1] == pytest.approx(1.0)
@@ -165,8 +167,17 @@ def test_jain_series_rows_and_inactive_flows() -> None:
 @pytest.mark.parametrize(
     ("df", "t975"),
     # two-sided 95 % critical values of Student's t (standard tables, e.g. NIST/SEMATECH 1.3.6.7.2)
-    [(1, 12.706204736), (2, 4.302652730), (3, 3.182446305), (4, 2.776445105), (5, 2.570581836),
-     (9, 2.262157163), (10, 2.228138852), (30, 2.042272456), (100, 1.983971519)],
+    [
+        (1, 12.706204736),
+        (2, 4.302652730),
+        (3, 3.182446305),
+        (4, 2.776445105),
+        (5, 2.570581836),
+        (9, 2.262157163),
+        (10, 2.228138852),
+        (30, 2.042272456),
+        (100, 1.983971519),
+    ],
 )
 def test_t_quantile_matches_tables(df: int, t975: float) -> None:
     assert m.t_quantile(0.975, df) == pytest.approx(t975, abs=1e-8)

@@ -57,7 +57,11 @@ def test_shipped_scenarios_validate(path: Path) -> None:
         ("colour", "red", "colour: unknown key (got 'red')"),
         ("bottleneck.speed", "1Gbit", "bottleneck.speed: unknown key"),
         ("flows.1.rtx", 3, "flows.1.rtx: unknown key (got 3)"),
-        ("bottleneck.rate", "100", "bottleneck.rate: cannot read '100'; expected a rate with a unit"),
+        (
+            "bottleneck.rate",
+            "100",
+            "bottleneck.rate: cannot read '100'; expected a rate with a unit",
+        ),
         ("bottleneck.rate", "100Mbyte", "bottleneck.rate: unknown rate unit 'Mbyte'"),
         ("bottleneck.rate", "0Mbit", "bottleneck.rate: rate '0Mbit' must be positive"),
         ("bottleneck.rate", "-10Mbit", "bottleneck.rate: '-10Mbit' is negative"),
@@ -67,9 +71,12 @@ def test_shipped_scenarios_validate(path: Path) -> None:
         ("bottleneck.buffer", "big", "bottleneck.buffer: cannot read 'big'"),
         ("bottleneck.loss", 1.5, "bottleneck.loss: Input should be less than 1"),
         ("bottleneck.mtu", "100B", "mtu must be between 576B and 65536B"),
-        ("flows.1.cca", "westwood",
-         "flows.1.cca: unknown congestion control; allowed: reno, newreno, cubic, bic, highspeed, compound, "
-         "vegas, bbr (got 'westwood')"),
+        (
+            "flows.1.cca",
+            "westwood",
+            "flows.1.cca: unknown congestion control; allowed: reno, newreno, cubic, bic, highspeed, compound, "
+            "vegas, bbr (got 'westwood')",
+        ),
         ("flows.0.streams", 0, "flows.0.streams: Input should be greater than or equal to 1"),
         ("measure.to", "40s", "measure.to (40s) is after the end of the run (30s)"),
         ("measure.from", "30s", "measure.from (30s) must be before measure.to (30s)"),
@@ -100,7 +107,9 @@ def test_several_problems_are_listed_one_per_line() -> None:
 
 
 def test_vegas_parameters_only_on_vegas() -> None:
-    ok = from_dict(with_("flows.0", {"cca": "vegas", "rtt": "10ms", "alpha": 2, "beta": 4, "gamma": 1}))
+    ok = from_dict(
+        with_("flows.0", {"cca": "vegas", "rtt": "10ms", "alpha": 2, "beta": 4, "gamma": 1})
+    )
     assert ok.flows[0].params() == {"alpha": 2.0, "beta": 4.0, "gamma": 1.0}
     assert ok.resolved()["flows"][0]["cca_params"] == {"alpha": 2.0, "beta": 4.0, "gamma": 1.0}
     msg = error_of(with_("flows.0", {"cca": "reno", "rtt": "10ms", "alpha": 2}))
@@ -140,8 +149,16 @@ def test_streams_expand_into_connections() -> None:
 
 
 def test_set_overrides() -> None:
-    d = apply_overrides(base(), ["flows.1.cca=cubic", "bottleneck.rate=1Gbit", "seed=7", "flows.0.streams=4",
-                                 "measure.to = 20s"])
+    d = apply_overrides(
+        base(),
+        [
+            "flows.1.cca=cubic",
+            "bottleneck.rate=1Gbit",
+            "seed=7",
+            "flows.0.streams=4",
+            "measure.to = 20s",
+        ],
+    )
     sc = from_dict(d)
     assert sc.flows[1].cca == "cubic" and sc.bottleneck.rate == 1_000_000_000
     assert sc.seed == 7 and sc.flows[0].streams == 4 and sc.window_end == 20_000_000_000
@@ -174,7 +191,9 @@ def test_override_that_makes_the_scenario_invalid_is_reported_with_its_key() -> 
 
 def test_load_scenario_with_overrides_and_file_errors(tmp_path: Path) -> None:
     f = tmp_path / "s.toml"
-    f.write_text('duration = "10s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\ncca = "reno"\nrtt = "20ms"\n')
+    f.write_text(
+        'duration = "10s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\ncca = "reno"\nrtt = "20ms"\n'
+    )
     sc = load_scenario(f, ["flows.0.cca=cubic"])
     assert sc.flows[0].cca == "cubic"
     with pytest.raises(SpecError, match="no such file"):
@@ -182,7 +201,9 @@ def test_load_scenario_with_overrides_and_file_errors(tmp_path: Path) -> None:
     f.write_text("duration = \n")
     with pytest.raises(SpecError, match="not valid TOML"):
         load_scenario(f)
-    f.write_text('duration = "10s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\ncca = "cubik"\nrtt = "20ms"\n')
+    f.write_text(
+        'duration = "10s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\ncca = "cubik"\nrtt = "20ms"\n'
+    )
     with pytest.raises(SpecError) as e:
         load_scenario(f)
     assert str(e.value).startswith(f"invalid scenario {f}: flows.0.cca: unknown congestion control")
@@ -213,8 +234,17 @@ def test_hash_is_pinned() -> None:
 
 @pytest.mark.parametrize(
     "override",
-    ["seed=2", "flows.0.rtt=11ms", "flows.1.cca=cubic", "bottleneck.buffer=0.5bdp", "bottleneck.loss=0.001",
-     "measure.from=6s", "flows.0.streams=2", "duration=31s", "bottleneck.mtu=9000B"],
+    [
+        "seed=2",
+        "flows.0.rtt=11ms",
+        "flows.1.cca=cubic",
+        "bottleneck.buffer=0.5bdp",
+        "bottleneck.loss=0.001",
+        "measure.from=6s",
+        "flows.0.streams=2",
+        "duration=31s",
+        "bottleneck.mtu=9000B",
+    ],
 )
 def test_hash_changes_with_every_parameter(override: str) -> None:
     assert from_dict(apply_overrides(base(), [override])).hash() != from_dict(base()).hash()

@@ -9,9 +9,17 @@ from tcpfair import units as u
 
 @pytest.mark.parametrize(
     ("text", "bps"),
-    [("100Mbit", 100_000_000), ("1.5Mbit", 1_500_000), ("10Gbit", 10_000_000_000), ("64kbit", 64_000),
-     ("1bit", 1), ("2.5gbit", 2_500_000_000), ("100Mbps", 100_000_000), (" 1e3 kbit ", 1_000_000),
-     ("1Tbit", 10**12)],
+    [
+        ("100Mbit", 100_000_000),
+        ("1.5Mbit", 1_500_000),
+        ("10Gbit", 10_000_000_000),
+        ("64kbit", 64_000),
+        ("1bit", 1),
+        ("2.5gbit", 2_500_000_000),
+        ("100Mbps", 100_000_000),
+        (" 1e3 kbit ", 1_000_000),
+        ("1Tbit", 10**12),
+    ],
 )
 def test_parse_rate(text: str, bps: int) -> None:
     assert u.parse_rate(text) == bps
@@ -19,8 +27,16 @@ def test_parse_rate(text: str, bps: int) -> None:
 
 @pytest.mark.parametrize(
     ("text", "ns"),
-    [("20ms", 20_000_000), ("300s", 300_000_000_000), ("1.5s", 1_500_000_000), ("250us", 250_000),
-     ("250µs", 250_000), ("7ns", 7), ("2min", 120_000_000_000), ("0s", 0)],
+    [
+        ("20ms", 20_000_000),
+        ("300s", 300_000_000_000),
+        ("1.5s", 1_500_000_000),
+        ("250us", 250_000),
+        ("250µs", 250_000),
+        ("7ns", 7),
+        ("2min", 120_000_000_000),
+        ("0s", 0),
+    ],
 )
 def test_parse_time(text: str, ns: int) -> None:
     assert u.parse_time(text) == ns
@@ -28,8 +44,15 @@ def test_parse_time(text: str, ns: int) -> None:
 
 @pytest.mark.parametrize(
     ("text", "n"),
-    [("1500B", 1500), ("64KB", 64_000), ("64kB", 64_000), ("25MiB", 26_214_400), ("1KiB", 1024),
-     ("2GB", 2_000_000_000), ("1GiB", 2**30)],
+    [
+        ("1500B", 1500),
+        ("64KB", 64_000),
+        ("64kB", 64_000),
+        ("25MiB", 26_214_400),
+        ("1KiB", 1024),
+        ("2GB", 2_000_000_000),
+        ("1GiB", 2**30),
+    ],
 )
 def test_parse_size(text: str, n: int) -> None:
     assert u.parse_size(text) == n
@@ -39,8 +62,12 @@ def test_parse_size(text: str, n: int) -> None:
     ("fn", "value", "message"),
     [
         (u.parse_rate, "100", "cannot read '100'; expected a rate with a unit"),
-        (u.parse_rate, 100, "expected a rate with a unit, e.g. '100Mbit', '1.5Mbit', '10Gbit' (units: bit, kbit, "
-                            "Mbit, Gbit, Tbit) as a string, got 100"),
+        (
+            u.parse_rate,
+            100,
+            "expected a rate with a unit, e.g. '100Mbit', '1.5Mbit', '10Gbit' (units: bit, kbit, "
+            "Mbit, Gbit, Tbit) as a string, got 100",
+        ),
         (u.parse_rate, "100MB", "unknown rate unit 'MB' in '100MB'"),
         (u.parse_rate, "0Mbit", "rate '0Mbit' must be positive"),
         (u.parse_rate, "0.0001bit", "must be positive"),
@@ -60,7 +87,9 @@ def test_parse_size(text: str, n: int) -> None:
         (u.parse_buffer, "1e400bdp", "too large"),
     ],
 )
-def test_bad_values_name_the_value_and_what_is_allowed(fn: object, value: object, message: str) -> None:
+def test_bad_values_name_the_value_and_what_is_allowed(
+    fn: object, value: object, message: str
+) -> None:
     with pytest.raises(u.UnitError) as e:
         fn(value)  # type: ignore[operator]
     assert message in str(e.value)

@@ -172,7 +172,9 @@ def flow_ratio(x: ArrayLike, i: int, j: int) -> float:
 def utilization(x: ArrayLike, capacity_bps: float) -> float:
     """Σx / capacity (x and capacity in the same unit, normally bit/s)."""
     a = _arr(x)
-    if not (isinstance(capacity_bps, (int, float)) and math.isfinite(capacity_bps) and capacity_bps > 0):
+    if not (
+        isinstance(capacity_bps, (int, float)) and math.isfinite(capacity_bps) and capacity_bps > 0
+    ):
         raise ValueError(f"capacity must be a positive finite rate, got {capacity_bps!r}")
     return float(a.sum() / capacity_bps)
 

@@ -26,27 +26,76 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 
 @click.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--from", "t_from", type=float, default=None, metavar="S",
-              help="Start of the measurement window, seconds (default: start of the capture).")
-@click.option("--to", "t_to", type=float, default=None, metavar="S",
-              help="End of the measurement window, seconds (default: end of the capture).")
+@click.option(
+    "--from",
+    "t_from",
+    type=float,
+    default=None,
+    metavar="S",
+    help="Start of the measurement window, seconds (default: start of the capture).",
+)
+@click.option(
+    "--to",
+    "t_to",
+    type=float,
+    default=None,
+    metavar="S",
+    help="End of the measurement window, seconds (default: end of the capture).",
+)
 @click.option("--per-interval", is_flag=True, help="Also give the JFI of every sampling interval.")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
-              show_default=True, help="table: for people; csv/json: for programs.")
-@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="OUT.png",
-              help="Write throughput over time per flow (.png, .pdf or .svg).")
-@click.option("--label", "labels", multiple=True, metavar="L",
-              help="Label of each file, in order (repeat once per file; default: the file name).")
-@click.option("--by", type=click.Choice(["flow", "group"]), default="flow", show_default=True,
-              help="flow: every TCP connection; group: sum the parallel streams of each file.")
-@click.option("--capacity", default=None, metavar="RATE",
-              help="Bottleneck rate, e.g. 100Mbit, to report the link utilization.")
-@click.option("--no-align", is_flag=True,
-              help="Do not shift files onto one clock by their iperf3 start timestamps.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json"]),
+    default="table",
+    show_default=True,
+    help="table: for people; csv/json: for programs.",
+)
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="OUT.png",
+    help="Write throughput over time per flow (.png, .pdf or .svg).",
+)
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="L",
+    help="Label of each file, in order (repeat once per file; default: the file name).",
+)
+@click.option(
+    "--by",
+    type=click.Choice(["flow", "group"]),
+    default="flow",
+    show_default=True,
+    help="flow: every TCP connection; group: sum the parallel streams of each file.",
+)
+@click.option(
+    "--capacity",
+    default=None,
+    metavar="RATE",
+    help="Bottleneck rate, e.g. 100Mbit, to report the link utilization.",
+)
+@click.option(
+    "--no-align",
+    is_flag=True,
+    help="Do not shift files onto one clock by their iperf3 start timestamps.",
+)
 @friendly_errors
-def fairness(files: tuple[Path, ...], t_from: float | None, t_to: float | None, per_interval: bool,
-             fmt: str, plot: Path | None, labels: tuple[str, ...], by: str, capacity: str | None,
-             no_align: bool) -> None:
+def fairness(
+    files: tuple[Path, ...],
+    t_from: float | None,
+    t_to: float | None,
+    per_interval: bool,
+    fmt: str,
+    plot: Path | None,
+    labels: tuple[str, ...],
+    by: str,
+    capacity: str | None,
+    no_align: bool,
+) -> None:
     """Fairness of the TCP flows in iperf3 -J FILES (Jain's index, ratios, sum)."""
     from ..importers.iperf3 import Iperf3Error, load_iperf3
 
@@ -54,12 +103,18 @@ def fairness(files: tuple[Path, ...], t_from: float | None, t_to: float | None, 
         if v is not None and not (math.isfinite(v) and v >= 0):
             raise UserError(f"{name} {v:g}: the window bounds are seconds ≥ 0")
     if t_from is not None and t_to is not None and t_from >= t_to:
-        raise UserError(f"--from {t_from:g} is not before --to {t_to:g}; the window needs from < to")
+        raise UserError(
+            f"--from {t_from:g} is not before --to {t_to:g}; the window needs from < to"
+        )
     if labels and len(labels) != len(files):
-        raise UserError(f"{len(labels)} --label for {len(files)} files; give one --label per file, in order")
+        raise UserError(
+            f"{len(labels)} --label for {len(files)} files; give one --label per file, in order"
+        )
     if plot is not None and plot.suffix.lower() not in PLOT_SUFFIXES:
-        raise UserError(f"--plot {plot}: unknown figure type {plot.suffix or '(none)'!r}; "
-                        f"use one of {', '.join(PLOT_SUFFIXES)}")
+        raise UserError(
+            f"--plot {plot}: unknown figure type {plot.suffix or '(none)'!r}; "
+            f"use one of {', '.join(PLOT_SUFFIXES)}"
+        )
     cap_bps: float | None = None
     if capacity is not None:
         from ..units import UnitError, parse_rate
@@ -101,8 +156,12 @@ def fairness(files: tuple[Path, ...], t_from: float | None, t_to: float | None, 
 
 
 # ---------------------------------------------------------------------------- computing
-def fairness_report(result: Any, window: tuple[float | None, float | None], by: str = "flow",
-                    per_interval: bool = False) -> dict[str, Any]:
+def fairness_report(
+    result: Any,
+    window: tuple[float | None, float | None],
+    by: str = "flow",
+    per_interval: bool = False,
+) -> dict[str, Any]:
     """Everything ``tcpfair fairness`` prints, as a dict (also for the Python API)."""
     from .. import metrics as m
 
@@ -110,7 +169,9 @@ def fairness_report(result: Any, window: tuple[float | None, float | None], by: 
     t_end = float(result.samples["t_s"].max()) if len(result.samples) else 0.0
     ws = result.window_samples((lo, hi))
     if not len(ws):
-        raise UserError(f"no samples in the window {lo:g}–{hi:g} s (the capture covers 0–{t_end:g} s)")
+        raise UserError(
+            f"no samples in the window {lo:g}–{hi:g} s (the capture covers 0–{t_end:g} s)"
+        )
     flows = result.flows
     thr = result.flow_throughputs((lo, hi))
     g = ws.groupby("flow")
@@ -130,21 +191,38 @@ def fairness_report(result: Any, window: tuple[float | None, float | None], by: 
         rtt = float(rtt_win.get(fid, math.nan))
         if math.isnan(rtt):
             rtt = float(f["mean_rtt_s"])
-        rows.append({"flow": int(fid), "group": int(f["group"]), "label": str(f["label"]), "cca": str(f["cca"]),
-                     "throughput_bps": float(thr.get(fid, 0.0)), "retransmits": retr, "mean_rtt_s": rtt,
-                     "bytes": int(f["bytes"])})
+        rows.append(
+            {
+                "flow": int(fid),
+                "group": int(f["group"]),
+                "label": str(f["label"]),
+                "cca": str(f["cca"]),
+                "throughput_bps": float(thr.get(fid, 0.0)),
+                "retransmits": retr,
+                "mean_rtt_s": rtt,
+                "bytes": int(f["bytes"]),
+            }
+        )
     table = pd.DataFrame(rows)
     if by == "group":
         glabels = result.meta.get("group_labels", {})
         grouped = []
         for gid, part in table.groupby("group", sort=True):
-            grouped.append({
-                "flow": None, "group": int(gid), "label": glabels.get(str(gid), part["label"].iloc[0]),
-                "cca": ",".join(sorted(set(part["cca"]))), "throughput_bps": float(part["throughput_bps"].sum()),
-                "retransmits": float(part["retransmits"].sum(min_count=1)),
-                "mean_rtt_s": float(part["mean_rtt_s"].mean()) if part["mean_rtt_s"].notna().any() else math.nan,
-                "bytes": int(part["bytes"].sum()), "streams": int(len(part)),
-            })
+            grouped.append(
+                {
+                    "flow": None,
+                    "group": int(gid),
+                    "label": glabels.get(str(gid), part["label"].iloc[0]),
+                    "cca": ",".join(sorted(set(part["cca"]))),
+                    "throughput_bps": float(part["throughput_bps"].sum()),
+                    "retransmits": float(part["retransmits"].sum(min_count=1)),
+                    "mean_rtt_s": float(part["mean_rtt_s"].mean())
+                    if part["mean_rtt_s"].notna().any()
+                    else math.nan,
+                    "bytes": int(part["bytes"].sum()),
+                    "streams": int(len(part)),
+                }
+            )
         table = pd.DataFrame(grouped)
     x = table["throughput_bps"].to_numpy(dtype=float)
     total = float(x.sum())
@@ -180,8 +258,11 @@ def fairness_report(result: Any, window: tuple[float | None, float | None], by: 
     out["intervals"] = int(len(complete))
     if per_interval:
         out["per_interval"] = [
-            {"t_s": float(t), "jfi": float(j),
-             "throughput_bps": {labels_of[int(c)]: float(v) for c, v in row.items()}}
+            {
+                "t_s": float(t),
+                "jfi": float(j),
+                "throughput_bps": {labels_of[int(c)]: float(v) for c, v in row.items()},
+            }
             for (t, row), j in zip(complete.iterrows(), series, strict=True)
         ]
     return out
@@ -207,22 +288,41 @@ def _print_table(report: dict[str, Any], per_interval: bool) -> None:
         console = Console(width=160)
     lo, hi = report["window"]
     t = Table(title=f"fairness over {lo:g}–{hi:g} s")
-    cols = ["flow" if report["by"] == "flow" else "group", "label", "cca", "throughput", "share",
-            "retransmits" + (" (run)" if report["retransmits_whole_run"] else ""), "mean RTT"]
+    cols = [
+        "flow" if report["by"] == "flow" else "group",
+        "label",
+        "cca",
+        "throughput",
+        "share",
+        "retransmits" + (" (run)" if report["retransmits_whole_run"] else ""),
+        "mean RTT",
+    ]
     for c in cols:
         t.add_column(c, justify="left" if c in ("label", "cca") else "right")
     for r in report["rows"]:
         ident = r["flow"] if report["by"] == "flow" else r["group"]
         retr = r["retransmits"]
         rtt = r["mean_rtt_s"]
-        t.add_row(str(ident), r["label"], r["cca"], _fmt_rate(r["throughput_bps"]), _fmt(100 * r["share"], ".1f") + " %",
-                  "–" if math.isnan(retr) else f"{retr:.0f}", "–" if math.isnan(rtt) else f"{rtt * 1e3:.3g} ms")
+        t.add_row(
+            str(ident),
+            r["label"],
+            r["cca"],
+            _fmt_rate(r["throughput_bps"]),
+            _fmt(100 * r["share"], ".1f") + " %",
+            "–" if math.isnan(retr) else f"{retr:.0f}",
+            "–" if math.isnan(rtt) else f"{rtt * 1e3:.3g} ms",
+        )
     console.print(t)
-    parts = [f"JFI {_fmt(report['jfi'], '.4f')}", f"min/max {_fmt(report['min_max_ratio'], '.3f')}",
-             f"sum {_fmt_rate(report['sum_bps'])}"]
+    parts = [
+        f"JFI {_fmt(report['jfi'], '.4f')}",
+        f"min/max {_fmt(report['min_max_ratio'], '.3f')}",
+        f"sum {_fmt_rate(report['sum_bps'])}",
+    ]
     if report["utilization"] is not None:
         parts.append(f"utilization {100 * report['utilization']:.1f} %")
-    parts.append(f"per-interval JFI mean {_fmt(report['jfi_per_interval_mean'], '.4f')} ({report['intervals']} intervals)")
+    parts.append(
+        f"per-interval JFI mean {_fmt(report['jfi_per_interval_mean'], '.4f')} ({report['intervals']} intervals)"
+    )
     console.print("  ".join(parts), soft_wrap=True)
     if per_interval and not report["per_interval"]:
         console.print("JFI per interval: no interval in which every flow has a sample")
@@ -234,7 +334,11 @@ def _print_table(report: dict[str, Any], per_interval: bool) -> None:
         for n in names:
             pt.add_column(n, justify="right")
         for row in report["per_interval"]:
-            pt.add_row(f"{row['t_s']:g}", f"{row['jfi']:.4f}", *[_fmt_rate(row["throughput_bps"][n]) for n in names])
+            pt.add_row(
+                f"{row['t_s']:g}",
+                f"{row['jfi']:.4f}",
+                *[_fmt_rate(row["throughput_bps"][n]) for n in names],
+            )
         console.print(pt)
     if report.get("figure"):
         console.print(f"figure: {report['figure']}")
@@ -247,18 +351,65 @@ def _csv(report: dict[str, Any], per_interval: bool) -> str:
         names = list(report["per_interval"][0]["throughput_bps"]) if report["per_interval"] else []
         w.writerow(["t_s", "jfi", *[f"{n}_bps" for n in names]])
         for row in report["per_interval"]:
-            w.writerow([_num(row["t_s"]), _num(row["jfi"]), *[_num(row["throughput_bps"][n]) for n in names]])
+            w.writerow(
+                [
+                    _num(row["t_s"]),
+                    _num(row["jfi"]),
+                    *[_num(row["throughput_bps"][n]) for n in names],
+                ]
+            )
         return buf.getvalue()
     key = "flow" if report["by"] == "flow" else "group"
-    w.writerow([key, "label", "cca", "throughput_bps", "share", "retransmits", "mean_rtt_s", "bytes",
-                "jfi", "min_max_ratio", "window_from_s", "window_to_s"])
+    w.writerow(
+        [
+            key,
+            "label",
+            "cca",
+            "throughput_bps",
+            "share",
+            "retransmits",
+            "mean_rtt_s",
+            "bytes",
+            "jfi",
+            "min_max_ratio",
+            "window_from_s",
+            "window_to_s",
+        ]
+    )
     for r in report["rows"]:
-        w.writerow([r[key], r["label"], r["cca"], _num(r["throughput_bps"]), _num(r["share"]), _num(r["retransmits"]),
-                    _num(r["mean_rtt_s"]), r["bytes"], "", "", "", ""])
+        w.writerow(
+            [
+                r[key],
+                r["label"],
+                r["cca"],
+                _num(r["throughput_bps"]),
+                _num(r["share"]),
+                _num(r["retransmits"]),
+                _num(r["mean_rtt_s"]),
+                r["bytes"],
+                "",
+                "",
+                "",
+                "",
+            ]
+        )
     lo, hi = report["window"]
-    w.writerow(["all", "all", "", _num(report["sum_bps"]), _num(1.0 if report["sum_bps"] > 0 else math.nan), "", "",
-                sum(r["bytes"] for r in report["rows"]), _num(report["jfi"]), _num(report["min_max_ratio"]),
-                _num(lo), _num(hi)])
+    w.writerow(
+        [
+            "all",
+            "all",
+            "",
+            _num(report["sum_bps"]),
+            _num(1.0 if report["sum_bps"] > 0 else math.nan),
+            "",
+            "",
+            sum(r["bytes"] for r in report["rows"]),
+            _num(report["jfi"]),
+            _num(report["min_max_ratio"]),
+            _num(lo),
+            _num(hi),
+        ]
+    )
     return buf.getvalue()
 
 

@@ -88,7 +88,9 @@ class Iperf3Tables:
 
 
 # ---------------------------------------------------------------------------- decoding
-def decode_iperf3_text(text: str | bytes, source: str = "<iperf3 output>") -> tuple[dict[str, Any], list[str]]:
+def decode_iperf3_text(
+    text: str | bytes, source: str = "<iperf3 output>"
+) -> tuple[dict[str, Any], list[str]]:
     """Decode iperf3 -J text into one report object and a list of notes.
 
     Several concatenated objects → the last complete one; duplicate keys → first wins.
@@ -97,13 +99,17 @@ def decode_iperf3_text(text: str | bytes, source: str = "<iperf3 output>") -> tu
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise Iperf3Error(f"{source}: not a text file (byte {e.start} is not UTF-8); expected iperf3 -J output") from None
+            raise Iperf3Error(
+                f"{source}: not a text file (byte {e.start} is not UTF-8); expected iperf3 -J output"
+            ) from None
     stripped = text.strip()
     if not stripped:
         raise Iperf3Error(f"{source}: the file is empty; expected the JSON report of iperf3 -J")
     if not stripped.startswith("{"):
         first = stripped.splitlines()[0][:60]
-        raise Iperf3Error(f"{source}: not iperf3 JSON output (starts with {first!r}); run iperf3 with -J")
+        raise Iperf3Error(
+            f"{source}: not iperf3 JSON output (starts with {first!r}); run iperf3 with -J"
+        )
 
     duplicates: list[str] = []
 
@@ -141,7 +147,9 @@ def decode_iperf3_text(text: str | bytes, source: str = "<iperf3 output>") -> tu
                     f"{source}: truncated JSON (the report ends at line {e.lineno} before it is complete; "
                     "was iperf3 interrupted?)"
                 ) from None
-            raise Iperf3Error(f"{source}: invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
+            raise Iperf3Error(
+                f"{source}: invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}"
+            ) from None
         objects.append(obj)
     if len(objects) > 1:
         notes.append(f"holds {len(objects)} concatenated JSON reports; used the last complete one")
@@ -150,7 +158,9 @@ def decode_iperf3_text(text: str | bytes, source: str = "<iperf3 output>") -> tu
         notes.append(f"duplicate JSON keys with different values ({names}); kept the first of each")
     obj = objects[-1]
     if not isinstance(obj, dict):
-        raise Iperf3Error(f"{source}: not an iperf3 report (the JSON is a {type(obj).__name__}, not an object)")
+        raise Iperf3Error(
+            f"{source}: not an iperf3 report (the JSON is a {type(obj).__name__}, not an object)"
+        )
     return obj, notes
 
 
@@ -170,10 +180,14 @@ def parse_iperf3(
     """Turn one iperf3 -J report into ``flows``/``samples`` tables (see the module docstring)."""
     src = source or label
     if isinstance(obj_or_text, dict):
-        obj, notes = obj_or_text, []
+        obj, notes = obj_or_text, list[str]()
     else:
         obj, notes = decode_iperf3_text(obj_or_text, src)
     return _parse_report(obj, notes, label, group, flow_offset, float(time_offset_s), src)
+
+
+def _dict(x: Any) -> dict[str, Any]:
+    return x if isinstance(x, dict) else {}
 
 
 def _num(x: Any) -> float:
@@ -184,7 +198,13 @@ def _num(x: Any) -> float:
 
 
 def _parse_report(
-    obj: dict[str, Any], notes: list[str], label: str, group: int, flow_offset: int, t0: float, src: str
+    obj: dict[str, Any],
+    notes: list[str],
+    label: str,
+    group: int,
+    flow_offset: int,
+    t0: float,
+    src: str,
 ) -> Iperf3Tables:
     if "error" in obj:
         raise Iperf3Error(f"{src}: iperf3 reported an error: {obj['error']}")
@@ -192,17 +212,23 @@ def _parse_report(
     intervals = obj.get("intervals")
     if not isinstance(start, dict) or not isinstance(intervals, list):
         raise Iperf3Error(f"{src}: not an iperf3 -J report (no 'start' object or 'intervals' list)")
-    test = start.get("test_start") if isinstance(start.get("test_start"), dict) else {}
+    test = _dict(start.get("test_start"))
     protocol = str(test.get("protocol", "TCP")).upper()
     if protocol == "TCP" and any(
         isinstance(s, dict) and ("jitter_ms" in s or "packets" in s)
-        for iv in intervals if isinstance(iv, dict) for s in iv.get("streams", [])
+        for iv in intervals
+        if isinstance(iv, dict)
+        for s in iv.get("streams", [])
     ):
         protocol = "UDP"
     if protocol != "TCP":
-        raise Iperf3Error(f"{src}: a {protocol} test; fairness needs a TCP test (iperf3 without -u/--sctp)")
+        raise Iperf3Error(
+            f"{src}: a {protocol} test; fairness needs a TCP test (iperf3 without -u/--sctp)"
+        )
     if test.get("bidir"):
-        raise Iperf3Error(f"{src}: a bidirectional test (--bidir) is not supported; capture one direction per file")
+        raise Iperf3Error(
+            f"{src}: a bidirectional test (--bidir) is not supported; capture one direction per file"
+        )
     if not intervals:
         raise Iperf3Error(f"{src}: the report has no measurement intervals (the test did not run)")
 
@@ -233,7 +259,9 @@ def _parse_report(
             sock = s["socket"]
             if sock not in order:
                 order[sock] = len(order)
-                notes.append(f"stream with socket {sock} is not in start.connected; numbered after the others")
+                notes.append(
+                    f"stream with socket {sock} is not in start.connected; numbered after the others"
+                )
             sender = s.get("sender")
             is_sender = local_sender_default if not isinstance(sender, bool) else sender
             local_sender = is_sender
@@ -247,16 +275,18 @@ def _parse_report(
             if math.isnan(bps):
                 bps = nbytes * 8 / dt
             rtt_us = _num(s.get("rtt")) if is_sender else math.nan
-            rows.append({
-                "flow": flow_offset + order[sock],
-                "t_s": t0 + end,
-                "dt_s": dt,
-                "bytes": nbytes,
-                "throughput_bps": bps,
-                "cwnd_bytes": _num(s.get("snd_cwnd")) if is_sender else math.nan,
-                "srtt_s": rtt_us / 1e6 if rtt_us > 0 else math.nan,
-                "retransmits": _num(s.get("retransmits")) if is_sender else math.nan,
-            })
+            rows.append(
+                {
+                    "flow": flow_offset + order[sock],
+                    "t_s": t0 + end,
+                    "dt_s": dt,
+                    "bytes": nbytes,
+                    "throughput_bps": bps,
+                    "cwnd_bytes": _num(s.get("snd_cwnd")) if is_sender else math.nan,
+                    "srtt_s": rtt_us / 1e6 if rtt_us > 0 else math.nan,
+                    "retransmits": _num(s.get("retransmits")) if is_sender else math.nan,
+                }
+            )
     if n_omitted:
         notes.append(f"skipped {n_omitted} omitted interval reports (-O)")
     if not rows and n_omitted:
@@ -265,13 +295,15 @@ def _parse_report(
         raise Iperf3Error(f"{src}: the report names no TCP streams (empty 'intervals')")
 
     samples = pd.DataFrame(rows, columns=SAMPLE_COLUMNS)
-    samples = samples.astype({"flow": np.int64, "bytes": np.float64}).sort_values(["flow", "t_s"], kind="stable")
+    samples = samples.astype({"flow": np.int64, "bytes": np.float64}).sort_values(
+        ["flow", "t_s"], kind="stable"
+    )
     if len(samples) and np.isnan(samples["bytes"].to_numpy()).any():
         raise Iperf3Error(f"{src}: an interval report has no 'bytes' figure")
     samples["bytes"] = samples["bytes"].astype(np.int64)
     samples = samples.reset_index(drop=True)
 
-    end_obj = obj.get("end") if isinstance(obj.get("end"), dict) else {}
+    end_obj = _dict(obj.get("end"))
     end_streams: dict[int, dict[str, Any]] = {}
     for es in end_obj.get("streams", []) or []:
         if not isinstance(es, dict):
@@ -291,7 +323,7 @@ def _parse_report(
         fid = flow_offset + k
         mine = samples[samples["flow"] == fid]
         es = end_streams.get(sock, {})
-        snd, rcv = es.get("sender", {}), es.get("receiver", {})
+        snd, rcv = _dict(es.get("sender")), _dict(es.get("receiver"))
         sent = _num(snd.get("bytes"))
         recv = _num(rcv.get("bytes"))
         if recv > 0:
@@ -310,22 +342,24 @@ def _parse_report(
             mean_rtt = float(mine["srtt_s"].mean())
         else:
             mean_rtt = math.nan
-        flows_rows.append({
-            "flow": fid,
-            "group": group,
-            "label": label if n == 1 else f"{label}[{k + 1}]",
-            "cca": cca,
-            "rtt_s": math.nan,
-            "start_s": t0,
-            "bytes": int(delivered),
-            "retransmits": retr,
-            "mean_rtt_s": mean_rtt,
-            "sent_bytes": sent if sent > 0 else math.nan,
-        })
+        flows_rows.append(
+            {
+                "flow": fid,
+                "group": group,
+                "label": label if n == 1 else f"{label}[{k + 1}]",
+                "cca": cca,
+                "rtt_s": math.nan,
+                "start_s": t0,
+                "bytes": int(delivered),
+                "retransmits": retr,
+                "mean_rtt_s": mean_rtt,
+                "sent_bytes": sent if sent > 0 else math.nan,
+            }
+        )
     flows = pd.DataFrame(flows_rows, columns=IPERF3_FLOW_COLUMNS).astype(
         {"flow": np.int64, "group": np.int64, "bytes": np.int64, "retransmits": np.float64}
     )
-    ts = start.get("timestamp") if isinstance(start.get("timestamp"), dict) else {}
+    ts = _dict(start.get("timestamp"))
     if isinstance(ts.get("timemillisecs"), (int, float)):
         stamp, resolution = float(ts["timemillisecs"]) / 1e3, 1e-3
     elif isinstance(ts.get("timesecs"), (int, float)):
@@ -369,7 +403,9 @@ def read_text(path: str | Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise Iperf3Error(f"{p}: not a text file (byte {e.start} is not UTF-8); expected iperf3 -J output") from None
+        raise Iperf3Error(
+            f"{p}: not a text file (byte {e.start} is not UTF-8); expected iperf3 -J output"
+        ) from None
 
 
 def load_iperf3(
@@ -424,7 +460,9 @@ def load_iperf3(
                     t.samples["t_s"] += off
                     t.flows["start_s"] += off
                     t.info["time_offset_s"] = off
-                    general_notes.append(f"{t.info['source']}: started {off:g} s after the first; times shifted")
+                    general_notes.append(
+                        f"{t.info['source']}: started {off:g} s after the first; times shifted"
+                    )
         else:
             general_notes.append("some files have no start timestamp; not aligned in time")
 
@@ -438,7 +476,10 @@ def load_iperf3(
         "backend": "iperf3",
         "window": [0.0, t_end],
         "capacity_bps": None,
-        "versions": {"tcpfair": __version__, "iperf3": versions[0] if len(versions) == 1 else versions},
+        "versions": {
+            "tcpfair": __version__,
+            "iperf3": versions[0] if len(versions) == 1 else versions,
+        },
         "files": files,
         "notes": notes,
         "group_labels": {str(t.info["group"]): t.info["label"] for t in parts},
