@@ -3,9 +3,17 @@
 //! Pure Rust: no I/O, no clock, no Python. `run(&Config)` simulates a whole scenario and
 //! returns column arrays (`Output`). Same config and seed ⇒ identical output.
 
+pub mod aqm;
 pub mod cc;
 pub mod config;
+pub mod event;
+pub mod link;
+pub mod measure;
 pub mod output;
+pub mod packet;
+pub mod rng;
+pub mod sim;
+pub mod tcp;
 pub mod units;
 
 pub use config::Config;
@@ -31,11 +39,5 @@ impl std::error::Error for SimError {}
 
 /// Simulate a whole scenario.
 pub fn run(cfg: &Config) -> Result<Output, SimError> {
-    for f in &cfg.flows {
-        cc::AnyCc::from_name(&f.cca, &f.cca_params, cfg.seed ^ u64::from(f.id)).map_err(|message| SimError::Config {
-            key: format!("flows.{}.cca", f.group),
-            message,
-        })?;
-    }
-    Err(SimError::Config { key: String::new(), message: "the simulator engine is not built yet".into() })
+    Ok(sim::Sim::new(cfg)?.run())
 }

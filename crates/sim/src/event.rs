@@ -1,0 +1,273 @@
+//! The event queue: a binary heap keyed by (time, insertion sequence), so events at equal
+//! times come out in the order they were scheduled — determinism by construction.
+//!
+//! Timers are cancelled lazily: each timer carries a generation counter, a heap entry whose
+//! generation no longer matches is ignored when it comes out. A timer that is pushed later
+//! (the RTO, re-armed on every ACK) keeps its heap entry and is re-scheduled when the old
+//! entry fires early, so re-arming costs no heap operation.
+//!
+//! Constant-delay paths (a flow's access link, the ACK return path) are FIFO: `DelayLine`
+//! holds their packets in a ring and keeps only its head in the heap.
+
+use crate::units::SimTime;
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// What happens at an event. Small and `Copy`: packets live in delay lines and queues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ev {
+    /// The head of flow's forward delay line reaches the bottleneck.
+    FwdArrive(u32),
+    /// The head of flow's reverse delay line (an ACK) reaches the sender.
+    RevArrive(u32),
+    /// The bottleneck finished serializing its head packet.
+    LinkDone,
+    /// A flow timer fired (lazy: checked against the timer's generation).
+    Timer(u32, TimerKind, u32),
+    /// Take a measurement sample.
+    Sample,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerKind {
+    /// Connection start (end of the handshake).
+    Start,
+    Rto,
+    DelAck,
+    Pacing,
+    /// The application has written another segment's worth (app-limited writer).
+    App,
+    /// The application stops writing (`stop`).
+    Stop,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    time: u64,
+    seq: u64,
+    ev: Ev,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.time == other.time && self.seq == other.seq
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    /// Reversed: `BinaryHeap` is a max-heap, we want the earliest (time, seq) first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        (other.time, other.seq).cmp(&(self.time, self.seq))
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct EventQueue {
+    heap: BinaryHeap<Entry>,
+    seq: u64,
+    now: u64,
+    pub popped: u64,
+}
+
+impl EventQueue {
+    pub fn new() -> Self {
+        EventQueue { heap: BinaryHeap::with_capacity(1024), seq: 0, now: 0, popped: 0 }
+    }
+
+    pub fn now(&self) -> SimTime {
+        SimTime(self.now)
+    }
+
+    /// Schedule `ev` at `t` (never before the current time).
+    pub fn push(&mut self, t: SimTime, ev: Ev) {
+        debug_assert!(t.0 >= self.now, "scheduling in the past: {} < {}", t.0, self.now);
+        self.seq += 1;
+        self.heap.push(Entry { time: t.0.max(self.now), seq: self.seq, ev });
+    }
+
+    /// Time of the next event, if any.
+    pub fn peek_time(&self) -> Option<SimTime> {
+        self.heap.peek().map(|e| SimTime(e.time))
+    }
+
+    /// Remove the next event and advance the clock to it. Time never goes backwards.
+    pub fn pop(&mut self) -> Option<(SimTime, Ev)> {
+        let e = self.heap.pop()?;
+        assert!(e.time >= self.now, "time went backwards: {} < {}", e.time, self.now);
+        self.now = e.time;
+        self.popped += 1;
+        Some((SimTime(e.time), e.ev))
+    }
+
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+}
+
+/// A lazily cancelled timer. `deadline` is when it should fire; `scheduled` is the time of
+/// the live heap entry (if any), which may be earlier than `deadline`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timer {
+    pub deadline: Option<SimTime>,
+    scheduled: Option<SimTime>,
+    gen: u32,
+}
+
+impl Timer {
+    /// Arm (or re-arm) the timer for `t`. Pushes a heap entry only when `t` is earlier than
+    /// the live entry.
+    pub fn arm(&mut self, q: &mut EventQueue, t: SimTime, flow: u32, kind: TimerKind) {
+        self.deadline = Some(t);
+        if self.scheduled.is_none_or(|s| t < s) {
+            self.gen = self.gen.wrapping_add(1);
+            self.scheduled = Some(t);
+            q.push(t, Ev::Timer(flow, kind, self.gen));
+        }
+    }
+
+    pub fn cancel(&mut self) {
+        self.deadline = None;
+    }
+
+    pub fn is_armed(&self) -> bool {
+        self.deadline.is_some()
+    }
+
+    /// A heap entry of this timer came out at `now`. Returns true when the timer fires;
+    /// re-schedules it when its deadline moved later.
+    pub fn on_pop(&mut self, q: &mut EventQueue, gen: u32, now: SimTime, flow: u32, kind: TimerKind) -> bool {
+        if gen != self.gen {
+            return false; // superseded entry
+        }
+        self.scheduled = None;
+        match self.deadline {
+            None => false,
+            Some(d) if d <= now => {
+                self.deadline = None;
+                true
+            }
+            Some(d) => {
+                self.gen = self.gen.wrapping_add(1);
+                self.scheduled = Some(d);
+                q.push(d, Ev::Timer(flow, kind, self.gen));
+                false
+            }
+        }
+    }
+}
+
+/// A constant-delay FIFO path. Items pushed at non-decreasing times arrive in order, so
+/// only the head needs a heap entry.
+#[derive(Debug, Default)]
+pub struct DelayLine<T> {
+    items: VecDeque<(SimTime, T)>,
+}
+
+impl<T: Copy> DelayLine<T> {
+    pub fn new() -> Self {
+        DelayLine { items: VecDeque::new() }
+    }
+
+    /// Put `item` on the line to arrive at `at`; schedules `ev` if the line was empty.
+    pub fn push(&mut self, q: &mut EventQueue, at: SimTime, item: T, ev: Ev) {
+        debug_assert!(self.items.back().is_none_or(|b| b.0 <= at), "delay line out of order");
+        if self.items.is_empty() {
+            q.push(at, ev);
+        }
+        self.items.push_back((at, item));
+    }
+
+    /// Take the head (its event fired); schedules `ev` for the next one.
+    pub fn pop(&mut self, q: &mut EventQueue, ev: Ev) -> T {
+        let (_, item) = self.items.pop_front().expect("delay-line event without an item");
+        if let Some(&(t, _)) = self.items.front() {
+            q.push(t, ev);
+        }
+        item
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_times_pop_in_insertion_order() {
+        let mut q = EventQueue::new();
+        q.push(SimTime(5), Ev::FwdArrive(1));
+        q.push(SimTime(3), Ev::FwdArrive(2));
+        q.push(SimTime(5), Ev::FwdArrive(3));
+        q.push(SimTime(5), Ev::FwdArrive(4));
+        let order: Vec<Ev> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec![Ev::FwdArrive(2), Ev::FwdArrive(1), Ev::FwdArrive(3), Ev::FwdArrive(4)]);
+    }
+
+    #[test]
+    fn rearmed_timer_fires_once_at_its_last_deadline() {
+        let mut q = EventQueue::new();
+        let mut t = Timer::default();
+        t.arm(&mut q, SimTime(10), 0, TimerKind::Rto);
+        t.arm(&mut q, SimTime(20), 0, TimerKind::Rto); // later: no new heap entry
+        assert_eq!(q.len(), 1);
+        t.arm(&mut q, SimTime(15), 0, TimerKind::Rto);
+        let mut fired = vec![];
+        while let Some((now, Ev::Timer(f, k, g))) = q.pop() {
+            if t.on_pop(&mut q, g, now, f, k) {
+                fired.push(now);
+            }
+        }
+        assert_eq!(fired, vec![SimTime(15)]);
+    }
+
+    #[test]
+    fn earlier_rearm_supersedes_and_cancel_silences() {
+        let mut q = EventQueue::new();
+        let mut t = Timer::default();
+        t.arm(&mut q, SimTime(30), 0, TimerKind::DelAck);
+        t.arm(&mut q, SimTime(10), 0, TimerKind::DelAck);
+        let mut fired = vec![];
+        while let Some((now, Ev::Timer(f, k, g))) = q.pop() {
+            if t.on_pop(&mut q, g, now, f, k) {
+                fired.push(now);
+            }
+        }
+        assert_eq!(fired, vec![SimTime(10)]);
+        t.arm(&mut q, SimTime(40), 0, TimerKind::DelAck);
+        t.cancel();
+        let (now, ev) = q.pop().unwrap();
+        let Ev::Timer(f, k, g) = ev else { panic!() };
+        assert!(!t.on_pop(&mut q, g, now, f, k));
+    }
+
+    #[test]
+    fn delay_line_keeps_one_heap_entry_and_fifo_order() {
+        let mut q = EventQueue::new();
+        let mut d: DelayLine<u32> = DelayLine::new();
+        for i in 0..5 {
+            d.push(&mut q, SimTime(100 + i), i as u32, Ev::FwdArrive(0));
+        }
+        assert_eq!(q.len(), 1);
+        let mut got = vec![];
+        while let Some((now, _)) = q.pop() {
+            got.push((now.0, d.pop(&mut q, Ev::FwdArrive(0))));
+        }
+        assert_eq!(got, vec![(100, 0), (101, 1), (102, 2), (103, 3), (104, 4)]);
+    }
+}

@@ -1,0 +1,86 @@
+//! Sampling: every `interval`, one row per started connection (bytes delivered in order
+//! since its previous sample — or since its start — cwnd, SRTT, retransmissions, bytes in
+//! flight) and one bottleneck row (queue at the sample time; drops, random losses and
+//! transmitted bytes during the interval). Sample times are `k·interval`, `k ≥ 1`, up to
+//! the end of the run.
+
+use crate::link::{Bottleneck, IntervalCounters};
+use crate::output::{FlowSamples, LinkSamples};
+use crate::sim::Flow;
+use crate::units::SimTime;
+
+pub struct Recorder {
+    interval: u64,
+    duration: u64,
+    k: u64,
+    last_delivered: Vec<u64>,
+    last_retx: Vec<u64>,
+    flows: FlowSamples,
+    link: LinkSamples,
+}
+
+impl Recorder {
+    pub fn new(interval_ns: u64, duration_ns: u64, n_flows: usize) -> Recorder {
+        let n_samples = (duration_ns / interval_ns.max(1)) as usize;
+        let rows = n_samples.saturating_mul(n_flows).min(1 << 24);
+        let mut flows = FlowSamples::default();
+        flows.flow.reserve(rows);
+        flows.t_ns.reserve(rows);
+        flows.delivered_bytes.reserve(rows);
+        flows.cwnd_bytes.reserve(rows);
+        flows.srtt_ns.reserve(rows);
+        flows.retransmits.reserve(rows);
+        flows.inflight_bytes.reserve(rows);
+        Recorder {
+            interval: interval_ns,
+            duration: duration_ns,
+            k: 0,
+            last_delivered: vec![0; n_flows],
+            last_retx: vec![0; n_flows],
+            flows,
+            link: LinkSamples::default(),
+        }
+    }
+
+    /// The next sample time, if it is within the run.
+    pub fn next_sample(&mut self) -> Option<SimTime> {
+        self.k += 1;
+        let t = self.k.checked_mul(self.interval)?;
+        (t <= self.duration).then_some(SimTime(t))
+    }
+
+    pub fn sample(&mut self, now: SimTime, flows: &[Flow], link: &mut Bottleneck) {
+        for (i, fl) in flows.iter().enumerate() {
+            if fl.start >= now {
+                continue;
+            }
+            let s = &fl.sender;
+            let d = fl.rx.delivered_bytes;
+            let r = s.stats.retransmits;
+            let mss = s.mss() as u64;
+            let f = &mut self.flows;
+            f.flow.push(i as u32);
+            f.t_ns.push(now.0);
+            f.delivered_bytes.push(d - self.last_delivered[i]);
+            f.cwnd_bytes.push(s.tcp.cwnd as u64 * mss);
+            f.srtt_ns.push(s.srtt().0);
+            f.retransmits.push(r - self.last_retx[i]);
+            f.inflight_bytes.push(s.in_flight() * mss);
+            self.last_delivered[i] = d;
+            self.last_retx[i] = r;
+        }
+        let c = std::mem::take(&mut link.interval);
+        let IntervalCounters { drops, random_losses, tx_bytes } = c;
+        let l = &mut self.link;
+        l.t_ns.push(now.0);
+        l.queue_bytes.push(link.queue_bytes());
+        l.queue_pkts.push(link.queue_pkts());
+        l.drops.push(drops);
+        l.random_losses.push(random_losses);
+        l.tx_bytes.push(tx_bytes);
+    }
+
+    pub fn into_columns(self) -> (FlowSamples, LinkSamples) {
+        (self.flows, self.link)
+    }
+}

@@ -1,0 +1,318 @@
+//! The dumbbell and its event loop.
+//!
+//! ```text
+//!  sender i ──(rtt_i/2, access link, infinitely fast)──► bottleneck queue ──(rate)──► receiver i
+//!  sender i ◄──────────────(rtt_i − rtt_i/2, uncongested)──────────────────────────── receiver i
+//! ```
+//!
+//! Each connection's base RTT is split evenly: half on its forward access link (before the
+//! bottleneck), half on the ACK return path, which has no queue and no loss. The bottleneck
+//! itself adds serialization (and queueing) but no propagation delay, so a flow's minimum
+//! RTT is `rtt + mtu/rate` for a full segment.
+//!
+//! A connection starts with a handshake: data flows one base RTT after `start`, with the
+//! SYN/SYN-ACK RTT as the first RTT sample (Linux initialises SRTT and min_rtt from it).
+
+use crate::cc::AnyCc;
+use crate::config::Config;
+use crate::event::{DelayLine, Ev, EventQueue, Timer, TimerKind};
+use crate::link::{Arrival, Bottleneck};
+use crate::measure::Recorder;
+use crate::output::{FlowSummary, Output, RunStats};
+use crate::packet::{Ack, Packet, HEADER_BYTES};
+use crate::rng::Rng;
+use crate::tcp::receiver::{AckDecision, DELACK_TIMEOUT};
+use crate::tcp::{Io, Receiver, Sender, SenderParams};
+use crate::units::SimTime;
+use crate::SimError;
+
+pub struct Flow {
+    pub sender: Sender,
+    pub rx: Receiver,
+    fwd: DelayLine<Packet>,
+    rev: DelayLine<Ack>,
+    delack: Timer,
+    start_timer: Timer,
+    stop_timer: Timer,
+    fwd_delay: SimTime,
+    rev_delay: SimTime,
+    base_rtt: SimTime,
+    pub start: SimTime,
+    pub delivered_window: u64,
+}
+
+pub struct Sim {
+    q: EventQueue,
+    link: Bottleneck,
+    pub flows: Vec<Flow>,
+    rng: Rng,
+    rec: Recorder,
+    end: SimTime,
+    window: (SimTime, SimTime),
+}
+
+/// Linux `tcp_adv_win_scale = 1`: half of the receive buffer is advertised as window, the
+/// other half is reserved for sk_buff overhead (`tcp_win_from_space`; kernels ≥ 6.6 start
+/// from the same 50 % `scaling_ratio` and then measure it). Receive-buffer autotuning is
+/// assumed to have reached `rmem` (tcp_rmem max), as it does quickly for bulk transfers.
+pub fn rwnd_from_rmem(rmem: u64) -> u64 {
+    rmem / 2
+}
+
+/// Linux sizes the send buffer in skb truesize; with TSO-sized skbs the overhead is a few
+/// percent, so the whole of `wmem` (tcp_wmem max) bounds unacknowledged payload.
+pub fn sndbuf_from_wmem(wmem: u64) -> u64 {
+    wmem
+}
+
+impl Sim {
+    pub fn new(cfg: &Config) -> Result<Sim, SimError> {
+        validate(cfg)?;
+        let b = &cfg.bottleneck;
+        let mss = b.mtu_bytes - HEADER_BYTES;
+        let window = (SimTime(cfg.measure.from_ns), SimTime(cfg.measure.to_ns));
+        let mut q = EventQueue::new();
+        let mut flows = Vec::with_capacity(cfg.flows.len());
+        for (i, f) in cfg.flows.iter().enumerate() {
+            let key = |k: &str| format!("flows.{}.{k}", f.group);
+            let cc = AnyCc::from_name(&f.cca, &f.cca_params, crate::rng::flow_seed(cfg.seed, f.id)).map_err(|message| SimError::Config { key: key("cca"), message })?;
+            let params = SenderParams {
+                id: i as u32,
+                mss,
+                sack: f.sack,
+                rwnd_bytes: rwnd_from_rmem(f.rmem_bytes),
+                sndbuf_bytes: sndbuf_from_wmem(f.wmem_bytes),
+                size_bytes: f.size_bytes,
+                app_rate_bps: f.app_rate_bps,
+                cwnd_clamp: f.cwnd_clamp.unwrap_or(u32::MAX),
+            };
+            let mut fl = Flow {
+                sender: Sender::new(params, cc),
+                rx: Receiver::new(mss),
+                fwd: DelayLine::new(),
+                rev: DelayLine::new(),
+                delack: Timer::default(),
+                start_timer: Timer::default(),
+                stop_timer: Timer::default(),
+                fwd_delay: SimTime(f.rtt_ns / 2),
+                rev_delay: SimTime(f.rtt_ns - f.rtt_ns / 2),
+                base_rtt: SimTime(f.rtt_ns),
+                start: SimTime(f.start_ns),
+                delivered_window: 0,
+            };
+            fl.start_timer.arm(&mut q, SimTime(f.start_ns.saturating_add(f.rtt_ns)), i as u32, TimerKind::Start);
+            if let Some(stop) = f.stop_ns {
+                fl.stop_timer.arm(&mut q, SimTime(stop), i as u32, TimerKind::Stop);
+            }
+            flows.push(fl);
+        }
+        let mut rec = Recorder::new(cfg.measure.interval_ns, cfg.duration_ns, cfg.flows.len());
+        if let Some(t) = rec.next_sample() {
+            q.push(t, Ev::Sample);
+        }
+        Ok(Sim {
+            q,
+            link: Bottleneck::new(b, window),
+            flows,
+            rng: Rng::new(cfg.seed),
+            rec,
+            end: SimTime(cfg.duration_ns),
+            window,
+        })
+    }
+
+    /// Run to the end of the scenario and collect the output.
+    pub fn run(mut self) -> Output {
+        while let Some(t) = self.q.peek_time() {
+            if t > self.end {
+                break;
+            }
+            let (now, ev) = self.q.pop().expect("peeked");
+            self.dispatch(now, ev);
+        }
+        self.finish()
+    }
+
+    /// Like `run`, also returning each sender's final state (for debugging).
+    pub fn run_with_states(mut self) -> (Output, Vec<String>) {
+        while let Some(t) = self.q.peek_time() {
+            if t > self.end {
+                break;
+            }
+            let (now, ev) = self.q.pop().expect("peeked");
+            self.dispatch(now, ev);
+        }
+        let states = self.flows.iter().map(|f| f.sender.debug_state()).collect();
+        (self.finish(), states)
+    }
+
+    fn dispatch(&mut self, now: SimTime, ev: Ev) {
+        match ev {
+            Ev::FwdArrive(f) => {
+                let pkt = self.flows[f as usize].fwd.pop(&mut self.q, ev);
+                if let Arrival::Started(done) = self.link.arrive(now, pkt, &mut self.rng) {
+                    self.q.push(done, Ev::LinkDone);
+                }
+            }
+            Ev::LinkDone => {
+                let (pkt, next) = self.link.done(now);
+                if let Some(t) = next {
+                    self.q.push(t, Ev::LinkDone);
+                }
+                self.deliver(now, pkt);
+            }
+            Ev::RevArrive(f) => {
+                let fl = &mut self.flows[f as usize];
+                let ack = fl.rev.pop(&mut self.q, ev);
+                let mut io = Io { q: &mut self.q, fwd: &mut fl.fwd, fwd_delay: fl.fwd_delay };
+                fl.sender.on_ack(now, &ack, &mut io);
+            }
+            Ev::Timer(f, kind, gen) => self.timer(now, f, kind, gen),
+            Ev::Sample => {
+                self.rec.sample(now, &self.flows, &mut self.link);
+                if let Some(t) = self.rec.next_sample() {
+                    self.q.push(t, Ev::Sample);
+                }
+            }
+        }
+    }
+
+    fn deliver(&mut self, now: SimTime, pkt: Packet) {
+        let f = pkt.flow;
+        let fl = &mut self.flows[f as usize];
+        let (decision, bytes) = fl.rx.on_segment(&pkt);
+        if bytes > 0 && now >= self.window.0 && now < self.window.1 {
+            fl.delivered_window += bytes;
+        }
+        match decision {
+            AckDecision::Now(ack) => {
+                fl.delack.cancel();
+                fl.rev.push(&mut self.q, now + fl.rev_delay, ack, Ev::RevArrive(f));
+            }
+            AckDecision::Delay => {
+                if !fl.delack.is_armed() {
+                    fl.delack.arm(&mut self.q, now + DELACK_TIMEOUT, f, TimerKind::DelAck);
+                }
+            }
+        }
+    }
+
+    fn timer(&mut self, now: SimTime, f: u32, kind: TimerKind, gen: u32) {
+        let fl = &mut self.flows[f as usize];
+        let q = &mut self.q;
+        let t = match kind {
+            TimerKind::Start => &mut fl.start_timer,
+            TimerKind::Stop => &mut fl.stop_timer,
+            TimerKind::Rto => &mut fl.sender.rto_timer,
+            TimerKind::DelAck => &mut fl.delack,
+            TimerKind::Pacing => &mut fl.sender.pacing_timer,
+            TimerKind::App => &mut fl.sender.app_timer,
+        };
+        if !t.on_pop(q, gen, now, f, kind) {
+            return;
+        }
+        if kind == TimerKind::DelAck {
+            if fl.rx.has_pending_ack() {
+                let ack = fl.rx.on_delack_timeout();
+                fl.rev.push(q, now + fl.rev_delay, ack, Ev::RevArrive(f));
+            }
+            return;
+        }
+        let mut io = Io { q, fwd: &mut fl.fwd, fwd_delay: fl.fwd_delay };
+        match kind {
+            TimerKind::Start => fl.sender.start(now, fl.base_rtt, &mut io),
+            TimerKind::Stop => fl.sender.stop(now, &mut io),
+            TimerKind::Rto => fl.sender.on_rto(now, &mut io),
+            TimerKind::Pacing | TimerKind::App => fl.sender.try_send(now, &mut io),
+            TimerKind::DelAck => unreachable!(),
+        }
+    }
+
+    fn finish(self) -> Output {
+        let flows = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, fl)| {
+                let s = &fl.sender.stats;
+                FlowSummary {
+                    id: i as u32,
+                    bytes_sent: s.bytes_sent,
+                    bytes_retransmitted: s.bytes_retransmitted,
+                    bytes_delivered: fl.rx.delivered_bytes,
+                    bytes_delivered_window: fl.delivered_window,
+                    retransmits: s.retransmits,
+                    timeouts: s.timeouts,
+                    completion_ns: s.completion.map(|t| t.0),
+                }
+            })
+            .collect();
+        let stats = RunStats {
+            events: self.q.popped,
+            bottleneck_packets: self.link.accepted,
+            simulated_ns: self.end.0,
+        };
+        let (samples, link) = self.rec.into_columns();
+        Output { flows, samples, link, link_totals: self.link.totals.clone(), stats }
+    }
+}
+
+fn err(key: &str, message: String) -> SimError {
+    SimError::Config { key: key.to_string(), message }
+}
+
+/// Checks the simulator needs beyond what `tcpfair.spec` validates (the config may also
+/// come from elsewhere). Each error names the scenario key.
+fn validate(cfg: &Config) -> Result<(), SimError> {
+    let b = &cfg.bottleneck;
+    if b.rate_bps == 0 {
+        return Err(err("bottleneck.rate", "must be positive".into()));
+    }
+    if b.mtu_bytes < 576 || b.mtu_bytes > 65536 {
+        return Err(err("bottleneck.mtu", format!("must be between 576B and 65536B, got {}B", b.mtu_bytes)));
+    }
+    if !(0.0..1.0).contains(&b.loss) {
+        return Err(err("bottleneck.loss", format!("must be in [0, 1), got {}", b.loss)));
+    }
+    if b.buffer_bytes.is_none() && b.buffer_pkts.is_none() {
+        return Err(err("bottleneck.buffer", "one of buffer_bytes/buffer_pkts must be set".into()));
+    }
+    if let crate::config::AqmConfig::Red { min_th, max_th, max_p, wq, .. } = b.aqm {
+        if !(0.0 <= min_th && min_th < max_th) {
+            return Err(err("bottleneck.aqm", format!("need 0 <= min_th < max_th, got {min_th} and {max_th}")));
+        }
+        if !(max_p > 0.0 && max_p <= 1.0) || !(wq > 0.0 && wq <= 1.0) {
+            return Err(err("bottleneck.aqm", format!("max_p and wq must be in (0, 1], got {max_p} and {wq}")));
+        }
+    }
+    if cfg.measure.interval_ns == 0 {
+        return Err(err("measure.interval", "must be positive".into()));
+    }
+    if cfg.flows.is_empty() {
+        return Err(err("flows", "at least one flow is needed".into()));
+    }
+    let mss = (b.mtu_bytes - HEADER_BYTES) as u64;
+    for f in &cfg.flows {
+        let key = |k: &str| format!("flows.{}.{k}", f.group);
+        if f.rtt_ns == 0 {
+            return Err(err(&key("rtt"), "must be positive".into()));
+        }
+        if rwnd_from_rmem(f.rmem_bytes) < 2 * mss {
+            return Err(err(&key("rmem"), format!("{}B leaves a window below 2 segments; need at least {}B", f.rmem_bytes, 4 * mss)));
+        }
+        if sndbuf_from_wmem(f.wmem_bytes) < 2 * mss {
+            return Err(err(&key("wmem"), format!("{}B is below 2 segments; need at least {}B", f.wmem_bytes, 2 * mss)));
+        }
+        if f.cwnd_clamp == Some(0) || f.cwnd_clamp == Some(1) {
+            return Err(err(&key("cwnd_clamp"), "must be at least 2".into()));
+        }
+        if f.app_rate_bps == Some(0) {
+            return Err(err(&key("app_rate"), "must be positive".into()));
+        }
+        if f.size_bytes == Some(0) {
+            return Err(err(&key("size"), "must be positive".into()));
+        }
+    }
+    Ok(())
+}
+

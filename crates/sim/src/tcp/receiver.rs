@@ -1,0 +1,277 @@
+//! The TCP receiver, modelled on Linux (`tcp_data_queue`, `__tcp_ack_snd_check`):
+//!
+//! - in-order data advances `rcv_nxt` and is delivered to the application at once;
+//!   out-of-order data is held in ranges and reported in SACK blocks (RFC 2018: the first
+//!   block holds the segment that triggered the ACK, then the most recent others);
+//! - delayed ACKs (RFC 5681 §4.2, RFC 1122): an ACK for at least every second full-sized
+//!   segment, otherwise after the delayed-ACK timeout (Linux's minimum ATO, 40 ms);
+//! - an immediate ACK while out-of-order data is held, and when a segment fills a hole
+//!   (RFC 5681 §4.2), and for duplicate segments (Linux: DSACK + quickack);
+//! - quickack at connection start: Linux ACKs the first segments one by one
+//!   (`tcp_incr_quickack`: up to TCP_MAX_QUICKACKS = 16).
+//!
+//! Not modelled: Linux's SACK compression (since 4.19 it delays dupACKs after the third by
+//! up to min(SRTT/20, 1 ms)), DSACK blocks, receive-buffer autotuning (see `rwnd` in
+//! `sender.rs`).
+
+use crate::packet::{Ack, Packet, MAX_SACK_BLOCKS};
+use crate::units::SimTime;
+
+/// Linux TCP_DELACK_MIN (HZ/25).
+pub const DELACK_TIMEOUT: SimTime = SimTime::from_millis(40);
+/// Linux TCP_MAX_QUICKACKS.
+pub const MAX_QUICKACKS: u32 = 16;
+
+#[derive(Debug)]
+pub struct Receiver {
+    mss: u32,
+    /// Next segment expected.
+    pub rcv_nxt: u64,
+    /// Out-of-order ranges above `rcv_nxt`, sorted, disjoint, not adjacent.
+    ooo: Vec<(u64, u64)>,
+    /// Short final segment (number, payload length), once seen.
+    short: Option<(u64, u32)>,
+    /// Payload bytes delivered in order to the application.
+    pub delivered_bytes: u64,
+    /// Full-sized segments received since the last ACK.
+    unacked: u32,
+    quickacks: u32,
+    /// Duplicate segments received (already delivered or already held).
+    pub dup_segments: u64,
+    /// RFC 7323 §4.3: TS.Recent and Last.ACK.sent (as a segment number).
+    ts_recent: SimTime,
+    last_ack_sent: u64,
+}
+
+/// What the receiver wants done after a segment arrived.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AckDecision {
+    Now(Ack),
+    /// Arm the delayed-ACK timer (if not armed).
+    Delay,
+}
+
+impl Receiver {
+    pub fn new(mss: u32) -> Receiver {
+        Receiver {
+            mss,
+            rcv_nxt: 0,
+            ooo: Vec::with_capacity(8),
+            short: None,
+            delivered_bytes: 0,
+            unacked: 0,
+            quickacks: MAX_QUICKACKS,
+            dup_segments: 0,
+            ts_recent: SimTime::ZERO,
+            last_ack_sent: 0,
+        }
+    }
+
+    fn bytes_of(&self, from: u64, to: u64) -> u64 {
+        let mut b = (to - from) * self.mss as u64;
+        if let Some((s, len)) = self.short {
+            if s >= from && s < to {
+                b -= (self.mss - len) as u64;
+            }
+        }
+        b
+    }
+
+    /// A data segment arrived. Returns the ACK decision and the payload bytes newly
+    /// delivered in order.
+    pub fn on_segment(&mut self, pkt: &Packet) -> (AckDecision, u64) {
+        let s = pkt.seg;
+        // RFC 7323 §4.3 (2): TS.Recent follows segments at or left of the last ACK sent, so
+        // an ACK echoes the earliest unacknowledged in-order segment, and the one that
+        // fills a hole (a retransmission) — not the out-of-order ones.
+        if s <= self.last_ack_sent {
+            self.ts_recent = pkt.ts;
+        }
+        if pkt.len < self.mss {
+            self.short = Some((s, pkt.len));
+        }
+        if s < self.rcv_nxt || self.ooo.iter().any(|&(a, b)| s >= a && s < b) {
+            self.dup_segments += 1;
+            self.unacked = 0;
+            return (AckDecision::Now(self.ack(s, false)), 0);
+        }
+        if s == self.rcv_nxt {
+            let had_ooo = !self.ooo.is_empty();
+            let mut end = s + 1;
+            if let Some(&(a, b)) = self.ooo.first() {
+                if a == end {
+                    end = b;
+                    self.ooo.remove(0);
+                }
+            }
+            let bytes = self.bytes_of(self.rcv_nxt, end);
+            self.rcv_nxt = end;
+            self.delivered_bytes += bytes;
+            if pkt.len >= self.mss {
+                self.unacked += 1;
+            }
+            // Immediate ACK: out-of-order data was held (hole filled or still open), quickack
+            // mode, or a second full segment since the last ACK.
+            if had_ooo || self.quickacks > 0 || self.unacked >= 2 {
+                self.quickacks = self.quickacks.saturating_sub(1);
+                self.unacked = 0;
+                return (AckDecision::Now(self.ack(s, false)), bytes);
+            }
+            return (AckDecision::Delay, bytes);
+        }
+        // Out of order: insert into the ranges, merging neighbours.
+        let i = self.ooo.partition_point(|&(_, b)| b < s);
+        let merges_left = i < self.ooo.len() && self.ooo[i].1 == s;
+        let merges_right_idx = if merges_left { i + 1 } else { i };
+        let merges_right = merges_right_idx < self.ooo.len() && self.ooo[merges_right_idx].0 == s + 1;
+        match (merges_left, merges_right) {
+            (true, true) => {
+                self.ooo[i].1 = self.ooo[i + 1].1;
+                self.ooo.remove(i + 1);
+            }
+            (true, false) => self.ooo[i].1 = s + 1,
+            (false, true) => self.ooo[i].0 = s,
+            (false, false) => self.ooo.insert(i, (s, s + 1)),
+        }
+        self.unacked = 0;
+        (AckDecision::Now(self.ack(s, false)), 0)
+    }
+
+    /// The ACK the receiver would send now; `trigger` is the segment that caused it.
+    pub fn ack(&mut self, trigger: u64, delayed: bool) -> Ack {
+        self.last_ack_sent = self.rcv_nxt;
+        let mut a = Ack { cum: self.rcv_nxt, delayed, tsecr: self.ts_recent, ..Ack::default() };
+        let first = self.ooo.iter().position(|&(x, y)| trigger >= x && trigger < y);
+        if let Some(f) = first {
+            a.sack[0] = self.ooo[f];
+            a.nsack = 1;
+        }
+        for (j, &r) in self.ooo.iter().enumerate().rev() {
+            if a.nsack as usize == MAX_SACK_BLOCKS {
+                break;
+            }
+            if Some(j) != first {
+                a.sack[a.nsack as usize] = r;
+                a.nsack += 1;
+            }
+        }
+        a
+    }
+
+    /// The delayed-ACK timer fired.
+    pub fn on_delack_timeout(&mut self) -> Ack {
+        self.unacked = 0;
+        self.ack(u64::MAX, true)
+    }
+
+    pub fn has_pending_ack(&self) -> bool {
+        self.unacked > 0
+    }
+
+    pub fn ooo_ranges(&self) -> &[(u64, u64)] {
+        &self.ooo
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(s: u64) -> Packet {
+        Packet { flow: 0, seg: s, len: 1000, wire: 1052, ts: SimTime(s) }
+    }
+
+    fn rx_after_quickacks() -> Receiver {
+        let mut r = Receiver::new(1000);
+        r.quickacks = 0;
+        r
+    }
+
+    #[test]
+    fn quickack_acks_each_of_the_first_segments() {
+        let mut r = Receiver::new(1000);
+        for s in 0..MAX_QUICKACKS as u64 {
+            assert!(matches!(r.on_segment(&seg(s)).0, AckDecision::Now(_)));
+        }
+        assert_eq!(r.on_segment(&seg(16)).0, AckDecision::Delay);
+    }
+
+    #[test]
+    fn every_second_full_segment_is_acked() {
+        let mut r = rx_after_quickacks();
+        assert_eq!(r.on_segment(&seg(0)), (AckDecision::Delay, 1000));
+        let (d, b) = r.on_segment(&seg(1));
+        assert_eq!(b, 1000);
+        assert!(matches!(d, AckDecision::Now(Ack { cum: 2, nsack: 0, .. })));
+        assert_eq!(r.on_segment(&seg(2)).0, AckDecision::Delay);
+        assert!(r.has_pending_ack());
+        let a = r.on_delack_timeout();
+        assert_eq!((a.cum, a.delayed), (3, true));
+    }
+
+    #[test]
+    fn out_of_order_gets_immediate_ack_with_sack_blocks_newest_first() {
+        let mut r = rx_after_quickacks();
+        r.on_segment(&seg(0));
+        let AckDecision::Now(a) = r.on_segment(&seg(2)).0 else { panic!() };
+        assert_eq!((a.cum, a.blocks()), (1, &[(2, 3)][..]));
+        r.on_segment(&seg(5));
+        let AckDecision::Now(a) = r.on_segment(&seg(3)).0 else { panic!() };
+        assert_eq!(a.blocks(), &[(2, 4), (5, 6)][..]);
+        // Filling the first hole delivers 1..4 and ACKs at once.
+        let (d, b) = r.on_segment(&seg(1));
+        assert_eq!(b, 3000);
+        let AckDecision::Now(a) = d else { panic!() };
+        assert_eq!((a.cum, a.blocks()), (4, &[(5, 6)][..]));
+        let (d, b) = r.on_segment(&seg(4));
+        assert_eq!(b, 2000);
+        assert!(matches!(d, AckDecision::Now(Ack { cum: 6, nsack: 0, .. })));
+        assert_eq!(r.delivered_bytes, 6000);
+    }
+
+    #[test]
+    fn duplicates_are_counted_not_delivered_twice() {
+        let mut r = rx_after_quickacks();
+        r.on_segment(&seg(0));
+        r.on_segment(&seg(2));
+        let (d, b) = r.on_segment(&seg(0));
+        assert_eq!(b, 0);
+        assert!(matches!(d, AckDecision::Now(_)));
+        let (_, b) = r.on_segment(&seg(2));
+        assert_eq!(b, 0);
+        assert_eq!(r.dup_segments, 2);
+        assert_eq!(r.delivered_bytes, 1000);
+    }
+
+    #[test]
+    fn short_final_segment_counts_its_own_length() {
+        let mut r = rx_after_quickacks();
+        r.on_segment(&Packet { flow: 0, seg: 1, len: 300, wire: 352, ts: SimTime::ZERO });
+        let (_, b) = r.on_segment(&seg(0));
+        assert_eq!(b, 1300);
+    }
+
+    #[test]
+    fn at_most_three_sack_blocks() {
+        let mut r = rx_after_quickacks();
+        for s in [2, 4, 6, 8, 10] {
+            r.on_segment(&seg(s));
+        }
+        let a = r.ack(4, false);
+        assert_eq!(a.blocks(), &[(4, 5), (10, 11), (8, 9)][..]);
+    }
+
+    #[test]
+    fn timestamp_echo_follows_rfc7323() {
+        let mut r = rx_after_quickacks();
+        r.on_segment(&seg(0)); // delayed
+        let AckDecision::Now(a) = r.on_segment(&seg(1)).0 else { panic!() };
+        assert_eq!(a.tsecr, SimTime(0)); // the earlier of the two acked segments
+        let AckDecision::Now(a) = r.on_segment(&seg(3)).0 else { panic!() };
+        assert_eq!(a.tsecr, SimTime(0)); // out of order: TS.Recent unchanged
+        let mut fill = seg(2);
+        fill.ts = SimTime(99);
+        let AckDecision::Now(a) = r.on_segment(&fill).0 else { panic!() };
+        assert_eq!((a.cum, a.tsecr), (4, SimTime(99))); // the hole filler is echoed
+    }
+}

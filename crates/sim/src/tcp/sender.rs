@@ -1,0 +1,906 @@
+//! The TCP sender, modelled on Linux's `tcp_output.c`/`tcp_input.c` (6.x) behaviour:
+//!
+//! - sequence space in segments; a scoreboard entry per outstanding segment (a ring);
+//! - `packets_in_flight = packets_out − sacked_out − lost_out + retrans_out` (RFC 6675
+//!   "pipe", Linux `tcp_packets_in_flight`), sending while it is below cwnd;
+//! - SACK (RFC 2018) scoreboard; a segment is lost when DupThresh = 3 segments above it
+//!   are SACKed (RFC 6675 §4 `IsLost`); a retransmission is lost when a segment first sent
+//!   after it is SACKed (Linux `tcp_mark_lost_retrans`; RACK gives the same without
+//!   reordering);
+//! - without SACK, duplicate ACKs count as SACKed segments (Linux `tcp_add_reno_sack`);
+//!   3 dupACKs mark the head lost; a partial ACK in recovery marks the new head lost and
+//!   retransmits it (RFC 6582 §3.2 step 3);
+//! - fast recovery: `ssthresh` from the congestion control, cwnd set by PRR (RFC 6937,
+//!   Linux `tcp_cwnd_reduction`, for SACK and non-SACK flows alike, as Linux does);
+//!   leaving recovery sets cwnd = ssthresh (`tcp_end_cwnd_reduction`);
+//! - RTO (RFC 6298, `rtt.rs`): everything not SACKed is marked lost, cwnd = 1, state Loss,
+//!   slow start through the congestion control's `cong_avoid`;
+//! - delivery-rate samples on every ACK (`rate.rs`), app-limited marking
+//!   (`tcp_rate_check_app_limited`), pacing at `pacing_rate` when the algorithm asks for it
+//!   (Linux internal pacing: starts after 10 data segments);
+//! - slow start after idle (`tcp_cwnd_restart`) for algorithms without `cong_control`.
+//!
+//! Not modelled: tail loss probes (TLP), undo of spurious recoveries (no reordering and no
+//! DSACK here), ECN/CWR, TSO autosizing.
+
+use super::rate::{RateAcc, TxSnapshot};
+use super::rtt::RttEstimator;
+use crate::cc::{AckEvent, AnyCc, CaState, CongestionControl, CwndEvent, RateSample, TcpCc, INFINITE_SSTHRESH};
+use crate::event::{DelayLine, Ev, EventQueue, Timer, TimerKind};
+use crate::packet::{Ack, Packet, HEADER_BYTES};
+use crate::units::SimTime;
+use std::collections::VecDeque;
+
+/// RFC 5681 §3.2 / RFC 6675 DupThresh (Linux `tcp_reordering` default).
+pub const DUPTHRESH: u64 = 3;
+/// Linux internal pacing starts once this many data segments were sent.
+const PACING_AFTER_SEGS: u64 = 10;
+
+const SACKED: u8 = 1;
+const LOST: u8 = 2;
+/// Retransmitted and the retransmission is still outstanding (Linux TCPCB_SACKED_RETRANS).
+const RETRANS: u8 = 4;
+/// Retransmitted at least once (Karn: no RTT sample).
+const EVER_RETRANS: u8 = 8;
+/// Already counted by the rate estimator (SACKed before the cumulative ACK).
+const RATE_DONE: u8 = 16;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Seg {
+    tx_time: SimTime,
+    snap: TxSnapshot,
+    /// snd_nxt when last retransmitted.
+    retx_nxt: u64,
+    flags: u8,
+}
+
+/// Where a sender's packets go: the event queue and its flow's forward path.
+pub struct Io<'a> {
+    pub q: &'a mut EventQueue,
+    pub fwd: &'a mut DelayLine<Packet>,
+    pub fwd_delay: SimTime,
+}
+
+#[derive(Clone, Debug)]
+pub struct SenderParams {
+    pub id: u32,
+    pub mss: u32,
+    pub sack: bool,
+    /// Advertised receive window, in bytes.
+    pub rwnd_bytes: u64,
+    /// Send buffer: bound on unacknowledged payload bytes.
+    pub sndbuf_bytes: u64,
+    pub size_bytes: Option<u64>,
+    pub app_rate_bps: Option<u64>,
+    pub cwnd_clamp: u32,
+}
+
+/// Per-connection counters for the output.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SenderStats {
+    pub bytes_sent: u64,
+    pub bytes_retransmitted: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub completion: Option<SimTime>,
+}
+
+enum NewData {
+    Yes(u32),
+    NoData,
+    Blocked,
+}
+
+pub struct Sender {
+    p: SenderParams,
+    pub tcp: TcpCc,
+    pub cc: AnyCc,
+    active: bool,
+    data_start: SimTime,
+    /// Bytes the application will ever write, once known (finite flow, or stopped).
+    data_end: Option<u64>,
+    snd_una: u64,
+    snd_nxt: u64,
+    ring: VecDeque<Seg>,
+    sacked_out: u64,
+    lost_out: u64,
+    retrans_out: u64,
+    /// One past the highest SACKed segment.
+    highest_sacked: u64,
+    /// Segments below this were already checked by the IsLost rule.
+    lost_frontier: u64,
+    /// No segment below this needs a retransmission.
+    retx_hint: u64,
+    /// One past the highest segment retransmitted.
+    retrans_high: u64,
+    /// Recovery point (RFC 6582 `recover`, Linux `high_seq`).
+    high_seq: u64,
+    prr_delivered: u64,
+    prr_out: u64,
+    rtt: RttEstimator,
+    /// Consecutive RTOs without progress (Linux `icsk_retransmits`).
+    rto_count: u32,
+    pub rto_timer: Timer,
+    pub pacing_timer: Timer,
+    pub app_timer: Timer,
+    next_send: SimTime,
+    first_tx: SimTime,
+    last_send: Option<SimTime>,
+    data_segs_out: u64,
+    // tcp_cwnd_validate
+    cwnd_limited_flag: bool,
+    max_packets_out: u64,
+    cwnd_usage_seq: u64,
+    known_sacks: [(u64, u64); 3],
+    pub stats: SenderStats,
+}
+
+impl Sender {
+    pub fn new(p: SenderParams, cc: AnyCc) -> Sender {
+        let tcp = TcpCc::new(p.mss, p.cwnd_clamp);
+        let data_end = p.size_bytes;
+        Sender {
+            tcp,
+            cc,
+            active: false,
+            data_start: SimTime::ZERO,
+            data_end,
+            snd_una: 0,
+            snd_nxt: 0,
+            ring: VecDeque::with_capacity(64),
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            highest_sacked: 0,
+            lost_frontier: 0,
+            retx_hint: 0,
+            retrans_high: 0,
+            high_seq: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            rtt: RttEstimator::default(),
+            rto_count: 0,
+            rto_timer: Timer::default(),
+            pacing_timer: Timer::default(),
+            app_timer: Timer::default(),
+            next_send: SimTime::ZERO,
+            first_tx: SimTime::ZERO,
+            last_send: None,
+            data_segs_out: 0,
+            cwnd_limited_flag: false,
+            max_packets_out: 0,
+            cwnd_usage_seq: 0,
+            known_sacks: [(0, 0); 3],
+            stats: SenderStats::default(),
+            p,
+        }
+    }
+
+    // ------------------------------------------------------------------ accessors
+    pub fn packets_out(&self) -> u64 {
+        self.snd_nxt - self.snd_una
+    }
+
+    /// Linux `tcp_packets_in_flight`.
+    pub fn in_flight(&self) -> u64 {
+        (self.packets_out() + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+    }
+
+    pub fn srtt(&self) -> SimTime {
+        self.rtt.srtt()
+    }
+
+    pub fn rto(&self) -> SimTime {
+        self.rtt.rto()
+    }
+
+    pub fn mss(&self) -> u32 {
+        self.p.mss
+    }
+
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+
+    pub fn snd_nxt(&self) -> u64 {
+        self.snd_nxt
+    }
+
+    /// A one-line summary of the sender's state, for debugging.
+    pub fn debug_state(&self) -> String {
+        format!(
+            "srtt={:?} rttvar={} rto={:?} una={} nxt={} out={} sacked={} lost={} retrans={} cwnd={} ssthresh={} state={:?} high_seq={} rto_armed={:?} retx_hint={} frontier={}",
+            self.rtt.srtt(), self.rtt.rttvar, self.rtt.rto(), self.snd_una, self.snd_nxt, self.packets_out(), self.sacked_out, self.lost_out, self.retrans_out,
+            self.tcp.cwnd, self.tcp.ssthresh, self.tcp.ca_state, self.high_seq, self.rto_timer.deadline, self.retx_hint, self.lost_frontier
+        )
+    }
+
+    /// Byte offset of segment `i`.
+    fn bytes_at(&self, i: u64) -> u64 {
+        let b = i * self.p.mss as u64;
+        self.data_end.map_or(b, |e| b.min(e))
+    }
+
+    fn seg_mut(&mut self, i: u64) -> &mut Seg {
+        let una = self.snd_una;
+        &mut self.ring[(i - una) as usize]
+    }
+
+    fn seg(&self, i: u64) -> &Seg {
+        &self.ring[(i - self.snd_una) as usize]
+    }
+
+    /// Linux `tcp_is_cwnd_limited`.
+    fn is_cwnd_limited(&self) -> bool {
+        if self.cwnd_limited_flag {
+            return true;
+        }
+        self.tcp.in_slow_start() && (self.tcp.cwnd as u64) < 2 * self.max_packets_out
+    }
+
+    fn sync(&mut self, now: SimTime) {
+        self.tcp.now = now;
+        self.tcp.packets_in_flight = self.in_flight() as u32;
+        self.tcp.snd_nxt = self.bytes_at(self.snd_nxt);
+        self.tcp.snd_una = self.bytes_at(self.snd_una);
+        self.tcp.srtt = self.rtt.srtt();
+        self.tcp.is_cwnd_limited = self.is_cwnd_limited();
+        self.tcp.wstamp = self.next_send;
+    }
+
+    fn set_state(&mut self, now: SimTime, s: CaState) {
+        if self.tcp.ca_state == s {
+            return;
+        }
+        self.sync(now);
+        self.cc.set_state(&mut self.tcp, s);
+        self.tcp.ca_state = s;
+    }
+
+    // ------------------------------------------------------------------ application
+    /// The connection is established (after the handshake, `base_rtt` after its start):
+    /// the SYN/SYN-ACK exchange gave the first RTT sample, as in Linux.
+    pub fn start(&mut self, now: SimTime, base_rtt: SimTime, io: &mut Io) {
+        self.active = true;
+        self.data_start = now;
+        self.rtt.sample(base_rtt);
+        self.tcp.min_rtt = base_rtt;
+        self.sync(now);
+        self.cc.init(&mut self.tcp);
+        self.try_send(now, io);
+    }
+
+    /// Bytes the application has written by `now` (`u64::MAX`: unlimited).
+    fn written(&self, now: SimTime) -> u64 {
+        let mut w = match self.p.app_rate_bps {
+            Some(r) => (now.saturating_sub(self.data_start).0 as u128 * r as u128 / 8_000_000_000) as u64,
+            None => u64::MAX,
+        };
+        if let Some(e) = self.data_end {
+            w = w.min(e);
+        }
+        w
+    }
+
+    /// The application stops writing at `now` (`stop`). Bulk writers leave a full send
+    /// buffer behind, which is still sent (as iperf3's last writes are).
+    pub fn stop(&mut self, now: SimTime, io: &mut Io) {
+        let queued = self.bytes_at(self.snd_una).saturating_add(self.p.sndbuf_bytes);
+        let end = self.written(now).min(queued).max(self.bytes_at(self.snd_nxt));
+        self.data_end = Some(self.data_end.map_or(end, |e| e.min(end)));
+        self.app_timer.cancel();
+        self.try_send(now, io);
+    }
+
+    fn new_data(&self, now: SimTime) -> NewData {
+        let start = self.snd_nxt * self.p.mss as u64;
+        let w = self.written(now);
+        if start >= w {
+            return NewData::NoData;
+        }
+        let len = (w - start).min(self.p.mss as u64) as u32;
+        let last = self.data_end.is_some_and(|e| start + len as u64 >= e);
+        if len < self.p.mss && !last {
+            return NewData::NoData; // Nagle: wait for a full segment
+        }
+        let out = self.packets_out() + 1;
+        if out * self.p.mss as u64 > self.p.rwnd_bytes || out * self.p.mss as u64 > self.p.sndbuf_bytes {
+            return NewData::Blocked;
+        }
+        NewData::Yes(len)
+    }
+
+    /// When an app-limited writer will have written the next full segment.
+    fn schedule_app(&mut self, now: SimTime, io: &mut Io) {
+        let Some(rate) = self.p.app_rate_bps else { return };
+        let mut need = (self.snd_nxt + 1) * self.p.mss as u64;
+        if let Some(e) = self.data_end {
+            if self.snd_nxt * self.p.mss as u64 >= e {
+                return;
+            }
+            need = need.min(e);
+        }
+        let t = self.data_start.0 as u128 + (need as u128 * 8_000_000_000).div_ceil(rate as u128);
+        let t = SimTime(t.min(u64::MAX as u128) as u64).max(now);
+        self.app_timer.arm(io.q, t, self.p.id, TimerKind::App);
+    }
+
+    // ------------------------------------------------------------------ sending
+    /// Send what cwnd, rwnd, the send buffer, the application and pacing allow
+    /// (Linux `tcp_xmit_retransmit_queue` then `tcp_write_xmit`).
+    pub fn try_send(&mut self, now: SimTime, io: &mut Io) {
+        if !self.active {
+            return;
+        }
+        let mut sent = 0;
+        let mut cwnd_limited = false;
+        loop {
+            if self.tcp.pacing && self.tcp.pacing_rate > 0 && now < self.next_send {
+                self.pacing_timer.arm(io.q, self.next_send, self.p.id, TimerKind::Pacing);
+                break;
+            }
+            if self.in_flight() >= self.tcp.cwnd as u64 {
+                cwnd_limited = true;
+                break;
+            }
+            if let Some(i) = self.next_retransmit() {
+                self.retransmit(now, i, io);
+                sent += 1;
+                continue;
+            }
+            match self.new_data(now) {
+                NewData::Yes(len) => {
+                    if self.packets_out() == 0 {
+                        self.on_tx_start(now);
+                        if self.in_flight() >= self.tcp.cwnd as u64 {
+                            continue;
+                        }
+                    }
+                    self.send_new(now, len, io);
+                    sent += 1;
+                }
+                NewData::NoData => {
+                    self.check_app_limited();
+                    self.schedule_app(now, io);
+                    break;
+                }
+                NewData::Blocked => break,
+            }
+        }
+        // Linux tcp_cwnd_validate.
+        if sent > 0 || cwnd_limited {
+            if self.snd_una >= self.cwnd_usage_seq || (cwnd_limited && !self.cwnd_limited_flag) {
+                self.cwnd_limited_flag = cwnd_limited;
+                self.max_packets_out = self.packets_out();
+                self.cwnd_usage_seq = self.snd_nxt;
+            }
+        }
+    }
+
+    /// First transmission with nothing in flight: slow start after idle
+    /// (`tcp_slow_start_after_idle_check` → `tcp_cwnd_restart`) and `CA_EVENT_TX_START`.
+    fn on_tx_start(&mut self, now: SimTime) {
+        self.sync(now);
+        if let Some(last) = self.last_send {
+            let rto = self.rtt.rto();
+            let mut idle = now.saturating_sub(last).0 as i64;
+            if !self.cc.has_cong_control() && idle > rto.0 as i64 {
+                self.cc.cwnd_event(&mut self.tcp, CwndEvent::CwndRestart);
+                let cwnd = self.tcp.cwnd;
+                // tcp_current_ssthresh
+                if !matches!(self.tcp.ca_state, CaState::Cwr | CaState::Recovery) {
+                    self.tcp.ssthresh = self.tcp.ssthresh.max((cwnd >> 1) + (cwnd >> 2));
+                }
+                let restart = 10.min(cwnd);
+                let mut c = cwnd;
+                loop {
+                    idle -= rto.0 as i64;
+                    if idle <= 0 || c <= restart {
+                        break;
+                    }
+                    c >>= 1;
+                }
+                self.tcp.set_cwnd(c.max(restart));
+            }
+        }
+        self.cc.cwnd_event(&mut self.tcp, CwndEvent::TxStart);
+    }
+
+    /// `tcp_rate_check_app_limited`: the sender ran out of data with room in cwnd.
+    fn check_app_limited(&mut self) {
+        let inflight = self.in_flight();
+        if inflight < self.tcp.cwnd as u64 && self.lost_out <= self.retrans_out {
+            self.tcp.app_limited = (self.tcp.delivered + inflight).max(1);
+        }
+    }
+
+    fn snapshot(&mut self, now: SimTime) -> TxSnapshot {
+        // tcp_rate_skb_sent: a new send phase starts when nothing is outstanding.
+        if self.packets_out() == 0 {
+            self.first_tx = now;
+            self.tcp.delivered_time = now;
+        }
+        TxSnapshot {
+            first_tx: self.first_tx,
+            delivered_time: self.tcp.delivered_time,
+            delivered: self.tcp.delivered,
+            app_limited: self.tcp.app_limited != 0,
+        }
+    }
+
+    fn send_new(&mut self, now: SimTime, len: u32, io: &mut Io) {
+        let snap = self.snapshot(now);
+        let i = self.snd_nxt;
+        self.ring.push_back(Seg { tx_time: now, snap, retx_nxt: 0, flags: 0 });
+        self.snd_nxt += 1;
+        self.stats.bytes_sent += len as u64;
+        if !self.rto_timer.is_armed() {
+            self.rto_timer.arm(io.q, now + self.rtt.rto(), self.p.id, TimerKind::Rto);
+        }
+        self.transmit(now, i, len, io);
+    }
+
+    fn seg_len(&self, i: u64) -> u32 {
+        let start = i * self.p.mss as u64;
+        match self.data_end {
+            Some(e) => (e.saturating_sub(start)).min(self.p.mss as u64) as u32,
+            None => self.p.mss,
+        }
+    }
+
+    fn next_retransmit(&mut self) -> Option<u64> {
+        if self.lost_out <= self.retrans_out {
+            return None;
+        }
+        let mut i = self.retx_hint.max(self.snd_una);
+        while i < self.snd_nxt {
+            let f = self.seg(i).flags;
+            if f & LOST != 0 && f & (RETRANS | SACKED) == 0 {
+                self.retx_hint = i;
+                return Some(i);
+            }
+            i += 1;
+        }
+        self.retx_hint = i;
+        None
+    }
+
+    fn retransmit(&mut self, now: SimTime, i: u64, io: &mut Io) {
+        let snap = self.snapshot(now);
+        let nxt = self.snd_nxt;
+        let s = self.seg_mut(i);
+        s.flags |= RETRANS | EVER_RETRANS;
+        s.flags &= !RATE_DONE;
+        s.retx_nxt = nxt;
+        s.tx_time = now;
+        s.snap = snap;
+        self.retrans_out += 1;
+        self.retrans_high = self.retrans_high.max(i + 1);
+        let len = self.seg_len(i);
+        self.stats.retransmits += 1;
+        self.stats.bytes_retransmitted += len as u64;
+        if i == self.snd_una {
+            self.rto_timer.arm(io.q, now + self.rtt.rto(), self.p.id, TimerKind::Rto);
+        }
+        self.transmit(now, i, len, io);
+    }
+
+    fn transmit(&mut self, now: SimTime, seg: u64, len: u32, io: &mut Io) {
+        let pkt = Packet { flow: self.p.id, seg, len, wire: len + HEADER_BYTES, ts: now };
+        io.fwd.push(io.q, now + io.fwd_delay, pkt, Ev::FwdArrive(self.p.id));
+        self.data_segs_out += 1;
+        self.last_send = Some(now);
+        self.tcp.lsndtime = now;
+        if matches!(self.tcp.ca_state, CaState::Recovery | CaState::Cwr) {
+            self.prr_out += 1;
+        }
+        if self.tcp.pacing && self.tcp.pacing_rate > 0 && self.data_segs_out >= PACING_AFTER_SEGS {
+            let gap = (len as u128 * 1_000_000_000 / self.tcp.pacing_rate as u128) as u64;
+            self.next_send = self.next_send.max(now) + SimTime(gap);
+        }
+    }
+
+    // ------------------------------------------------------------------ ACK processing
+    /// Mark SACKed segments (Linux `tcp_sacktag_write_queue`). Returns whether anything new
+    /// was SACKed, and the oldest/newest send times of newly SACKed never-retransmitted
+    /// segments.
+    fn process_sacks(&mut self, ack: &Ack, acc: &mut RateAcc) -> (bool, Option<SimTime>, Option<SimTime>) {
+        let mut any = false;
+        let (mut oldest, mut newest): (Option<SimTime>, Option<SimTime>) = (None, None);
+        let floor = self.snd_una.max(ack.cum);
+        for &(bs, be) in ack.blocks() {
+            let mut s = bs.max(floor);
+            let mut e = be.min(self.snd_nxt);
+            // Skip the parts of the block the previous ACK already reported.
+            for _ in 0..2 {
+                for &(ks, ke) in &self.known_sacks {
+                    if ks <= s && s < ke {
+                        s = ke;
+                    }
+                    if ks < e && e <= ke {
+                        e = ks;
+                    }
+                }
+            }
+            for i in s..e.max(s) {
+                let una = self.snd_una;
+                let seg = &mut self.ring[(i - una) as usize];
+                if seg.flags & SACKED != 0 {
+                    continue;
+                }
+                seg.flags |= SACKED | RATE_DONE;
+                let f = seg.flags;
+                let (tx, snap) = (seg.tx_time, seg.snap);
+                seg.flags &= !(LOST | RETRANS);
+                self.sacked_out += 1;
+                self.tcp.delivered += 1;
+                if f & LOST != 0 {
+                    self.lost_out -= 1;
+                }
+                if f & RETRANS != 0 {
+                    self.retrans_out -= 1;
+                }
+                if let Some(t) = acc.delivered(i, tx, &snap, f & EVER_RETRANS != 0) {
+                    self.first_tx = t;
+                }
+                if f & EVER_RETRANS == 0 {
+                    oldest = Some(oldest.map_or(tx, |o| o.min(tx)));
+                    newest = Some(newest.map_or(tx, |o| o.max(tx)));
+                }
+                self.highest_sacked = self.highest_sacked.max(i + 1);
+                any = true;
+            }
+        }
+        self.known_sacks = [(0, 0); 3];
+        for (k, b) in ack.blocks().iter().enumerate() {
+            self.known_sacks[k] = *b;
+        }
+        (any, oldest, newest)
+    }
+
+    /// RFC 6675 §4 IsLost: mark every un-SACKed segment that has DupThresh SACKed segments
+    /// above it.
+    fn mark_lost_sack(&mut self) {
+        if self.sacked_out < DUPTHRESH {
+            return;
+        }
+        let lo = self.lost_frontier.max(self.snd_una);
+        let mut i = self.highest_sacked;
+        let mut count = 0;
+        let mut found = false;
+        while i > lo {
+            i -= 1;
+            if self.seg(i).flags & SACKED != 0 {
+                count += 1;
+                if count == DUPTHRESH {
+                    found = true;
+                    break;
+                }
+            }
+        }
+        if !found {
+            return;
+        }
+        for j in lo..i {
+            let s = self.seg_mut(j);
+            if s.flags & (SACKED | LOST) == 0 {
+                s.flags |= LOST;
+                self.lost_out += 1;
+                self.tcp.lost += 1;
+                self.retx_hint = self.retx_hint.min(j);
+            }
+        }
+        self.lost_frontier = self.lost_frontier.max(i);
+    }
+
+    /// A retransmission is lost when a segment first sent after it was SACKed (no
+    /// reordering in the simulator, so no reordering window is needed).
+    fn detect_lost_retrans(&mut self) {
+        if self.retrans_out == 0 {
+            return;
+        }
+        let hs = self.highest_sacked;
+        let end = self.retrans_high.min(self.snd_nxt);
+        for j in self.snd_una..end {
+            let s = self.seg_mut(j);
+            if s.flags & RETRANS != 0 && hs > s.retx_nxt {
+                s.flags &= !RETRANS;
+                self.retrans_out -= 1;
+                self.tcp.lost += 1;
+                self.retx_hint = self.retx_hint.min(j);
+            }
+        }
+    }
+
+    /// Mark the first unacknowledged segment lost (non-SACK recovery).
+    fn mark_head_lost(&mut self) {
+        if self.packets_out() == 0 {
+            return;
+        }
+        let una = self.snd_una;
+        let s = self.seg_mut(una);
+        if s.flags & LOST == 0 {
+            s.flags |= LOST;
+            self.lost_out += 1;
+            self.tcp.lost += 1;
+            self.retx_hint = self.retx_hint.min(una);
+        }
+    }
+
+    /// `tcp_add_reno_sack` (with `tcp_limit_reno_sacked`): a dupACK counts as one SACKed
+    /// segment. Returns whether delivered grew.
+    fn add_reno_sack(&mut self) {
+        let prior = self.sacked_out;
+        let holes = self.lost_out.max(1).min(self.packets_out());
+        self.sacked_out = (self.sacked_out + 1).min(self.packets_out() - holes);
+        if self.sacked_out > prior {
+            self.tcp.delivered += 1;
+        }
+    }
+
+    pub fn on_ack(&mut self, now: SimTime, ack: &Ack, io: &mut Io) {
+        if !self.active {
+            return;
+        }
+        let prior_in_flight = self.in_flight() as u32;
+        let prior_una = self.snd_una;
+        let prior_delivered = self.tcp.delivered;
+        let prior_lost = self.tcp.lost;
+        let mut acc = RateAcc::default();
+
+        let (new_sack, sack_old, sack_new) =
+            if self.p.sack { self.process_sacks(ack, &mut acc) } else { (false, None, None) };
+
+        // Cumulative ACK (tcp_clean_rtx_queue).
+        let cum = ack.cum.min(self.snd_nxt);
+        let (mut cum_old, mut cum_new): (Option<SimTime>, Option<SimTime>) = (None, None);
+        let mut retrans_acked = false;
+        if cum > self.snd_una {
+            let mut acked = 0;
+            for i in self.snd_una..cum {
+                let seg = self.ring.pop_front().expect("scoreboard shorter than the window");
+                acked += 1;
+                if seg.flags & SACKED != 0 {
+                    self.sacked_out -= 1;
+                } else {
+                    if self.p.sack {
+                        self.tcp.delivered += 1;
+                    }
+                    if seg.flags & RATE_DONE == 0 {
+                        if let Some(t) = acc.delivered(i, seg.tx_time, &seg.snap, seg.flags & EVER_RETRANS != 0) {
+                            self.first_tx = t;
+                        }
+                    }
+                }
+                if seg.flags & LOST != 0 {
+                    self.lost_out -= 1;
+                }
+                if seg.flags & RETRANS != 0 {
+                    self.retrans_out -= 1;
+                }
+                if seg.flags & EVER_RETRANS != 0 {
+                    retrans_acked = true;
+                } else if seg.flags & SACKED == 0 {
+                    cum_old.get_or_insert(seg.tx_time);
+                    cum_new = Some(seg.tx_time);
+                }
+            }
+            self.snd_una = cum;
+            if !self.p.sack {
+                // tcp_remove_reno_sacks: one ACK filled a hole, the rest ate dupACKs.
+                self.tcp.delivered += (acked as u64).saturating_sub(self.sacked_out).max(1);
+                self.sacked_out = self.sacked_out.saturating_sub(acked - 1);
+            }
+            self.rto_count = 0;
+        } else if !self.p.sack && cum == self.snd_una && self.packets_out() > 0 {
+            self.add_reno_sack();
+        }
+        let una_adv = self.snd_una > prior_una;
+
+        // RTT (Linux tcp_clean_rtx_queue + tcp_ack_update_rtt): the RTO estimator's sample
+        // from the oldest newly acked segment, the congestion control's from the newest;
+        // none from the cumulative ACK if it covers retransmitted data (Karn, RFC 6298 §3),
+        // then SACK samples, then the echoed timestamp (RFC 7323 §4) if data was acked.
+        if retrans_acked {
+            (cum_old, cum_new) = (None, None);
+        }
+        let mut rto_sample = cum_old.or(sack_old).map(|t| now - t);
+        let mut ca_rtt = cum_new.or(sack_new).map(|t| now - t);
+        if rto_sample.is_none() && cum > prior_una && ack.tsecr > SimTime::ZERO {
+            rto_sample = Some(now - ack.tsecr);
+            ca_rtt = rto_sample;
+        }
+        if let Some(r) = rto_sample {
+            self.rtt.sample(r);
+        }
+        if let Some(r) = ca_rtt {
+            if self.tcp.min_rtt == SimTime::ZERO || r < self.tcp.min_rtt {
+                self.tcp.min_rtt = r;
+            }
+        }
+
+        if new_sack {
+            self.mark_lost_sack();
+            self.detect_lost_retrans();
+        }
+        self.fast_retrans_alert(now, una_adv);
+
+        // Delivery-rate sample (tcp_rate_gen).
+        let newly = self.tcp.delivered - prior_delivered;
+        let newly_lost = self.tcp.lost - prior_lost;
+        if self.tcp.app_limited != 0 && self.tcp.delivered > self.tcp.app_limited {
+            self.tcp.app_limited = 0;
+        }
+        if newly > 0 {
+            self.tcp.delivered_time = now;
+        }
+        let mut rs = RateSample {
+            losses: newly_lost as u32,
+            acked_sacked: newly as u32,
+            prior_in_flight,
+            rtt: ca_rtt,
+            is_ack_delayed: ack.delayed,
+            ..RateSample::default()
+        };
+        acc.finish(now, self.tcp.delivered, self.tcp.min_rtt, &mut rs);
+
+        // Congestion control (tcp_cong_control).
+        self.sync(now);
+        let ev = AckEvent { acked: newly as u32, rtt: ca_rtt, prior_in_flight, ack_seq: self.bytes_at(self.snd_una) };
+        if newly > 0 || ca_rtt.is_some() {
+            self.cc.pkts_acked(&mut self.tcp, &ev);
+        }
+        if self.cc.has_cong_control() {
+            self.cc.cong_control(&mut self.tcp, &rs);
+        } else if matches!(self.tcp.ca_state, CaState::Recovery | CaState::Cwr) {
+            self.prr(newly, newly_lost, una_adv);
+        } else if una_adv {
+            self.cc.cong_avoid(&mut self.tcp, &ev);
+        }
+
+        if self.packets_out() == 0 {
+            self.rto_timer.cancel();
+        } else if una_adv {
+            self.rto_timer.arm(io.q, now + self.rtt.rto(), self.p.id, TimerKind::Rto);
+        }
+        if let Some(size) = self.p.size_bytes {
+            if self.stats.completion.is_none() && self.bytes_at(self.snd_una) >= size {
+                self.stats.completion = Some(now);
+            }
+        }
+        self.try_send(now, io);
+    }
+
+    /// Linux `tcp_fastretrans_alert`, reduced to what the simulator needs: leave Recovery or
+    /// Loss once `high_seq` is acknowledged, mark losses, enter Recovery.
+    fn fast_retrans_alert(&mut self, now: SimTime, una_adv: bool) {
+        let st = self.tcp.ca_state;
+        if matches!(st, CaState::Recovery | CaState::Loss) && self.snd_una >= self.high_seq {
+            // Non-SACK: hold the state until something above high_seq is acked
+            // (tcp_try_undo_recovery), so a dupACK of the retransmission cannot re-trigger.
+            if !(self.p.sack || self.snd_una > self.high_seq) && self.packets_out() > 0 {
+                // hold
+            } else {
+                if st == CaState::Recovery {
+                    if !self.p.sack {
+                        self.sacked_out = 0;
+                    }
+                    self.end_cwnd_reduction(now);
+                }
+                self.set_state(now, CaState::Open);
+            }
+        }
+        let st = self.tcp.ca_state;
+        if !self.p.sack {
+            // tcp_newreno_mark_lost
+            let open = matches!(st, CaState::Open | CaState::Disorder);
+            if (open && self.sacked_out >= DUPTHRESH) || (st == CaState::Recovery && una_adv) {
+                self.mark_head_lost();
+            }
+        }
+        if matches!(st, CaState::Open | CaState::Disorder) {
+            if self.lost_out > 0 {
+                self.enter_recovery(now);
+            } else if self.sacked_out > 0 {
+                self.set_state(now, CaState::Disorder);
+            } else {
+                self.set_state(now, CaState::Open);
+            }
+        }
+    }
+
+    /// `tcp_enter_recovery` / `tcp_init_cwnd_reduction`.
+    fn enter_recovery(&mut self, now: SimTime) {
+        self.high_seq = self.snd_nxt;
+        self.tcp.cwnd_cnt = 0;
+        self.tcp.prior_cwnd = self.tcp.cwnd;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.sync(now);
+        self.tcp.ssthresh = self.cc.ssthresh(&mut self.tcp);
+        self.set_state(now, CaState::Recovery);
+    }
+
+    /// `tcp_end_cwnd_reduction`.
+    fn end_cwnd_reduction(&mut self, now: SimTime) {
+        if self.cc.has_cong_control() {
+            return;
+        }
+        if self.tcp.ssthresh < INFINITE_SSTHRESH {
+            self.tcp.set_cwnd(self.tcp.ssthresh);
+        }
+        self.sync(now);
+        self.cc.cwnd_event(&mut self.tcp, CwndEvent::CompleteCwr);
+    }
+
+    /// RFC 6937 PRR as in Linux `tcp_cwnd_reduction`: proportional while pipe > ssthresh,
+    /// then slow-start reduction bound (one extra segment per ACK that advanced snd_una
+    /// without new losses), never below one segment on the first ACK of recovery.
+    fn prr(&mut self, newly: u64, newly_lost: u64, una_adv: bool) {
+        if newly == 0 || self.tcp.prior_cwnd == 0 {
+            return;
+        }
+        self.prr_delivered += newly;
+        let in_flight = self.in_flight() as i64;
+        let ssthresh = self.tcp.ssthresh as i64;
+        let delta = ssthresh - in_flight;
+        let prr_delivered = self.prr_delivered as i64;
+        let prr_out = self.prr_out as i64;
+        let mut sndcnt = if delta < 0 {
+            let prior = self.tcp.prior_cwnd as i64;
+            (prr_delivered * ssthresh + prior - 1) / prior - prr_out
+        } else {
+            let mut s = (prr_delivered - prr_out).max(newly as i64);
+            if una_adv && newly_lost == 0 {
+                s += 1;
+            }
+            s.min(delta)
+        };
+        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
+        self.tcp.set_cwnd((in_flight + sndcnt).clamp(1, u32::MAX as i64) as u32);
+    }
+
+    // ------------------------------------------------------------------ timers
+    /// Retransmission timeout (Linux `tcp_retransmit_timer` → `tcp_enter_loss`).
+    pub fn on_rto(&mut self, now: SimTime, io: &mut Io) {
+        if self.packets_out() == 0 {
+            return;
+        }
+        self.stats.timeouts += 1;
+        let st = self.tcp.ca_state;
+        if matches!(st, CaState::Open | CaState::Disorder)
+            || self.high_seq <= self.snd_una
+            || (st == CaState::Loss && self.rto_count == 0)
+        {
+            self.tcp.prior_cwnd = self.tcp.cwnd;
+            self.sync(now);
+            self.tcp.ssthresh = self.cc.ssthresh(&mut self.tcp);
+            self.cc.cwnd_event(&mut self.tcp, CwndEvent::Loss);
+        }
+        // tcp_timeout_mark_lost: everything not SACKed is lost; retransmissions forgotten.
+        for s in self.ring.iter_mut() {
+            if s.flags & SACKED == 0 {
+                if s.flags & LOST == 0 {
+                    s.flags |= LOST;
+                    self.lost_out += 1;
+                    self.tcp.lost += 1;
+                }
+                s.flags &= !RETRANS;
+            }
+        }
+        self.retrans_out = 0;
+        if !self.p.sack {
+            self.sacked_out = 0;
+        }
+        self.lost_frontier = self.snd_nxt;
+        self.retx_hint = self.snd_una;
+        self.tcp.set_cwnd(self.in_flight() as u32 + 1);
+        self.tcp.cwnd_cnt = 0;
+        self.set_state(now, CaState::Loss);
+        self.high_seq = self.snd_nxt;
+        self.rto_count += 1;
+        self.rtt.backoff += 1;
+        self.rto_timer.arm(io.q, now + self.rtt.rto(), self.p.id, TimerKind::Rto);
+        self.try_send(now, io);
+    }
+}
