@@ -323,6 +323,8 @@ def _load_groups(raw: Any, axes: dict[str, list[Any]], problems: list[tuple[str,
         if len(g) < 2:
             problems.append((f"zip.{gi}", "a zip group needs at least two axes"))
         for k in g:
+            if k not in axes and f"axes.{k}" in {w for w, _ in problems}:
+                continue  # the axis itself is reported
             if k not in axes:
                 problems.append((f"zip.{gi}", f"{k!r} is not an axis; axes: {', '.join(axes) or '(none)'}"))
             elif k in grouped:
@@ -365,9 +367,10 @@ def _load_plots(raw: Any, axes: dict[str, list[Any]], problems: list[tuple[str, 
             problems.append((f"{where}.kind", f"expected one of {', '.join(_PLOT_KINDS)} (got {kind!r})"))
         if not isinstance(p.get("metric"), str):
             problems.append((f"{where}.metric", "required: a metric name such as 'jfi', 'ratio', 'utilization'"))
+        broken = {w for w, _ in problems}
         for k in ("x", "y", "by"):
             v = p.get(k)
-            if v is not None and v not in axes:
+            if v is not None and v not in axes and f"axes.{v}" not in broken:
                 problems.append((f"{where}.{k}", f"{v!r} is not an axis; axes: {', '.join(axes)}"))
         if p.get("x") is None:
             problems.append((f"{where}.x", "required: the axis on the x axis"))
