@@ -418,8 +418,9 @@ def load_iperf3(
     Each file is one flow group (its parallel streams are its flows), labelled by the file
     name or by ``labels[i]``. With ``align`` (default) files whose reports started at
     different times are placed on one clock by their ``start.timestamp``: the earliest is
-    t = 0. Before iperf3 3.13 that timestamp has whole seconds only, so start differences
-    under 2 s are not shifted (they are below its resolution); a note says so.
+    t = 0. When a timestamp has whole seconds only (``timesecs``; newer versions also write
+    ``timemillisecs``), start differences under 2 s are below its resolution and not
+    shifted; a note says so.
     """
     from .. import __version__
 
