@@ -13,7 +13,6 @@
 //! (RFC 9406) but the original HyStart (Ha & Rhee 2008) with ACK-train and delay detection.
 
 use super::{cong_avoid_ai, jiffies, slow_start, AckEvent, CaState, CongestionControl, CwndEvent, Params, TcpCc, HZ};
-use crate::units::SimTime;
 
 /// Fixed-point scale of β (`BICTCP_BETA_SCALE`).
 const BETA_SCALE: u32 = 1024;
@@ -411,6 +410,7 @@ impl Cubic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::SimTime;
     use crate::cc::harness::{periodic_loss_average_window, TestSender};
 
     fn ms(v: u64) -> SimTime {

@@ -263,7 +263,7 @@ impl Path {
             let can_send = (self.inflight.len() as u32) < s.tcp.cwnd;
             let send_at = if s.tcp.pacing { self.next_send.max(s.now()) } else { s.now() };
             let ack_at = self.inflight.front().map(|p| p.ack_at);
-            let next_is_send = can_send && ack_at.map_or(true, |a| send_at < a);
+            let next_is_send = can_send && !matches!(ack_at, Some(a) if a <= send_at);
             let t = if next_is_send { send_at } else { ack_at.unwrap_or(SimTime::MAX) };
             if t > until {
                 s.tcp.now = until;

@@ -20,8 +20,9 @@ use crate::units::SimTime;
 /// Linux's TCP_INFINITE_SSTHRESH.
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
 
-/// Congestion-avoidance state machine of the sender (Linux `tcp_ca_state`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Congestion-avoidance state machine of the sender (Linux `tcp_ca_state`). Ordered as in
+/// Linux (Open < Disorder < CWR < Recovery < Loss); BBR compares states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum CaState {
     Open,
     Disorder,
