@@ -245,16 +245,6 @@ impl<H> Link<H> {
         self.counters.tx_bytes -= p.2 as u64;
         self.lines[p.3].push_front((p.0, p.1, p.2));
     }
-
-    /// Drain everything (at exit) so the caller can free buffers.
-    pub fn drain(&mut self) -> Vec<H> {
-        let mut out: Vec<H> = self.lines.iter_mut().flat_map(|l| l.drain(..).map(|p| p.1)).collect();
-        if let Some(q) = self.queue.as_mut() {
-            out.extend(q.fifo.drain(..).map(|w| w.h));
-        }
-        out
-    }
-
 }
 
 #[cfg(test)]

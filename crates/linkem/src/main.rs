@@ -5,6 +5,8 @@
 //! tcpfair-linkem probe IP:PORT [COUNT] [INTERVAL_MS]
 //!                                      RTT by TCP SYN → RST, JSON on stdout
 //! tcpfair-linkem check CONFIG.json     validate a configuration and exit
+//! tcpfair-linkem exec PROG [ARGS…]     run PROG with SIGTERM on parent death (PR_SET_PDEATHSIG),
+//!                                      so iperf3 never outlives a killed tcpfair
 //! ```
 
 mod config;
@@ -18,7 +20,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: tcpfair-linkem relay CONFIG.json | check CONFIG.json | probe IP:PORT [COUNT] [INTERVAL_MS]");
+    eprintln!("usage: tcpfair-linkem relay CONFIG.json | check CONFIG.json | probe IP:PORT [COUNT] [INTERVAL_MS] | exec PROG [ARGS...]");
     ExitCode::from(2)
 }
 
@@ -62,6 +64,13 @@ fn main() -> ExitCode {
             let r = probe::probe(to, count, Duration::from_millis(ms), Duration::from_secs(5));
             println!("{}", probe::to_json(&r));
             ExitCode::SUCCESS
+        }
+        Some("exec") if args.len() >= 2 => {
+            use std::os::unix::process::CommandExt;
+            sys::die_with_parent();
+            let err = std::process::Command::new(&args[1]).args(&args[2..]).exec();
+            eprintln!("tcpfair-linkem: cannot run {}: {err}", args[1]);
+            ExitCode::from(127)
         }
         _ => usage(),
     }

@@ -3,6 +3,8 @@
 //! bottleneck and loss. Stats are printed as one JSON object per line on stdout.
 
 use std::io::{self, Write};
+use std::sync::Mutex;
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -30,7 +32,7 @@ impl Pool {
 }
 
 /// Lateness of releases relative to their due time, with a log2 histogram in µs.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Lateness {
     pub n: u64,
     pub sum_ns: u128,
@@ -51,6 +53,15 @@ impl Lateness {
         let us = (l / 1000) as u64;
         let b = if us == 0 { 0 } else { (64 - us.leading_zeros()) as usize };
         self.hist_us_log2[b.min(23)] += 1;
+    }
+    pub fn merge(&mut self, o: &Lateness) {
+        self.n += o.n;
+        self.sum_ns += o.sum_ns;
+        self.max_ns = self.max_ns.max(o.max_ns);
+        self.over_1ms += o.over_1ms;
+        for (a, b) in self.hist_us_log2.iter_mut().zip(o.hist_us_log2.iter()) {
+            *a += b;
+        }
     }
     pub fn mean_ns(&self) -> f64 {
         if self.n == 0 {
@@ -102,11 +113,133 @@ fn counters_json(c: &Counters, backlog: (u64, u64), in_flight: usize) -> serde_j
     })
 }
 
+/// What one direction's thread publishes for the stats printer.
+#[derive(Default, Clone)]
+struct DirSnapshot {
+    counters: Counters,
+    backlog: (u64, u64),
+    in_flight: usize,
+    late: Lateness,
+    send_errors: u64,
+    /// Longest single send(2): it runs the downstream namespaces' receive path (softirq).
+    send_max_ns: i64,
+}
+
+fn snapshot_json(s: &DirSnapshot) -> serde_json::Value {
+    let mut v = counters_json(&s.counters, s.backlog, s.in_flight);
+    v["send_errors"] = json!(s.send_errors);
+    v["send_max_ns"] = json!(s.send_max_ns);
+    v
+}
+
+fn late_json(l: &Lateness) -> serde_json::Value {
+    json!({"n": l.n, "mean_ns": l.mean_ns(), "max_ns": l.max_ns, "over_1ms": l.over_1ms,
+           "p99_us": l.quantile_us(0.99), "p999_us": l.quantile_us(0.999), "hist_us_log2": l.hist_us_log2.to_vec()})
+}
+
+/// One direction: receive on `rx`, emulate, release on `tx`. Runs until a stop signal.
+/// Each direction has its own thread, pool and link, so the work a release triggers
+/// downstream (the kernel runs the next namespaces' receive path inside send(2)) in one
+/// direction never delays releases in the other.
+fn direction(rx: &PacketSocket, tx: &PacketSocket, mut link: Link<u32>, classes: &Classes, by_src: bool, cfg: &Config,
+             shared: &Mutex<DirSnapshot>) -> io::Result<()> {
+    if cfg.rt_priority > 0 {
+        sys::set_realtime(cfg.rt_priority);
+    }
+    sys::set_min_timer_slack();
+    let mut pool = Pool { bufs: Vec::new(), free: Vec::new(), size: cfg.max_frame + VNET_HDR_LEN };
+    let mut lens: Vec<u32> = Vec::new();
+    let mut snap = DirSnapshot::default();
+    let publish_every = (cfg.stats_interval_ms.max(1) * 1_000_000) as i64 / 2;
+    let mut next_publish = sys::now_ns() + publish_every;
+    let mut blocked = false;
+    let fds = [rx.raw()];
+    let result = loop {
+        if sys::stop_requested() {
+            break Ok(());
+        }
+        let now = sys::now_ns();
+        let mut next = next_publish;
+        if let Some(t) = link.next_event() {
+            next = next.min(t);
+        }
+        if blocked {
+            next = next.min(now + 20_000);
+        }
+        if next > now {
+            if let Err(e) = sys::poll_readable(&fds, Some(next - now)) {
+                break Err(e);
+            }
+        }
+        // Receive a bounded batch so releases are not starved by a flood.
+        for _ in 0..64 {
+            let i = pool.get();
+            let buf = &mut pool.bufs[i as usize];
+            match rx.recv(buf) {
+                Err(e) => return Err(e),
+                Ok(None) => {
+                    pool.put(i);
+                    break;
+                }
+                Ok(Some((n, ts))) => {
+                    let frame = &buf[VNET_HDR_LEN.min(n)..n];
+                    let class = classes.classify(frame, by_src);
+                    let flen = frame.len() as u32;
+                    if lens.len() <= i as usize {
+                        lens.resize(i as usize + 1, 0);
+                    }
+                    lens[i as usize] = n as u32;
+                    if let Some(h) = link.arrive(ts, i, flen, class) {
+                        pool.put(h);
+                    }
+                }
+            }
+        }
+        // Release everything that is due.
+        blocked = false;
+        let now = sys::now_ns();
+        link.advance(now, &mut |h| pool.put(h));
+        while let Some(p) = link.pop_due(now) {
+            let frame = &pool.bufs[p.1 as usize][..lens[p.1 as usize] as usize];
+            // Lateness is taken when the frame is handed to the kernel.
+            let t_send = sys::now_ns();
+            let sent = tx.send(frame);
+            snap.send_max_ns = snap.send_max_ns.max(sys::now_ns() - t_send);
+            match sent {
+                Ok(true) => {
+                    snap.late.add(t_send - p.0);
+                    pool.put(p.1);
+                }
+                Ok(false) => {
+                    link.unpop(p);
+                    blocked = true;
+                    break;
+                }
+                Err(_) => {
+                    snap.send_errors += 1;
+                    pool.put(p.1);
+                }
+            }
+        }
+        if sys::now_ns() >= next_publish {
+            snap.counters = link.counters;
+            snap.backlog = link.backlog();
+            snap.in_flight = link.in_flight();
+            *shared.lock().unwrap_or_else(|e| e.into_inner()) = snap.clone();
+            next_publish = sys::now_ns() + publish_every;
+        }
+    };
+    snap.counters = link.counters;
+    snap.backlog = link.backlog();
+    snap.in_flight = link.in_flight();
+    *shared.lock().unwrap_or_else(|e| e.into_inner()) = snap;
+    result
+}
+
 pub fn run(cfg: &Config) -> io::Result<()> {
     sys::die_with_parent();
     sys::install_stop_handlers();
     sys::set_min_timer_slack();
-    let rt = cfg.rt_priority > 0 && sys::set_realtime(cfg.rt_priority);
     let sock_a = PacketSocket::open(&cfg.a)?;
     let sock_b = PacketSocket::open(&cfg.b)?;
     let classes = Classes {
@@ -123,118 +256,49 @@ pub fn run(cfg: &Config) -> io::Result<()> {
     let mut rev_delays: Vec<i64> = cfg.classes.iter().map(|c| c.rev_delay_ns).collect();
     fwd_delays.push(0);
     rev_delays.push(0);
-    // Index 0: a → b (data), 1: b → a (ACKs). Loss and the bottleneck act on data only.
-    let mut links: [Link<u32>; 2] = [
-        Link::new(fwd_delays, cfg.loss, cfg.seed, cfg.queue.as_ref()),
-        Link::new(rev_delays, 0.0, cfg.seed.wrapping_add(1), None),
-    ];
-    let socks = [&sock_a, &sock_b];
-    let mut pool = Pool { bufs: Vec::new(), free: Vec::new(), size: cfg.max_frame + VNET_HDR_LEN };
-    let mut lens: Vec<u32> = Vec::new();
-    let mut late = Lateness::default();
-    let mut send_errors = 0u64;
-    let stats_every = (cfg.stats_interval_ms.max(1) * 1_000_000) as i64;
+    // a → b carries data: loss and the bottleneck act there. b → a carries ACKs.
+    let data = Link::new(fwd_delays, cfg.loss, cfg.seed, cfg.queue.as_ref());
+    let acks = Link::new(rev_delays, 0.0, cfg.seed.wrapping_add(1), None);
+    let shared = [Mutex::new(DirSnapshot::default()), Mutex::new(DirSnapshot::default())];
+    let rt = cfg.rt_priority > 0 && sys::set_realtime(cfg.rt_priority);
     let t0 = sys::now_ns();
-    let mut next_stats = t0 + stats_every;
-    let mut blocked = false;
     let out = io::stdout();
-    let emit = |links: &[Link<u32>; 2], late: &Lateness, now: i64, fin: bool, send_errors: u64| -> io::Result<()> {
+    {
         let mut o = out.lock();
+        writeln!(o, "{}", json!({"ready": true, "realtime": rt, "t0_ns": t0, "a": cfg.a, "b": cfg.b}))?;
+        o.flush()?;
+    }
+    let emit = |fin: bool| -> io::Result<()> {
+        let a = shared[0].lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let b = shared[1].lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut late = a.late.clone();
+        late.merge(&b.late);
         let v = json!({
-            "t_ns": now - t0, "final": fin,
-            "a2b": counters_json(&links[0].counters, links[0].backlog(), links[0].in_flight()),
-            "b2a": counters_json(&links[1].counters, links[1].backlog(), links[1].in_flight()),
-            "late": {"n": late.n, "mean_ns": late.mean_ns(), "max_ns": late.max_ns, "over_1ms": late.over_1ms,
-                      "p99_us": late.quantile_us(0.99), "p999_us": late.quantile_us(0.999),
-                      "hist_us_log2": late.hist_us_log2.to_vec()},
-            "send_errors": send_errors,
+            "t_ns": sys::now_ns() - t0, "final": fin,
+            "a2b": snapshot_json(&a), "b2a": snapshot_json(&b),
+            "late": late_json(&late), "late_a2b": late_json(&a.late), "late_b2a": late_json(&b.late),
+            "send_errors": a.send_errors + b.send_errors,
         });
+        let mut o = out.lock();
         writeln!(o, "{v}")?;
         o.flush()
     };
-    {
-        let mut o = out.lock();
-        writeln!(o, "{}", json!({"ready": true, "realtime": rt, "a": cfg.a, "b": cfg.b}))?;
-        o.flush()?;
-    }
-    let fds = [sock_a.raw(), sock_b.raw()];
-    while !sys::stop_requested() {
-        let now = sys::now_ns();
-        let mut next = next_stats;
-        for l in links.iter_mut() {
-            if let Some(t) = l.next_event() {
-                next = next.min(t);
-            }
+    let every = Duration::from_millis(cfg.stats_interval_ms.max(1));
+    let res: io::Result<()> = std::thread::scope(|s| {
+        let ha = s.spawn(|| direction(&sock_a, &sock_b, data, &classes, true, cfg, &shared[0]));
+        let hb = s.spawn(|| direction(&sock_b, &sock_a, acks, &classes, false, cfg, &shared[1]));
+        while !sys::stop_requested() && !ha.is_finished() && !hb.is_finished() {
+            std::thread::sleep(every);
+            emit(false)?;
         }
-        if blocked {
-            next = next.min(now + 20_000);
-        }
-        if next > now {
-            sys::poll_readable(&fds, Some(next - now))?;
-        }
-        // Receive: at most a batch per socket so releases are not starved by a flood.
-        for d in 0..2 {
-            for _ in 0..256 {
-                let i = pool.get();
-                let buf = &mut pool.bufs[i as usize];
-                match socks[d].recv(buf)? {
-                    None => {
-                        pool.put(i);
-                        break;
-                    }
-                    Some((n, ts)) => {
-                        let frame = &buf[VNET_HDR_LEN.min(n)..n];
-                        let class = classes.classify(frame, d == 0);
-                        let flen = frame.len() as u32;
-                        if lens.len() <= i as usize {
-                            lens.resize(i as usize + 1, 0);
-                        }
-                        lens[i as usize] = n as u32;
-                        if let Some(h) = links[d].arrive(ts, i, flen, class) {
-                            pool.put(h);
-                        }
-                    }
-                }
-            }
-        }
-        // Release everything that is due.
-        blocked = false;
-        let now = sys::now_ns();
-        for d in 0..2 {
-            let tx = socks[1 - d];
-            links[d].advance(now, &mut |h| pool.put(h));
-            while let Some(p) = links[d].pop_due(now) {
-                let frame = &pool.bufs[p.1 as usize][..lens[p.1 as usize] as usize];
-                match tx.send(frame) {
-                    Ok(true) => {
-                        late.add(sys::now_ns() - p.0);
-                        pool.put(p.1);
-                    }
-                    Ok(false) => {
-                        links[d].unpop(p);
-                        blocked = true;
-                        break;
-                    }
-                    Err(_) => {
-                        send_errors += 1;
-                        pool.put(p.1);
-                    }
-                }
-            }
-        }
-        let now = sys::now_ns();
-        if now >= next_stats {
-            emit(&links, &late, now, false, send_errors)?;
-            next_stats = now + stats_every;
-        }
-    }
-    emit(&links, &late, sys::now_ns(), true, send_errors)?;
-    for l in links.iter_mut() {
-        for h in l.drain() {
-            pool.put(h);
-        }
-    }
-    Ok(())
+        // A direction that failed stops the other one too.
+        sys::request_stop();
+        let ra = ha.join().unwrap_or_else(|_| Err(io::Error::other("data thread panicked")));
+        let rb = hb.join().unwrap_or_else(|_| Err(io::Error::other("ACK thread panicked")));
+        ra.and(rb)
+    });
+    emit(true)?;
+    res
 }
 
 #[cfg(test)]

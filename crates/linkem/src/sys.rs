@@ -233,6 +233,10 @@ pub fn install_stop_handlers() {
     }
 }
 
+pub fn request_stop() {
+    STOP.store(true, Ordering::SeqCst);
+}
+
 pub fn stop_requested() -> bool {
     STOP.load(Ordering::SeqCst)
 }

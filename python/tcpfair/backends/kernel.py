@@ -1,0 +1,216 @@
+"""The kernel backend: real Linux TCP in network namespaces, delay/loss/AQM from linkem.
+
+``KernelBackend().check(scenario)`` raises ``BackendError`` with one clear message per
+problem before anything is created; ``run(scenario)`` builds the dumbbell
+(``tcpfair.kernel.topology``), runs iperf3 on the scenario's schedule, validates the run
+(``tcpfair.kernel.validate``) and returns the same ``RunResult`` as the simulator, with
+``meta["valid"]``/``meta["checks"]`` telling whether the emulation met its accuracy limits.
+See docs/kernel.md.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from ..importers.iperf3 import Iperf3Error, decode_iperf3_text, parse_iperf3
+from ..kernel import capabilities as caps_mod
+from ..kernel import validate as V
+from ..kernel.procs import CommandError
+from ..kernel.runner import KernelOptions, RawRun, execute, setup_latency_s
+from ..result import FLOW_COLUMNS, LINK_COLUMNS, SAMPLE_COLUMNS, RunResult
+from ..spec import Scenario
+from . import BackendError
+
+
+class KernelBackend:
+    name = "kernel"
+
+    def __init__(self, options: KernelOptions | None = None):
+        self.options = options or KernelOptions()
+        self._caps: caps_mod.Capabilities | None = None
+
+    def capabilities(self) -> caps_mod.Capabilities:
+        if self._caps is None:
+            self._caps = caps_mod.detect()
+        return self._caps
+
+    def check(self, scenario: Scenario) -> None:
+        caps = self.capabilities()
+        probs = caps_mod.machine_problems(caps)
+        if not probs:
+            probs = caps_mod.scenario_problems(scenario, caps, self.options.gso)
+        if probs:
+            raise BackendError("the kernel backend cannot run this scenario here:\n  " + "\n  ".join(probs)
+                               if len(probs) > 1 else f"kernel backend: {probs[0]}")
+
+    def run(self, scenario: Scenario, progress: bool = False) -> RunResult:
+        self.check(scenario)
+        t0 = time.perf_counter()
+        try:
+            raw = execute(scenario, self.capabilities(), self.options, progress)
+        except (CommandError, RuntimeError) as e:
+            raise BackendError(f"kernel backend: {e}") from None
+        return to_result(scenario, raw, self.capabilities(), self.options, time.perf_counter() - t0)
+
+
+def _link_table(raw: RawRun) -> tuple[pd.DataFrame, dict[str, int]]:
+    """Bottleneck samples: tc's tbf counters, or linkem's queue when linkem is the bottleneck."""
+    rows: list[dict[str, Any]] = []
+    totals: dict[str, int] = {}
+    if raw.tbf is not None and raw.tc_samples:
+        prev = raw.tc_samples[0][1]
+        base = prev
+        for t, s in raw.tc_samples[1:]:
+            rows.append({"t_s": t, "queue_bytes": s["backlog_bytes"], "queue_pkts": s["backlog_pkts"],
+                         "drops": s["drops"] - prev["drops"], "tx_bytes": s["bytes"] - prev["bytes"]})
+            prev = s
+        last = raw.tc_samples[-1][1]
+        totals = {"tx_bytes": last["bytes"] - base["bytes"], "tx_pkts": last["packets"] - base["packets"],
+                  "drops": last["drops"] - base["drops"]}
+    elif raw.queue is not None and raw.linkem_lines:
+        t_lk0 = raw.linkem_ready.get("t0_ns", 0) / 1e9 - raw.t0_wall
+        prev_d = 0
+        prev_tx = 0
+        for d in raw.linkem_lines:
+            a = d["a2b"]
+            t = t_lk0 + d["t_ns"] / 1e9
+            drops = a["queue_drops"] + a["red_drops"]
+            if t >= 0:
+                rows.append({"t_s": t, "queue_bytes": a["queue_bytes"], "queue_pkts": a["queue_pkts"],
+                             "drops": drops - prev_d, "tx_bytes": a["tx_bytes"] - prev_tx})
+            prev_d, prev_tx = drops, a["tx_bytes"]
+        fa = raw.linkem_lines[-1]["a2b"]
+        totals = {"tx_bytes": fa["tx_bytes"], "tx_pkts": fa["tx_pkts"], "drops": fa["queue_drops"] + fa["red_drops"],
+                  "red_drops": fa["red_drops"]}
+    if raw.linkem_lines:
+        totals["loss_drops"] = int(raw.linkem_lines[-1]["a2b"]["loss_drops"])
+    link = pd.DataFrame(rows, columns=LINK_COLUMNS)
+    if len(link):
+        link = link.astype({"t_s": float, "queue_bytes": np.int64, "queue_pkts": np.int64, "drops": np.int64,
+                            "tx_bytes": np.int64})
+    return link, totals
+
+
+def _sorted_connected(obj: dict[str, Any], port_key: str) -> dict[str, Any]:
+    """Copy of a report whose ``start.connected`` is ordered by the client's port, so that
+    stream k is the same connection in the client's and the server's report."""
+    out = dict(obj)
+    start = dict(out.get("start") or {})
+    conn = start.get("connected")
+    if isinstance(conn, list):
+        start["connected"] = sorted(conn, key=lambda c: c.get(port_key, 0) if isinstance(c, dict) else 0)
+    out["start"] = start
+    return out
+
+
+def parse_group(text: str, label: str, group: int, first_flow: int, offset_s: float) -> tuple[Any, pd.DataFrame]:
+    """Tables of one iperf3 client report run with ``--get-server-output``.
+
+    Flows come from the client's report (bytes = the receiver's count). Samples take the
+    bytes and throughput of each interval from the *receiver* (goodput, what the
+    bottleneck delivered) and cwnd, srtt and retransmissions from the sender's TCP_INFO,
+    matched by stream and interval number. Without a server report the sender's intervals
+    are used as they are.
+    """
+    src = f"iperf3 client of flows.{group}"
+    obj, _notes = decode_iperf3_text(text, src)
+    client = _sorted_connected(obj, "local_port")
+    tables = parse_iperf3(client, label=label, group=group, flow_offset=first_flow, time_offset_s=offset_s, source=src)
+    server = obj.get("server_output_json")
+    if not isinstance(server, dict):
+        tables.info.setdefault("notes", []).append("no server report: samples count bytes sent, not delivered")
+        return tables, tables.samples
+    srv = parse_iperf3(_sorted_connected(server, "remote_port"), label=label, group=group, flow_offset=first_flow,
+                       time_offset_s=offset_s, source=f"iperf3 server of flows.{group}").samples
+    snd = tables.samples
+    srv = srv.assign(_k=srv.groupby("flow").cumcount())
+    snd = snd.assign(_k=snd.groupby("flow").cumcount())[["flow", "_k", "cwnd_bytes", "srtt_s", "retransmits"]]
+    merged = srv.drop(columns=["cwnd_bytes", "srtt_s", "retransmits"]).merge(snd, on=["flow", "_k"], how="left")
+    return tables, merged.drop(columns=["_k"])
+
+
+def to_result(sc: Scenario, raw: RawRun, caps: caps_mod.Capabilities, opts: KernelOptions, wall_s: float) -> RunResult:
+    res = sc.resolved()
+    topo = raw.topology
+    flows_parts, sample_parts = [], []
+    notes: list[str] = []
+    for g in topo.groups:
+        text = raw.reports.get(g.index, "")
+        offset = raw.launch_s.get(g.index, 0.0) + setup_latency_s(g.rtt_ns / 1e9)
+        try:
+            tables, recv_samples = parse_group(text, sc.group_label(g.index), g.index, g.first_flow, offset)
+        except Iperf3Error as e:
+            err = raw.client_stderr.get(g.index, "").strip()
+            raise BackendError(f"kernel backend: {e}" + (f" (iperf3 said: {err})" if err else "")) from None
+        fl = tables.flows.copy()
+        n = len(fl)
+        if n != g.streams:
+            notes.append(f"flows.{g.index}: iperf3 reported {n} streams, {g.streams} configured")
+        fl["rtt_s"] = g.rtt_ns / 1e9
+        fl["start_s"] = res["flows"][g.first_flow]["start_ns"] / 1e9
+        flows_parts.append(fl[FLOW_COLUMNS])
+        sample_parts.append(recv_samples[SAMPLE_COLUMNS])
+        notes += [f"flows.{g.index}: {x}" for x in tables.info.get("notes", [])]
+    flows = pd.concat(flows_parts, ignore_index=True)
+    samples = pd.concat(sample_parts, ignore_index=True).sort_values(["t_s", "flow"], kind="stable").reset_index(drop=True)
+    link, totals = _link_table(raw)
+    b = res["bottleneck"]
+    capacity = float(b["rate_bps"])
+    goodput_cap = V.goodput_capacity_bps(capacity, b["mtu_bytes"])
+    meta: dict[str, Any] = {
+        "backend": "kernel",
+        "versions": {"tcpfair": __version__, "kernel": caps.kernel, "iperf3": caps.iperf3_version},
+        "scenario_hash": sc.hash(),
+        "seed": sc.seed,
+        "wall_time_s": wall_s,
+        "capacity_bps": capacity,
+        "goodput_capacity_bps": goodput_cap,
+        "window": [res["measure"]["from_ns"] / 1e9, res["measure"]["to_ns"] / 1e9],
+        "link_totals": totals,
+        "kernel": {
+            "run_id": raw.run_id,
+            "gso": opts.gso,
+            "offloads": "gso/tso/gro " + ("on" if opts.gso else "off") + " on every veth",
+            "bottleneck": "tbf" if raw.tbf else "linkem",
+            "tbf": raw.tbf,
+            "linkem_queue": raw.queue,
+            "linkem_realtime": bool(raw.linkem_ready.get("realtime")),
+            "topology": topo.as_dict(),
+            "rtt_probes": {str(k): v for k, v in raw.rtt_probes.items()},
+            "client_launch_s": {str(k): v for k, v in raw.launch_s.items()},
+            "setup_s": raw.setup_s,
+            "cpu": raw.cpu,
+            "emulator": raw.linkem_lines[-1] if raw.linkem_lines else None,
+            "notes": notes,
+        },
+    }
+    result = RunResult(flows=flows, samples=samples, link=link, meta=meta, scenario=res)
+    checks = run_checks(sc, raw, result, goodput_cap)
+    meta["checks"] = checks
+    meta["valid"] = all(c["ok"] for c in checks)
+    return result
+
+
+def run_checks(sc: Scenario, raw: RawRun, result: RunResult, goodput_cap: float) -> list[V.Check]:
+    topo = raw.topology
+    checks = V.rtt_checks({g.index: g.rtt_ns / 1e9 for g in topo.groups}, raw.rtt_probes)
+    final = raw.linkem_lines[-1] if raw.linkem_lines and raw.linkem_lines[-1].get("final") else None
+    checks += V.lateness_checks(final)
+    met = result.metrics()
+    checks.append(V.goodput_check(float(met["sum_bps"]), goodput_cap))
+    if sc.bottleneck.loss > 0 and final:
+        a = final["a2b"]
+        offered = a["rx_pkts"] - (a["queue_drops"] + a["red_drops"])
+        checks.append(V.loss_check(sc.bottleneck.loss, int(a["loss_drops"]), int(offered)))
+    cpu = raw.cpu
+    checks += V.cpu_checks(cpu.get("emulator_core_frac"), cpu.get("machine_busy_frac"), int(cpu.get("n_cpus", 1)))
+    for g in topo.groups:
+        if g.index not in raw.exit_s:
+            checks.append(V.check(f"iperf3.flows.{g.index}", False, None, None,
+                                  f"flows.{g.index}: the iperf3 client did not finish in time and was stopped"))
+    return checks

@@ -1,0 +1,213 @@
+"""Pure builders of the commands the kernel backend runs (argv lists, never shell strings).
+
+Nothing here executes anything, so every command is unit-tested without root. The
+runner executes them in order with ``procs.run_cmd``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from .topology import PROBE_PORT, Group, Topology, Veth, check_ifname, check_name
+
+Cmd = list[str]
+
+#: Linux's defaults for the min/default fields of tcp_rmem / tcp_wmem (bytes).
+RMEM_MIN, RMEM_DEFAULT = 4096, 131072
+WMEM_MIN, WMEM_DEFAULT = 4096, 16384
+#: Ethernet header: tbf and linkem count it (qdisc_pkt_len on an Ethernet device).
+ETH_HDR = 14
+
+
+def in_ns(ns: str, argv: Cmd) -> Cmd:
+    return ["ip", "netns", "exec", check_name(ns), *argv]
+
+
+def netns_add(ns: str) -> Cmd:
+    return ["ip", "netns", "add", check_name(ns)]
+
+
+def netns_del(ns: str) -> Cmd:
+    return ["ip", "netns", "delete", check_name(ns)]
+
+
+def sysctl(ns: str, key: str, value: str | int) -> Cmd:
+    if not all(p.replace("_", "").isalnum() for p in key.split(".")):
+        raise ValueError(f"invalid sysctl key {key!r}")
+    return in_ns(ns, ["sysctl", "-q", "-w", f"{key}={value}"])
+
+
+def namespace_sysctls(ns: str, forwarding: bool) -> list[Cmd]:
+    """Every namespace: no IPv6 (no router solicitations or DAD through the relay), loopback up."""
+    cmds = [
+        ["ip", "-n", check_name(ns), "link", "set", "dev", "lo", "up"],
+        sysctl(ns, "net.ipv6.conf.all.disable_ipv6", 1),
+        sysctl(ns, "net.ipv6.conf.default.disable_ipv6", 1),
+    ]
+    if forwarding:
+        cmds.append(sysctl(ns, "net.ipv4.ip_forward", 1))
+    return cmds
+
+
+def tcp_mem_triple(minimum: int, default: int, maximum: int) -> str:
+    """``min default max`` with min ≤ default ≤ max, as the kernel requires."""
+    lo = min(minimum, maximum)
+    return f"{lo} {max(lo, min(default, maximum))} {maximum}"
+
+
+def host_sysctls(ns: str, cca: str, rmem: int, wmem: int, sack: bool) -> list[Cmd]:
+    """The labs' ``sysctl -w net.ipv4.tcp_rmem/tcp_wmem`` plus the host's default CCA."""
+    return [
+        sysctl(ns, "net.ipv4.tcp_rmem", tcp_mem_triple(RMEM_MIN, RMEM_DEFAULT, rmem)),
+        sysctl(ns, "net.ipv4.tcp_wmem", tcp_mem_triple(WMEM_MIN, WMEM_DEFAULT, wmem)),
+        sysctl(ns, "net.ipv4.tcp_congestion_control", cca),
+        sysctl(ns, "net.ipv4.tcp_sack", 1 if sack else 0),
+        # Fresh namespaces have no cached metrics, but keep runs independent anyway.
+        sysctl(ns, "net.ipv4.tcp_no_metrics_save", 1),
+    ]
+
+
+def veth(v: Veth, mtu: int) -> list[Cmd]:
+    """Create a veth pair with both ends directly in their namespaces, address, bring up."""
+    cmds: list[Cmd] = [[
+        "ip", "-n", check_name(v.ns_a), "link", "add", "name", check_ifname(v.if_a), "address", v.mac_a, "mtu", str(mtu),
+        "type", "veth", "peer", "name", check_ifname(v.if_b), "address", v.mac_b, "mtu", str(mtu),
+        "netns", check_name(v.ns_b),
+    ]]
+    for ns, dev, addr in ((v.ns_a, v.if_a, v.addr_a), (v.ns_b, v.if_b, v.addr_b)):
+        if addr:
+            cmds.append(["ip", "-n", ns, "addr", "add", addr, "dev", dev])
+        cmds.append(["ip", "-n", ns, "link", "set", "dev", dev, "up"])
+    return cmds
+
+
+def offloads(ns: str, dev: str, on: bool) -> Cmd:
+    """GSO/TSO/GRO on or off. Off by default: with them on a drop removes a whole
+    multi-segment frame, which changes the competition between flows."""
+    state = "on" if on else "off"
+    return in_ns(ns, ["ethtool", "-K", check_ifname(dev), "gso", state, "tso", state, "gro", state])
+
+
+def promisc(ns: str, dev: str) -> Cmd:
+    return ["ip", "-n", check_name(ns), "link", "set", "dev", check_ifname(dev), "promisc", "on"]
+
+
+def routes(topo: Topology) -> list[Cmd]:
+    cmds: list[Cmd] = []
+    for g in topo.groups:
+        cmds.append(["ip", "-n", g.sender_ns, "route", "add", "default", "via", f"10.1.{g.index}.1"])
+        cmds.append(["ip", "-n", g.receiver_ns, "route", "add", "default", "via", f"10.2.{g.index}.1"])
+    cmds.append(["ip", "-n", topo.router_ns, "route", "add", "10.2.0.0/16", "via", topo.relay_gw_rx])
+    cmds.append(["ip", "-n", topo.rx_ns, "route", "add", "10.1.0.0/16", "via", topo.relay_gw_rt])
+    for ns, dev, ip, mac in topo.static_neigh:
+        cmds.append(["ip", "-n", ns, "neigh", "replace", ip, "lladdr", mac, "dev", dev, "nud", "permanent"])
+    return cmds
+
+
+def cwnd_clamp_route(g: Group, clamp: int) -> Cmd:
+    """Clamp the sender's cwnd with a locked route metric (tcp_init_metrics → snd_cwnd_clamp)."""
+    return ["ip", "-n", g.sender_ns, "route", "replace", "default", "via", f"10.1.{g.index}.1", "cwnd", str(int(clamp)), "lock", "cwnd"]
+
+
+@dataclass(frozen=True)
+class TbfParams:
+    rate_bps: int
+    burst_bytes: int
+    limit_bytes: int
+    child_pfifo_pkts: int | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"rate_bps": self.rate_bps, "burst_bytes": self.burst_bytes, "limit_bytes": self.limit_bytes,
+                "child_pfifo_pkts": self.child_pfifo_pkts}
+
+
+def tbf_params(rate_bps: int, buffer_bytes: int | None, buffer_pkts: int | None, mtu: int, gso: bool) -> TbfParams:
+    """tbf as the labs use it: ``rate``, ``burst``, ``limit`` = the buffer in bytes.
+
+    The burst is what leaves back to back after an idle period: two full frames or 100 µs
+    at the rate, whichever is larger (64 KiB + header with GSO on, or tbf would drop
+    aggregated frames). A buffer in packets becomes a pfifo child with that many packets.
+    """
+    frame = mtu + ETH_HDR
+    burst = max(2 * frame, math.ceil(rate_bps * 100e-6 / 8))
+    if gso:
+        burst = max(burst, 65536 + ETH_HDR + 1000)
+    if buffer_pkts is not None:
+        # the byte limit must not bind before the packet limit does
+        return TbfParams(rate_bps, burst, max(buffer_pkts, 1) * (65536 + ETH_HDR if gso else frame), buffer_pkts)
+    assert buffer_bytes is not None
+    return TbfParams(rate_bps, burst, int(buffer_bytes), None)
+
+
+def tbf(ns: str, dev: str, p: TbfParams) -> list[Cmd]:
+    cmds = [["tc", "-n", check_name(ns), "qdisc", "replace", "dev", check_ifname(dev), "root", "handle", "1:", "tbf",
+             "rate", f"{p.rate_bps}bit", "burst", str(p.burst_bytes), "limit", str(p.limit_bytes)]]
+    if p.child_pfifo_pkts is not None:
+        cmds.append(["tc", "-n", ns, "qdisc", "replace", "dev", dev, "parent", "1:1", "handle", "10:", "pfifo",
+                     "limit", str(p.child_pfifo_pkts)])
+    return cmds
+
+
+def qdisc_stats(ns: str, dev: str) -> Cmd:
+    return ["tc", "-n", check_name(ns), "-s", "-j", "qdisc", "show", "dev", check_ifname(dev)]
+
+
+def parse_qdisc_stats(obj: list[dict[str, Any]]) -> dict[str, int]:
+    """Root qdisc counters from ``tc -s -j qdisc show`` (the root's backlog includes its child's)."""
+    root = next((q for q in obj if q.get("root")), obj[0] if obj else None)
+    if root is None:
+        raise ValueError("no qdisc in tc output")
+    return {
+        "bytes": int(root.get("bytes", 0)),
+        "packets": int(root.get("packets", 0)),
+        "drops": int(root.get("drops", 0)),
+        "backlog_bytes": int(root.get("backlog", 0)),
+        "backlog_pkts": int(root.get("qlen", 0)),
+        "overlimits": int(root.get("overlimits", 0)),
+    }
+
+
+def iperf3_server(g: Group, wrapper: Cmd) -> Cmd:
+    """One-off server (``-s -1``) of group g, bound to the receiver's address."""
+    return in_ns(g.receiver_ns, [*wrapper, "iperf3", "-s", "-1", "-B", g.receiver_ip, "-p", str(g.server_port), "-J"])
+
+
+def iperf3_client(g: Group, wrapper: Cmd, seconds: int | None, nbytes: int | None, interval_s: float,
+                  app_rate_bps: int | None) -> Cmd:
+    argv = ["iperf3", "-c", g.receiver_ip, "-B", g.sender_ip, "-p", str(g.server_port), "--cport", str(g.cport),
+            "-C", g.cca, "-P", str(g.streams), "-J", "-i", f"{interval_s:g}", "--get-server-output"]
+    if nbytes is not None:
+        argv += ["-n", str(int(nbytes))]
+    else:
+        assert seconds is not None
+        argv += ["-t", str(int(seconds))]
+    if app_rate_bps is not None:
+        # iperf3 -b is per stream; the scenario's app_rate is per connection as well
+        argv += ["-b", str(int(app_rate_bps))]
+    return in_ns(g.sender_ns, [*wrapper, *argv])
+
+
+def probe(g: Group, linkem: str, count: int, interval_ms: int) -> Cmd:
+    return in_ns(g.sender_ns, [linkem, "probe", f"{g.receiver_ip}:{PROBE_PORT}", str(count), str(interval_ms)])
+
+
+def relay(topo: Topology, linkem: str, config_path: str) -> Cmd:
+    return in_ns(topo.emu_ns, [linkem, "relay", config_path])
+
+
+def relay_config(topo: Topology, loss: float, seed: int, queue: dict[str, Any] | None, gso: bool, mtu: int,
+                 rt_priority: int, stats_interval_ms: int = 100) -> dict[str, Any]:
+    return {
+        "a": topo.relay_a,
+        "b": topo.relay_b,
+        "classes": [{"net": f"10.1.{g.index}.0", "prefix": 24, "fwd_delay_ns": g.fwd_delay_ns, "rev_delay_ns": g.rev_delay_ns}
+                    for g in topo.groups],
+        "loss": loss,
+        "seed": seed,
+        "queue": queue,
+        "stats_interval_ms": stats_interval_ms,
+        "max_frame": 65536 + 1000 if gso else max(2048, mtu + ETH_HDR + 64),
+        "rt_priority": rt_priority,
+    }

@@ -1,0 +1,365 @@
+"""One kernel-backend run, from an empty machine back to an empty machine.
+
+Order: record the run (state file) → namespaces, sysctls, veths, offloads, routes, tbf →
+linkem relay → idle RTT probes → iperf3 servers → clients on the scenario's schedule while
+``tc -s`` is sampled → collect the JSON reports → stop everything → tear down. Tear-down
+runs in ``finally`` and on SIGTERM/SIGHUP (turned into ``KeyboardInterrupt``), so an
+interrupted run leaves nothing behind; ``tcpfair doctor --cleanup`` covers a killed one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import signal
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..spec import Red, Scenario
+from . import commands as C
+from .capabilities import KERNEL_CCA, Capabilities
+from .procs import ProcessGroup, RunState, Spawned, proc_cpu_ticks, run_cmd, teardown
+from .topology import Topology, build, new_run_id
+
+
+@dataclass
+class KernelOptions:
+    """Knobs of the kernel backend (recorded in ``meta["kernel"]``)."""
+
+    gso: bool = False  # GSO/TSO/GRO on the veths
+    rt_priority: int = 10  # SCHED_FIFO priority of linkem (0: normal scheduling)
+    probe_count: int = 15  # idle RTT probes per flow group
+    link_sample_s: float = 0.1  # tc -s sampling period (at most the measurement interval)
+    keep_workdir: bool = False
+
+
+@dataclass
+class RawRun:
+    """Everything measured during a run, before conversion to a RunResult."""
+
+    run_id: str
+    topology: Topology
+    t0_wall: float
+    reports: dict[int, str] = field(default_factory=dict)  # group → iperf3 client JSON text
+    client_stderr: dict[int, str] = field(default_factory=dict)
+    launch_s: dict[int, float] = field(default_factory=dict)  # group → launch time since t0
+    exit_s: dict[int, float] = field(default_factory=dict)
+    rtt_probes: dict[int, dict[str, Any]] = field(default_factory=dict)
+    tc_samples: list[tuple[float, dict[str, int]]] = field(default_factory=list)
+    linkem_lines: list[dict[str, Any]] = field(default_factory=list)
+    linkem_ready: dict[str, Any] = field(default_factory=dict)
+    cpu: dict[str, Any] = field(default_factory=dict)
+    tbf: dict[str, Any] | None = None
+    queue: dict[str, Any] | None = None
+    setup_s: float = 0.0
+
+
+@contextmanager
+def _signals_as_interrupt() -> Iterator[None]:
+    """SIGTERM/SIGHUP raise KeyboardInterrupt in the main thread, so ``finally`` tears down."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def user_queue(sc: Scenario) -> dict[str, Any] | None:
+    """linkem's bottleneck queue when the scenario asks for RED (the kernel has none)."""
+    b = sc.bottleneck
+    if not isinstance(b.aqm, Red):
+        return None
+    buf_bytes, buf_pkts = sc.buffer_limits()
+    r = sc.resolved()["bottleneck"]["aqm"]
+    return {
+        "rate_bps": b.rate,
+        "limit_bytes": buf_bytes,
+        "limit_pkts": buf_pkts,
+        "red": {"min_th": r["min_th"], "max_th": r["max_th"], "max_p": r["max_p"], "wq": r["wq"],
+                "bytes": r["bytes"], "gentle": r["gentle"]},
+        "mean_pkt_bytes": b.mtu + C.ETH_HDR,
+    }
+
+
+def setup_commands(topo: Topology, sc: Scenario, opts: KernelOptions) -> list[C.Cmd]:
+    """Every command that builds the topology, in order (pure: unit-tested without root)."""
+    res = sc.resolved()
+    b = res["bottleneck"]
+    cmds: list[C.Cmd] = [C.netns_add(ns) for ns in topo.namespaces]
+    for ns in topo.namespaces:
+        cmds += C.namespace_sysctls(ns, forwarding=ns in (topo.router_ns, topo.rx_ns))
+    by_group = {c["group"]: c for c in res["flows"]}
+    for g in topo.groups:
+        c = by_group[g.index]
+        for ns in (g.sender_ns, g.receiver_ns):
+            cmds += C.host_sysctls(ns, g.cca, int(c["rmem_bytes"]), int(c["wmem_bytes"]), bool(c["sack"]))
+    for v in topo.links:
+        cmds += C.veth(v, b["mtu_bytes"])
+    for v in topo.links:
+        cmds.append(C.offloads(v.ns_a, v.if_a, opts.gso))
+        cmds.append(C.offloads(v.ns_b, v.if_b, opts.gso))
+    cmds.append(C.promisc(topo.emu_ns, topo.relay_a))
+    cmds.append(C.promisc(topo.emu_ns, topo.relay_b))
+    cmds += C.routes(topo)
+    for g in topo.groups:
+        clamp = by_group[g.index]["cwnd_clamp"]
+        if clamp is not None:
+            cmds.append(C.cwnd_clamp_route(g, int(clamp)))
+    tbf = tbf_for(sc, opts)
+    if tbf is not None:
+        cmds += C.tbf(topo.router_ns, topo.bottleneck_if, tbf)
+    return cmds
+
+
+def tbf_for(sc: Scenario, opts: KernelOptions) -> C.TbfParams | None:
+    if isinstance(sc.bottleneck.aqm, Red):
+        return None  # linkem is the bottleneck
+    buf_bytes, buf_pkts = sc.buffer_limits()
+    return C.tbf_params(sc.bottleneck.rate, buf_bytes, buf_pkts, sc.bottleneck.mtu, opts.gso)
+
+
+def client_seconds(start_ns: int, stop_ns: int | None, duration_ns: int) -> int:
+    """iperf3 -t takes whole seconds: the flow's active time, rounded, at least 1."""
+    end = stop_ns if stop_ns is not None else duration_ns
+    return max(1, round((end - start_ns) / 1e9))
+
+
+def setup_latency_s(rtt_s: float) -> float:
+    """Approximate time from launching an iperf3 client to its first data byte: control
+    connection (1 RTT), parameter exchange (1 RTT), data connections (1 RTT), test start
+    (½ RTT), plus process start-up. Samples of a flow are shifted by launch + this."""
+    return 3.5 * rtt_s + 0.005
+
+
+def _read_lines(path: Path) -> list[dict[str, Any]]:
+    out = []
+    try:
+        text = path.read_text()
+    except OSError:
+        return out
+    for line in text.splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue  # a line cut short by a kill
+    return out
+
+
+def _wait_for(pred: Callable[[], bool], timeout: float, what: str, err: Callable[[], str] = lambda: "") -> None:
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out waiting for {what} {err()}".strip())
+        time.sleep(0.01)
+
+
+def _listening(pid: int, port: int) -> bool:
+    """Is there a LISTEN socket on ``port`` in the network namespace of ``pid``?"""
+    try:
+        lines = Path(f"/proc/{pid}/net/tcp").read_text().splitlines()[1:]
+    except OSError:
+        return False
+    for ln in lines:
+        parts = ln.split()
+        if len(parts) > 3 and parts[3] == "0A" and int(parts[1].split(":")[1], 16) == port:
+            return True
+    return False
+
+
+def _cpu_totals() -> tuple[int, int]:
+    """(busy, total) jiffies over all CPUs from /proc/stat."""
+    f = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = f[3] + (f[4] if len(f) > 4 else 0)
+    total = sum(f[:8])
+    return total - idle, total
+
+
+class _Sampler(threading.Thread):
+    """Samples ``tc -s`` of the bottleneck every ``period`` seconds."""
+
+    def __init__(self, topo: Topology, t0: float, period: float, sink: list[tuple[float, dict[str, int]]]):
+        super().__init__(daemon=True)
+        self.argv = C.qdisc_stats(topo.router_ns, topo.bottleneck_if)
+        self.t0, self.period, self.sink = t0, period, sink
+        self.stop_evt = threading.Event()
+        self.error: str | None = None
+
+    def sample(self) -> None:
+        p = run_cmd(self.argv, check=False, timeout=5)
+        now = time.time() - self.t0
+        if p.returncode == 0:
+            try:
+                self.sink.append((now, C.parse_qdisc_stats(json.loads(p.stdout))))
+            except (ValueError, KeyError) as e:
+                self.error = str(e)
+
+    def run(self) -> None:
+        k = 0
+        while not self.stop_evt.is_set():
+            target = self.t0 + k * self.period
+            delay = target - time.time()
+            if delay > 0 and self.stop_evt.wait(delay):
+                break
+            self.sample()
+            k += 1
+
+
+def execute(sc: Scenario, caps: Capabilities, opts: KernelOptions, progress: bool) -> RawRun:
+    """Run the scenario; always tears everything down before returning or raising."""
+    assert caps.linkem is not None
+    linkem = caps.linkem
+    rid = new_run_id()
+    res = sc.resolved()
+    kernel_cca = {k: v for k, v in KERNEL_CCA.items() if v is not None}
+    topo = build(res, rid, kernel_cca)
+    state = RunState(rid, topo.namespaces)
+    state.save()  # before anything exists, so a crash at any point can be cleaned up
+    workdir = Path(tempfile.mkdtemp(prefix=f"tcpfair-{rid}-"))
+    pg = ProcessGroup(state, workdir)
+    raw = RawRun(run_id=rid, topology=topo, t0_wall=0.0)
+    problems: list[str] = []
+    try:
+        with _signals_as_interrupt():
+            _execute(sc, topo, opts, linkem, pg, workdir, raw, progress)
+    finally:
+        problems = teardown(state, pg)
+        if not opts.keep_workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    if problems:
+        raise RuntimeError("tear-down left resources behind (run `tcpfair doctor --cleanup`): " + "; ".join(problems))
+    return raw
+
+
+def _execute(sc: Scenario, topo: Topology, opts: KernelOptions, linkem: str, pg: ProcessGroup, workdir: Path,
+             raw: RawRun, progress: bool) -> None:
+    t_setup = time.monotonic()
+    for cmd in setup_commands(topo, sc, opts):
+        run_cmd(cmd)
+    tbf = tbf_for(sc, opts)
+    raw.tbf = tbf.as_dict() if tbf else None
+    raw.queue = user_queue(sc)
+    cfg = C.relay_config(topo, sc.bottleneck.loss, sc.seed, raw.queue, opts.gso, sc.bottleneck.mtu, opts.rt_priority)
+    cfg_path = workdir / "linkem.json"
+    cfg_path.write_text(json.dumps(cfg))
+    relay = pg.spawn("linkem", C.relay(topo, linkem, str(cfg_path)))
+    relay_out = workdir / "linkem.out"
+    _wait_for(lambda: any(d.get("ready") for d in _read_lines(relay_out)) or relay.popen.poll() is not None, 10,
+              "the emulator to start")
+    if relay.popen.poll() is not None:
+        raise RuntimeError("the emulator (tcpfair-linkem) exited at start: " + (workdir / "linkem.err").read_text().strip())
+    raw.linkem_ready = next(d for d in _read_lines(relay_out) if d.get("ready"))
+
+    # Idle RTT per group (SYN → RST through the whole emulated path), before any traffic.
+    probes = {g.index: pg.spawn(f"probe{g.index}", C.probe(g, linkem, opts.probe_count, 20)) for g in topo.groups}
+    for g, sp in probes.items():
+        sp.popen.wait(timeout=opts.probe_count * (0.05 + topo.groups[g].rtt_ns / 1e9) + 30)
+        text = sp.stdout_path.read_text() if sp.stdout_path else ""
+        raw.rtt_probes[g] = json.loads(text) if text.strip() else {"errors": ["probe printed nothing"]}
+
+    wrapper = [linkem, "exec"]
+    servers = {g.index: pg.spawn(f"server{g.index}", C.iperf3_server(g, wrapper)) for g in topo.groups}
+    for g, sp in servers.items():
+        port = topo.groups[g].server_port
+        _wait_for(lambda sp=sp, port=port: _listening(sp.popen.pid, port) or sp.popen.poll() is not None, 10,
+                  f"the iperf3 server of flows.{g}")
+        if sp.popen.poll() is not None:
+            raise RuntimeError(f"iperf3 server of flows.{g} exited: " + (workdir / f"server{g}.err").read_text().strip())
+    raw.setup_s = time.monotonic() - t_setup
+
+    # Traffic on the scenario's schedule.
+    interval_s = sc.measure.interval / 1e9
+    res_flows = {c["group"]: c for c in sc.resolved()["flows"]}
+    t0 = time.time() + 0.1
+    raw.t0_wall = t0
+    sampler = _Sampler(topo, t0, min(opts.link_sample_s, interval_s), raw.tc_samples) if raw.tbf else None
+    if sampler:
+        sampler.start()
+    cpu0, em0, mono0 = _cpu_totals(), proc_cpu_ticks(relay.popen.pid), time.monotonic()
+    pending = sorted(topo.groups, key=lambda g: res_flows[g.index]["start_ns"])
+    clients: dict[int, Spawned] = {}
+    duration_s = sc.duration / 1e9
+    bar = _progress(progress, duration_s, sc.name)
+    try:
+        while pending or any(sp.popen.poll() is None for sp in clients.values()):
+            now = time.time() - t0
+            while pending and res_flows[pending[0].index]["start_ns"] / 1e9 <= now:
+                g = pending.pop(0)
+                c = res_flows[g.index]
+                secs = None if c["size_bytes"] is not None else client_seconds(c["start_ns"], c["stop_ns"], sc.duration)
+                argv = C.iperf3_client(g, wrapper, secs, c["size_bytes"], interval_s, c["app_rate_bps"])
+                clients[g.index] = pg.spawn(f"client{g.index}", argv)
+                raw.launch_s[g.index] = time.time() - t0
+            for gi, sp in clients.items():
+                if gi not in raw.exit_s and sp.popen.poll() is not None:
+                    raw.exit_s[gi] = time.time() - t0
+            if now > duration_s + 30 + 10 * max(g.rtt_ns for g in topo.groups) / 1e9:
+                break  # a client that never ends is stopped below (its report is then partial)
+            if bar:
+                bar.update(min(now, duration_s))
+            time.sleep(0.05)
+        for gi, sp in clients.items():
+            if gi not in raw.exit_s and sp.popen.poll() is not None:
+                raw.exit_s[gi] = time.time() - t0
+    finally:
+        if bar:
+            bar.close()
+        if sampler:
+            sampler.stop_evt.set()
+            sampler.join(5)
+    em1, mono1, cpu1 = proc_cpu_ticks(relay.popen.pid), time.monotonic(), _cpu_totals()
+    hz = os.sysconf("SC_CLK_TCK")
+    wall = mono1 - mono0
+    raw.cpu = {
+        "emulator_core_frac": ((em1 - em0) / hz / wall) if em0 is not None and em1 is not None and wall > 0 else None,
+        "machine_busy_frac": ((cpu1[0] - cpu0[0]) / (cpu1[1] - cpu0[1])) if cpu1[1] > cpu0[1] else None,
+        "n_cpus": os.cpu_count() or 1,
+        "wall_s": wall,
+    }
+    for gi, sp in clients.items():
+        pg.stop(sp)
+        raw.reports[gi] = sp.stdout_path.read_text() if sp.stdout_path else ""
+        raw.client_stderr[gi] = (workdir / f"client{gi}.err").read_text()
+    for sp in servers.values():
+        pg.stop(sp, grace_s=1.0)
+    pg.stop(relay)
+    raw.linkem_lines = [d for d in _read_lines(relay_out) if "t_ns" in d]
+
+
+class _Bar:
+    def __init__(self, total: float, name: str):
+        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.p = Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed:.0f}/{task.total:.0f} s"),
+                          TimeRemainingColumn(), transient=True)
+        self.p.start()
+        self.task = self.p.add_task(f"kernel: {name}", total=total)
+
+    def update(self, done: float) -> None:
+        self.p.update(self.task, completed=done)
+
+    def close(self) -> None:
+        self.p.stop()
+
+
+def _progress(enabled: bool, total: float, name: str) -> _Bar | None:
+    return _Bar(total, name) if enabled else None
+
+
+def round_up(x: float) -> int:
+    return int(math.ceil(x))

@@ -1,0 +1,182 @@
+"""The emulated dumbbell as data, built from a ``Scenario`` without touching the system.
+
+::
+
+    s0 ─┐                                                        ┌─ r0
+    s1 ─┤ rt ══[tbf: rate, burst, limit]══ a ·em· b ══ rx ├─ r1
+    …  ─┘   (bottleneck router)         (linkem relay)   (router) └─ …
+
+One namespace per sender host ``s<g>`` and receiver host ``r<g>`` (one pair per
+``[[flows]]`` group, so each group has its own ``tcp_rmem``/``tcp_wmem`` and congestion
+control), the bottleneck router ``rt`` (tbf on its egress towards the receivers), the
+emulator namespace ``em`` (no addresses: linkem relays frames between its two veths,
+adding each group's one-way delays, loss and, when asked, a user-space RED/drop-tail
+bottleneck) and the receivers' router ``rx``. Every namespace is named
+``tf-<run id>-<role>``; veth ends are created directly inside their namespaces, so nothing
+ever appears in (or routes out of) the root namespace.
+
+Addresses (private, only inside these namespaces): sender g ``10.1.g.2/24`` (gateway
+``10.1.g.1`` on rt), receiver g ``10.2.g.2/24`` (gateway ``10.2.g.1`` on rx), the relay
+link ``10.3.0.1/30`` (rt) – ``10.3.0.2/30`` (rx).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+PREFIX = "tf-"
+MAX_GROUPS = 250
+_RID_RE = re.compile(r"^[0-9a-f]{6}$")
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+_IFNAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,14}$")
+
+#: port of the iperf3 server of group g is IPERF_BASE_PORT + g; client data streams of
+#: group g use CPORT_BASE + CPORT_STRIDE·g + k for stream k
+IPERF_BASE_PORT = 5201
+CPORT_BASE = 20000
+CPORT_STRIDE = 1024
+#: nobody listens here: the RTT probe's SYN is answered by a RST
+PROBE_PORT = 9
+
+
+def new_run_id() -> str:
+    return secrets.token_hex(3)
+
+
+def check_run_id(rid: str) -> str:
+    if not _RID_RE.match(rid):
+        raise ValueError(f"run id {rid!r} is not 6 lowercase hex digits")
+    return rid
+
+
+def check_name(name: str) -> str:
+    """Validate a namespace name before it reaches ``ip`` (STYLE: every name is checked)."""
+    if not _NAME_RE.match(name):
+        raise ValueError(f"invalid namespace name {name!r}")
+    return name
+
+
+def check_ifname(name: str) -> str:
+    if not _IFNAME_RE.match(name):
+        raise ValueError(f"invalid interface name {name!r} (at most 15 characters: letters, digits, _ . -)")
+    return name
+
+
+def mac(ns_index: int, if_index: int) -> str:
+    """Locally administered, deterministic MAC address for an interface."""
+    return f"02:74:66:{ns_index & 0xff:02x}:{(if_index >> 8) & 0xff:02x}:{if_index & 0xff:02x}"
+
+
+@dataclass(frozen=True)
+class Veth:
+    """A veth pair: end ``a`` in namespace ``ns_a`` with ``addr_a`` (CIDR or None), etc."""
+
+    ns_a: str
+    if_a: str
+    mac_a: str
+    addr_a: str | None
+    ns_b: str
+    if_b: str
+    mac_b: str
+    addr_b: str | None
+
+
+@dataclass(frozen=True)
+class Group:
+    """One ``[[flows]]`` entry: its hosts, addresses and emulated one-way delays."""
+
+    index: int
+    sender_ns: str
+    receiver_ns: str
+    sender_ip: str
+    receiver_ip: str
+    rtt_ns: int
+    fwd_delay_ns: int
+    rev_delay_ns: int
+    cca: str
+    streams: int
+    first_flow: int
+
+    @property
+    def server_port(self) -> int:
+        return IPERF_BASE_PORT + self.index
+
+    @property
+    def cport(self) -> int:
+        return CPORT_BASE + CPORT_STRIDE * self.index
+
+
+@dataclass
+class Topology:
+    run_id: str
+    groups: list[Group]
+    links: list[Veth]
+    router_ns: str
+    emu_ns: str
+    rx_ns: str
+    bottleneck_if: str = "em"  # on router_ns, towards the relay (and the receivers)
+    relay_a: str = "a"  # in emu_ns, facing the router
+    relay_b: str = "b"  # in emu_ns, facing rx
+    relay_gw_rt: str = "10.3.0.1"
+    relay_gw_rx: str = "10.3.0.2"
+    static_neigh: list[tuple[str, str, str, str]] = field(default_factory=list)  # (ns, dev, ip, mac)
+
+    @property
+    def namespaces(self) -> list[str]:
+        hosts = [g.sender_ns for g in self.groups] + [g.receiver_ns for g in self.groups]
+        return [self.router_ns, self.emu_ns, self.rx_ns, *hosts]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "namespaces": self.namespaces,
+            "groups": [
+                {"group": g.index, "sender": f"{g.sender_ns} {g.sender_ip}", "receiver": f"{g.receiver_ns} {g.receiver_ip}",
+                 "fwd_delay_ns": g.fwd_delay_ns, "rev_delay_ns": g.rev_delay_ns, "port": g.server_port, "cport": g.cport}
+                for g in self.groups
+            ],
+        }
+
+
+def ns_name(run_id: str, role: str) -> str:
+    return check_name(f"{PREFIX}{check_run_id(run_id)}-{role}")
+
+
+def split_delay(rtt_ns: int) -> tuple[int, int]:
+    """One-way delays (data direction, ACK direction) that add up to the base RTT."""
+    fwd = rtt_ns // 2
+    return fwd, rtt_ns - fwd
+
+
+def build(resolved: dict[str, Any], run_id: str, kernel_cca: dict[str, str]) -> Topology:
+    """Topology for a resolved scenario (``Scenario.resolved()``).
+
+    ``kernel_cca`` maps the scenario's congestion-control names to the kernel's.
+    """
+    conns = resolved["flows"]
+    n_groups = max(c["group"] for c in conns) + 1
+    if n_groups > MAX_GROUPS:
+        raise ValueError(f"the kernel backend supports at most {MAX_GROUPS} [[flows]] entries, got {n_groups}")
+    rt, em, rx = ns_name(run_id, "rt"), ns_name(run_id, "em"), ns_name(run_id, "rx")
+    groups: list[Group] = []
+    links: list[Veth] = []
+    for g in range(n_groups):
+        mine = [c for c in conns if c["group"] == g]
+        c0 = mine[0]
+        fwd, rev = split_delay(int(c0["rtt_ns"]))
+        s_ns, r_ns = ns_name(run_id, f"s{g}"), ns_name(run_id, f"r{g}")
+        grp = Group(index=g, sender_ns=s_ns, receiver_ns=r_ns, sender_ip=f"10.1.{g}.2", receiver_ip=f"10.2.{g}.2",
+                    rtt_ns=int(c0["rtt_ns"]), fwd_delay_ns=fwd, rev_delay_ns=rev, cca=kernel_cca[c0["cca"]],
+                    streams=len(mine), first_flow=int(c0["id"]))
+        groups.append(grp)
+        links.append(Veth(s_ns, "eth0", mac(10 + g, 0), f"10.1.{g}.2/24", rt, check_ifname(f"s{g}"), mac(1, 100 + g), f"10.1.{g}.1/24"))
+        links.append(Veth(rx, check_ifname(f"r{g}"), mac(3, 100 + g), f"10.2.{g}.1/24", r_ns, "eth0", mac(10 + g, 1), f"10.2.{g}.2/24"))
+    links.append(Veth(rt, "em", mac(1, 1), "10.3.0.1/30", em, "a", mac(2, 1), None))
+    links.append(Veth(em, "b", mac(2, 2), None, rx, "em", mac(3, 1), "10.3.0.2/30"))
+    topo = Topology(run_id=run_id, groups=groups, links=links, router_ns=rt, emu_ns=em, rx_ns=rx)
+    # The relay link's neighbours are static: no ARP through the delay line.
+    topo.static_neigh = [(rt, "em", "10.3.0.2", mac(3, 1)), (rx, "em", "10.3.0.1", mac(1, 1))]
+    return topo
