@@ -213,3 +213,16 @@ def test_usage_errors_exit_2() -> None:
     assert r.exit_code == 2 and "Missing argument" in r.stderr
     r = CliRunner().invoke(cli, ["fairness", str(P4), "--format", "xml"])
     assert r.exit_code == 2 and "'xml' is not one of" in r.stderr
+
+
+def test_command_and_python_api_agree() -> None:
+    import tcpfair
+
+    code, out, err = run(RENO, BBR, "--from", "2", "--to", "18", "--format", "json")
+    assert code == 0, err
+    rep = json.loads(out)
+    met = tcpfair.load_iperf3([RENO, BBR]).metrics((2, 18))
+    assert rep["jfi"] == met["jfi"]
+    assert rep["min_max_ratio"] == met["min_max_ratio"]
+    assert rep["sum_bps"] == met["sum_bps"]
+    assert rep["jfi_per_interval_mean"] == pytest.approx(met["jfi_per_interval_mean"], rel=1e-12)

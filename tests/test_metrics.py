@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from tcpfair import metrics as m
+from tcpfair.result import RunResult
 
 # ---------------------------------------------------------------------------- Jain's index
 
@@ -229,3 +231,66 @@ def test_repeat_stats_coverage_of_normal_samples() -> None:
         st = m.repeat_stats(rng.normal(10.0, 2.0, 5))
         covered += st.ci_low <= 10.0 <= st.ci_high
     assert 1860 <= covered <= 1940
+
+
+# ---------------------------------------------------------------------------- RunResult
+
+
+def _result(rows: list[tuple[int, float, float, int]]) -> RunResult:
+    flows = pd.DataFrame(
+        {
+            "flow": [0, 1],
+            "group": [0, 1],
+            "label": ["a", "b"],
+            "cca": ["reno", "cubic"],
+            "rtt_s": [np.nan] * 2,
+            "start_s": [0.0] * 2,
+            "bytes": [0, 0],
+            "retransmits": [0.0, np.nan],
+            "mean_rtt_s": [np.nan] * 2,
+        }
+    )
+    samples = pd.DataFrame(rows, columns=["flow", "t_s", "dt_s", "bytes"])
+    samples["throughput_bps"] = samples["bytes"] * 8 / samples["dt_s"]
+    for c in ("cwnd_bytes", "srtt_s", "retransmits"):
+        samples[c] = np.nan
+    return RunResult(
+        flows=flows, samples=samples, meta={"window": [0.0, 4.0], "capacity_bps": 1000.0}
+    )
+
+
+def test_runresult_metrics_agree_with_the_metric_functions() -> None:
+    # flow 0 on the exact 1 s grid; flow 1 reports 3 ms late (like a second iperf3 stream)
+    rows = [
+        (0, 1.0, 1.0, 50),
+        (0, 2.0, 1.0, 50),
+        (0, 3.0, 1.0, 40),
+        (0, 4.0, 1.0, 40),
+        (1, 1.003, 1.003, 10),
+        (1, 2.003, 1.0, 30),
+        (1, 3.003, 1.0, 40),
+        (1, 4.003, 1.0, 20),
+    ]
+    res = _result(rows)
+    # window 1–3 s keeps the intervals (1, 2] and (2, 3] (midpoints 1.5 and 2.5) of both flows
+    met = res.metrics((1.0, 3.0))
+    x0, x1 = (50 + 40) * 8 / 2.0, (30 + 40) * 8 / 2.0
+    assert met["throughput_bps"] == {"0": pytest.approx(x0), "1": pytest.approx(x1)}
+    assert met["jfi"] == pytest.approx(m.jain([x0, x1]))
+    assert met["min_max_ratio"] == pytest.approx(x1 / x0)
+    assert met["utilization"] == pytest.approx((x0 + x1) / 1000.0)
+    assert met["retransmits"] == 0
+    mat = res.interval_throughputs((1.0, 3.0))
+    assert list(mat.index) == [2.0, 3.0]
+    assert mat.to_numpy() == pytest.approx(np.array([[400.0, 240.0], [320.0, 320.0]]))
+    per = [m.jain([400.0, 240.0]), m.jain([320.0, 320.0])]
+    assert met["jfi_per_interval_mean"] == pytest.approx(sum(per) / 2)
+    # whole run by default (meta window 0–4 s)
+    assert res.metrics()["n_flows"] == 2 and len(res.interval_throughputs()) == 4
+
+
+def test_runresult_metrics_when_nothing_was_delivered() -> None:
+    res = _result([(0, 1.0, 1.0, 0), (1, 1.0, 1.0, 0)])
+    met = res.metrics()
+    assert math.isnan(met["jfi"]) and math.isnan(met["min_max_ratio"]) and met["sum_bps"] == 0.0
+    assert math.isnan(met["jfi_per_interval_mean"])

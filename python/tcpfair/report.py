@@ -21,11 +21,15 @@ def print_run_summary(result: RunResult, title: str = "", console: Console | Non
     for _, row in result.flows.iterrows():
         x = float(thr.get(row["flow"], 0.0))
         rtt = "" if row["rtt_s"] != row["rtt_s"] else f"{row['rtt_s'] * 1e3:g} ms"
+        retr = row["retransmits"]
+        retr_text = "–" if retr != retr else f"{float(retr):.0f}"  # NaN: unknown (e.g. iperf3 receiver side)
         t.add_row(str(row["flow"]), str(row["label"]), str(row["cca"]), rtt, format_rate(x) + "/s",
-                  f"{100 * x / total:.1f} %", str(row["retransmits"]))
+                  f"{100 * x / total:.1f} %", retr_text)
     console.print(t)
     util = met["utilization"]
     parts = [f"JFI {met['jfi']:.4f}", f"min/max {met['min_max_ratio']:.3f}", f"sum {format_rate(met['sum_bps'])}/s"]
+    if met.get("jfi_per_interval_mean") == met.get("jfi_per_interval_mean"):
+        parts.append(f"per-interval JFI mean {met['jfi_per_interval_mean']:.4f}")
     if util == util:
         parts.append(f"utilization {100 * util:.1f} %")
     console.print("  ".join(parts))
