@@ -92,3 +92,9 @@ def test_worker_death_fails_only_the_runs_in_flight(tmp_path: Path) -> None:
     assert list(failed["flows.1.rtt"]) == ["50ms"]
     assert failed["error"].str.contains("worker process died").all()
     assert Store(tmp_path).check() == []
+
+
+def test_progress_bar_counts_finished_and_failed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_sweep(sweep_from_dict(SWEEP), run_fn=fake_run, output=tmp_path, executor=LocalExecutor(1), progress=True)
+    err = capsys.readouterr().err
+    assert "12 done" in err and "6 failed" in err and "0 left" in err

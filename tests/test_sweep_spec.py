@@ -164,8 +164,9 @@ def test_axis_override_replaces_values_and_respects_zip() -> None:
                                      "flows.1.cca": ["newreno", "cubic"]}, zip=[["flows.0.rtt", "flows.1.rtt"]]))
     assert sw.with_axes(['flows.1.cca=["cubic"]']).n_points() == 2
     assert sw.with_axes(['bottleneck.buffer={from="0.5bdp", to="1bdp", step="0.5bdp"}']).n_points() == 8
-    with pytest.raises(SweepError, match="zipped with flows.0.rtt"):
+    with pytest.raises(SweepError, match="need equal lengths; got flows.0.rtt: 2, flows.1.rtt: 1"):
         sw.with_axes(['flows.1.rtt=["25ms"]'])
+    assert sw.with_axes(['flows.1.rtt=["25ms"]', 'flows.0.rtt=["75ms"]']).runs()[0].scenario.flows[0].rtt == 75_000_000
     with pytest.raises(SweepError, match="expected KEY="):
         sw.with_axes(["flows.1.cca=cubic"])
 
@@ -186,3 +187,20 @@ def test_builtin_sweeps_load_and_match_the_study_grid() -> None:
     # the kernel grid is a subset of the simulator grid, so compare can match the points
     sim_pts = {tuple(sorted(p.items())) for p in sim.points()}
     assert all(tuple(sorted(p.items())) in sim_pts for p in kern.points())
+
+
+def test_builtin_cubic_sweeps_follow_seed_004() -> None:
+    root = Path(__file__).resolve().parents[1] / "scenarios" / "sweeps"
+    f8 = load_sweep(root / "cubic-fig8.toml")
+    pts = list(f8.points())
+    assert len(pts) == 2 * 5 and all(p["flows.0.cca"] == p["flows.1.cca"] for p in pts)
+    assert all(p["flows.0.rtt"] == p["flows.1.rtt"] for p in pts)
+    assert [p["flows.0.rtt"] for p in pts[:5]] == ["16ms", "42ms", "82ms", "162ms", "324ms"]
+    f9 = load_sweep(root / "cubic-fig9.toml")
+    runs = f9.runs()
+    assert len(runs) == 2 * 5 * 5
+    assert {r.scenario.flows[0].rtt for r in runs} == {162_000_000}
+    assert sorted({r.scenario.flows[1].rtt // 10**6 for r in runs}) == [16, 22, 42, 82, 162]
+    sc = runs[0].scenario
+    assert sc.bottleneck.rate == 400_000_000 and sc.buffer_limits() == (2_000_000, None)
+    assert sc.flows[2].streams == 12

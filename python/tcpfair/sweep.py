@@ -167,13 +167,11 @@ class Sweep:
                 continue
             if key not in axes:
                 groups.append([key])
-            else:
-                group = next(g for g in groups if key in g)
-                if len(group) > 1 and len(value) != len(axes[key]):
-                    problems.append((f"--axis {key}", f"is zipped with {', '.join(k for k in group if k != key)}; "
-                                     f"it needs {len(axes[key])} values, got {len(value)}"))
-                    continue
             axes[key] = value
+        for g in groups:
+            if len({len(axes[k]) for k in g}) > 1:
+                problems.append(("--axis", "axes that move together (zip) need equal lengths; got "
+                                 + ", ".join(f"{k}: {len(axes[k])}" for k in g)))
         if problems:
             raise SweepError(problems, self.source)
         return Sweep(name=self.name, base=self.base, axes=axes, groups=groups, repeats=self.repeats, seed=self.seed,
