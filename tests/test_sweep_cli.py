@@ -167,3 +167,13 @@ def test_sim_sweep_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert run_cli(["sweep", str(f), "-j", "1", "-o", str(out2), "--no-progress", "--no-figures"]) == 0
     t2 = Store(out2).table()
     assert list(t2["jfi"]) == list(t["jfi"]) and list(t2["sum_bps"]) == list(t["sum_bps"])
+
+
+def test_python_api_returns_the_tidy_table(tmp_path: Path, fake_backend: None) -> None:
+    from tcpfair import sweep
+
+    f = tmp_path / "s.toml"
+    f.write_text(SWEEP.format(ccas='["reno"]'))
+    t = sweep.run(f, jobs=1, output=tmp_path / "res")
+    assert len(t) == 12 and set(t["status"]) == {"done"}
+    assert {"flows.1.cca", "flows.0.rtt", "flows.1.rtt", "bottleneck.buffer", "jfi", "ratio"} <= set(t.columns)
