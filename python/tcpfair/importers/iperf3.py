@@ -45,6 +45,8 @@ Quirks of real versions that are handled:
   incomplete object after it (an interrupted run) is ignored with a note;
 * duplicate keys (e.g. ``sock_bufsize`` with ``-P -R`` in 3.12, two ``"error"`` members in
   newer versions): the **first** occurrence is kept, with a note;
+* ``--json-stream`` output (3.17+, one ``{"event": …, "data": …}`` object per line) is
+  assembled into the ``-J`` layout;
 * missing fields on the receiver side and in old versions (``sender`` flags, ``rttvar``,
   ``pmtu``, ``snd_wnd``, ``*_tcp_congestion``): treated as unknown, never as zero.
 """
@@ -151,6 +153,8 @@ def decode_iperf3_text(
                 f"{source}: invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}"
             ) from None
         objects.append(obj)
+    if all(isinstance(o, dict) and "event" in o for o in objects):
+        return _from_json_stream(objects, notes), notes
     if len(objects) > 1:
         notes.append(f"holds {len(objects)} concatenated JSON reports; used the last complete one")
     if duplicates:
@@ -162,6 +166,25 @@ def decode_iperf3_text(
             f"{source}: not an iperf3 report (the JSON is a {type(obj).__name__}, not an object)"
         )
     return obj, notes
+
+
+def _from_json_stream(events: list[dict[str, Any]], notes: list[str]) -> dict[str, Any]:
+    """Assemble the events of ``iperf3 --json-stream`` (3.17+; esnet/iperf#1098) into the
+    layout of a ``-J`` report: one ``{"event": "start"|"interval"|"end"|"error", "data": …}``
+    object per line. A stream cut short has no "end" event; then the intervals are used."""
+    report: dict[str, Any] = {"intervals": []}
+    for ev in events:
+        kind, data = ev.get("event"), ev.get("data")
+        if kind == "start" and "start" not in report:
+            report["start"] = data
+        elif kind == "interval":
+            report["intervals"].append(data)
+        elif kind == "end":
+            report["end"] = data
+        elif kind == "error" and "error" not in report:
+            report["error"] = data
+    notes.append(f"iperf3 --json-stream output ({len(events)} events)")
+    return report
 
 
 def _ordinal(k: int) -> str:
