@@ -39,9 +39,13 @@ def run(scenario: Path, backend: str, overrides: tuple[str, ...], output: Path |
 
         figure = throughput_over_time(result, out / "throughput.png")
     if fmt == "json":
-        click.echo(json.dumps({"run_dir": str(out), "metrics": result.metrics()}, indent=2))
+        click.echo(json.dumps({"run_dir": str(out), "metrics": result.metrics(), "valid": result.meta.get("valid", True),
+                               "checks": result.meta.get("checks", [])}, indent=2))
     else:
+        from ..kernel.display import print_checks
+
         print_run_summary(result, title=f"{sc.name} ({backend})")
+        print_checks(result)
         click.echo(f"run directory: {out}")
         if figure:
             click.echo(f"figure: {figure}")
