@@ -282,10 +282,12 @@ impl Sender {
         w
     }
 
-    /// The application stops writing at `now` (`stop`). Bulk writers leave a full send
-    /// buffer behind, which is still sent (as iperf3's last writes are).
+    /// The application stops writing at `now` (`stop`). What it already wrote into the
+    /// send queue is still sent: Linux autotunes the send buffer to about two congestion
+    /// windows (`tcp_sndbuf_expand`), bounded by wmem.
     pub fn stop(&mut self, now: SimTime, io: &mut Io) {
-        let queued = self.bytes_at(self.snd_una).saturating_add(self.p.sndbuf_bytes);
+        let queue = (2 * self.tcp.cwnd as u64 * self.p.mss as u64).min(self.p.sndbuf_bytes);
+        let queued = self.bytes_at(self.snd_una).saturating_add(queue);
         let end = self.written(now).min(queued).max(self.bytes_at(self.snd_nxt));
         self.data_end = Some(self.data_end.map_or(end, |e| e.min(end)));
         self.app_timer.cancel();
