@@ -46,7 +46,7 @@ impl<C: CongestionControl> TestSender<C> {
     }
 
     /// Send up to cwnd (a bulk sender is always cwnd-limited).
-    fn fill(&mut self) {
+    pub fn fill(&mut self) {
         self.tcp.packets_in_flight = self.tcp.cwnd;
         self.tcp.snd_nxt = self.tcp.snd_una + u64::from(self.tcp.cwnd) * u64::from(MSS);
         self.tcp.lsndtime = self.tcp.now;
@@ -259,6 +259,11 @@ impl Path {
         until: SimTime,
         mut on_ack: impl FnMut(&TestSender<C>),
     ) {
+        if self.sent == 0 {
+            // Forget the window TestSender::new pretended to send.
+            s.tcp.snd_nxt = s.tcp.snd_una;
+            s.tcp.packets_in_flight = 0;
+        }
         loop {
             let can_send = (self.inflight.len() as u32) < s.tcp.cwnd;
             let send_at = if s.tcp.pacing { self.next_send.max(s.now()) } else { s.now() };

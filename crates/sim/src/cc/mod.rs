@@ -208,10 +208,12 @@ mod bbr;
 mod cubic;
 mod params;
 mod reno;
+mod vegas;
 pub use bbr::Bbr;
 pub use cubic::Cubic;
 pub use params::Params;
 pub use reno::Reno;
+pub use vegas::Vegas;
 
 #[cfg(test)]
 mod harness;
@@ -257,10 +259,11 @@ pub enum AnyCc {
     Reno(Reno),
     Cubic(Cubic),
     Bbr(Bbr),
+    Vegas(Vegas),
 }
 
 /// Names accepted by `AnyCc::from_name`, for error messages.
-pub const CC_NAMES: &[&str] = &["reno", "newreno", "cubic", "bbr"];
+pub const CC_NAMES: &[&str] = &["reno", "newreno", "cubic", "bbr", "vegas"];
 
 impl AnyCc {
     /// Build an algorithm from its scenario name and parameters (`cca_params`).
@@ -280,6 +283,7 @@ impl AnyCc {
             "reno" | "newreno" => AnyCc::Reno(Reno),
             "cubic" => AnyCc::Cubic(Cubic::from_params(&mut p)?),
             "bbr" => AnyCc::Bbr(Bbr::from_params(&mut p, seed)?),
+            "vegas" => AnyCc::Vegas(Vegas::from_params(&mut p)?),
             other => {
                 return Err(format!(
                     "unknown congestion control {other:?}; the simulator has: {}",
@@ -298,6 +302,7 @@ macro_rules! dispatch {
             AnyCc::Reno($cc) => $e,
             AnyCc::Cubic($cc) => $e,
             AnyCc::Bbr($cc) => $e,
+            AnyCc::Vegas($cc) => $e,
         }
     };
 }
