@@ -55,6 +55,11 @@ def to_result(scenario: Scenario, raw: dict[str, Any], wall_s: float) -> RunResu
         }
     )
     s = raw["samples"]
+    # Mean of the sampled SRTTs of each flow (samples before the first RTT sample are 0).
+    srtt_all = pd.Series(np.asarray(s["srtt_ns"], dtype=np.float64) / 1e9)
+    flow_of = pd.Series(np.asarray(s["flow"], dtype=np.int64))
+    mean_rtt = srtt_all[srtt_all > 0].groupby(flow_of[srtt_all > 0]).mean()
+    flows["mean_rtt_s"] = flows["flow"].map(mean_rtt).astype(float)
     interval_s = res["measure"]["interval_ns"] / 1e9
     t_s = np.asarray(s["t_ns"], dtype=np.float64) / 1e9
     flow_ids = np.asarray(s["flow"], dtype=np.int64)
@@ -97,6 +102,14 @@ def to_result(scenario: Scenario, raw: dict[str, Any], wall_s: float) -> RunResu
         "window": [res["measure"]["from_ns"] / 1e9, res["measure"]["to_ns"] / 1e9],
         "link_totals": {k: int(v) for k, v in raw["link_totals"].items()},
         "stats": {k: int(v) for k, v in raw["stats"].items()},
+        # Per-connection counters the flows table has no column for.
+        "sim_flows": {
+            "bytes_sent": [int(v) for v in fl["bytes_sent"]],
+            "bytes_retransmitted": [int(v) for v in fl["bytes_retransmitted"]],
+            "bytes_delivered_window": [int(v) for v in fl["bytes_delivered_window"]],
+            "timeouts": [int(v) for v in fl["timeouts"]],
+            "completion_s": [None if v < 0 else int(v) / 1e9 for v in fl["completion_ns"]],
+        },
         "valid": True,
         "checks": [],
     }

@@ -1,0 +1,98 @@
+"""The simulator backend through Python: conservation, determinism, errors naming keys."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tcpfair
+from tcpfair import _core
+from tcpfair.backends import BackendError
+from tcpfair.spec import SpecError, from_dict
+
+
+def scenario(**over: Any) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "name": "t",
+        "duration": "12s",
+        "seed": 3,
+        "bottleneck": {"rate": "20Mbit", "buffer": "1bdp", "loss": 0.0005},
+        "flows": [
+            {"cca": "reno", "rtt": "20ms"},
+            {"cca": "reno", "rtt": "40ms", "sack": False, "start": "2s"},
+        ],
+        "measure": {"interval": "1s", "from": "4s"},
+    }
+    d.update(over)
+    return d
+
+
+def test_bytes_in_samples_add_up_to_the_flows_table() -> None:
+    r = tcpfair.run(scenario())
+    per_flow = r.samples.groupby("flow")["bytes"].sum()
+    for _, row in r.flows.iterrows():
+        assert per_flow[row["flow"]] == row["bytes"]
+        assert row["bytes"] > 0
+    # Each flow has one sample per interval after its start; the late flow's first covers
+    # [2 s, 3 s).
+    late = r.samples[r.samples["flow"] == 1]
+    assert late["t_s"].min() == 3.0 and len(late) == 10
+    # Delivered payload never exceeds what crossed the bottleneck, nor its capacity.
+    total = int(r.flows["bytes"].sum())
+    assert total <= r.meta["link_totals"]["tx_bytes"] <= 20e6 / 8 * 12
+    # SRTT: at least the base RTT, and measured.
+    assert (r.flows["mean_rtt_s"] >= r.flows["rtt_s"]).all()
+    sim = r.meta["sim_flows"]
+    assert all(d <= s for d, s in zip(r.flows["bytes"], sim["bytes_sent"]))
+
+
+def test_same_seed_same_result_and_seed_matters_with_loss() -> None:
+    a = tcpfair.run(scenario())
+    b = tcpfair.run(scenario())
+    pd.testing.assert_frame_equal(a.flows, b.flows)
+    pd.testing.assert_frame_equal(a.samples, b.samples)
+    pd.testing.assert_frame_equal(a.link, b.link)
+    c = tcpfair.run(scenario(seed=4))
+    assert not np.array_equal(a.samples["bytes"].to_numpy(), c.samples["bytes"].to_numpy())
+
+
+def test_finite_flow_completes_with_exactly_its_size() -> None:
+    d = scenario()
+    d["flows"][0]["size"] = "1000001B"
+    r = tcpfair.run(d)
+    assert r.flows.loc[0, "bytes"] == 1_000_001
+    done = r.meta["sim_flows"]["completion_s"]
+    assert done[0] is not None and 0.4 < done[0] < 12
+    assert done[1] is None  # bulk
+
+
+def test_unknown_cca_names_the_key() -> None:
+    d = scenario()
+    d["flows"][1]["cca"] = "tahoe"
+    with pytest.raises(SpecError, match=r"flows\.1\.cca"):
+        tcpfair.run(d)
+
+
+def test_native_error_names_the_key() -> None:
+    sc = from_dict(scenario())
+    res = sc.resolved()
+    res["flows"][1]["cca"] = "tahoe"
+    with pytest.raises(ValueError, match=r"^flows\.1\.cca: unknown congestion control") as ei:
+        _core.simulate(json.dumps(res))
+    assert ei.value.key == "flows.1.cca"  # type: ignore[attr-defined]
+    bad = copy.deepcopy(sc.resolved())
+    bad["bottleneck"]["colour"] = "red"
+    with pytest.raises(ValueError, match="unknown field `colour`"):
+        _core.simulate(json.dumps(bad))
+
+
+def test_impossible_buffer_is_a_backend_error_naming_the_key() -> None:
+    d = scenario()
+    d["flows"][0]["rmem"] = "2KB"
+    with pytest.raises((BackendError, SpecError), match=r"flows\.0\.rmem"):
+        tcpfair.run(d)
