@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-
 import tcpfair
 from tcpfair import _core
 from tcpfair.backends import BackendError
@@ -48,7 +47,7 @@ def test_bytes_in_samples_add_up_to_the_flows_table() -> None:
     # SRTT: at least the base RTT, and measured.
     assert (r.flows["mean_rtt_s"] >= r.flows["rtt_s"]).all()
     sim = r.meta["sim_flows"]
-    assert all(d <= s for d, s in zip(r.flows["bytes"], sim["bytes_sent"]))
+    assert all(d <= s for d, s in zip(r.flows["bytes"], sim["bytes_sent"], strict=True))
 
 
 def test_same_seed_same_result_and_seed_matters_with_loss() -> None:

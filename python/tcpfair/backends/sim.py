@@ -23,7 +23,8 @@ class SimBackend:
         for i, f in enumerate(scenario.flows):
             if f.cca not in have:
                 raise BackendError(
-                    f"flows.{i}.cca: the simulator does not implement {f.cca!r} yet; it has: {', '.join(sorted(have))}"
+                    f"flows.{i}.cca: the simulator does not implement {f.cca!r} yet; "
+                    f"it has: {', '.join(sorted(have))}"
                 )
 
     def run(self, scenario: Scenario, progress: bool = False) -> RunResult:
@@ -63,7 +64,9 @@ def to_result(scenario: Scenario, raw: dict[str, Any], wall_s: float) -> RunResu
     interval_s = res["measure"]["interval_ns"] / 1e9
     t_s = np.asarray(s["t_ns"], dtype=np.float64) / 1e9
     flow_ids = np.asarray(s["flow"], dtype=np.int64)
-    starts = np.array([c["start_ns"] / 1e9 for c in conns])[flow_ids] if len(flow_ids) else np.zeros(0)
+    starts = (
+        np.array([c["start_ns"] / 1e9 for c in conns])[flow_ids] if len(flow_ids) else np.zeros(0)
+    )
     # The first sample of a flow may cover less than one interval (the flow started mid-interval).
     dt = np.minimum(interval_s, t_s - starts) if len(t_s) else np.zeros(0)
     prev_t = np.maximum(t_s - interval_s, 0.0)
