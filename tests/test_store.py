@@ -9,13 +9,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from test_sweep_support import BASE, fake_run
-
 from tcpfair.executors import run_sweep
 from tcpfair.result import RunResult
 from tcpfair.spec import Scenario
 from tcpfair.store import Store
 from tcpfair.sweep import sweep_from_dict
+from test_sweep_support import BASE, fake_run
 
 
 def make(name: str = "s", repeats: int = 2, **axes: list[str]) -> object:
@@ -186,3 +185,25 @@ def test_summary_json_is_the_source_of_the_catalog_metrics(tmp_path: Path) -> No
         summary = json.loads((tmp_path / row["run_dir"] / "summary.json").read_text())
         assert row["jfi"] == summary["metrics"]["jfi"]
         assert row["min_max_ratio"] == summary["metrics"]["min_max_ratio"]
+
+
+def test_backend_accuracy_checks_are_recorded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def flagged(sc: Scenario, backend: str) -> RunResult:
+        res = fake_run(sc, backend)
+        if sc.flows[1].rtt == 50_000_000:
+            res.meta["valid"] = False
+            res.meta["checks"] = [{"name": "lateness.p99", "ok": False, "value": 3.1, "limit": 1.0, "message": "late"},
+                                  {"name": "goodput", "ok": True, "value": 1, "limit": 1, "message": ""}]
+        return res
+
+    run_sweep(make(), run_fn=flagged, output=tmp_path, jobs=1)
+    t = Store(tmp_path).table()
+    assert set(t[t["flows.1.rtt"] == "50ms"]["valid"]) == {0} and set(t[t["flows.1.rtt"] == "25ms"]["valid"]) == {1}
+    assert set(t[t["flows.1.rtt"] == "50ms"]["failed_checks"]) == {"lateness.p99"}
+    assert t[t["flows.1.rtt"] == "25ms"]["failed_checks"].isna().all()
+    from tcpfair.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["results", str(tmp_path)])
+    assert "note: 4 finished runs failed the backend's accuracy checks (column valid = 0): lateness.p99 (4×)" \
+        in capsys.readouterr().err

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_sweep_support import BASE, fake_run
-
 from tcpfair.executors import DaskExecutor, LocalExecutor, make_executor, run_sweep
 from tcpfair.result import RunResult
 from tcpfair.store import Store
 from tcpfair.sweep import SweepError, sweep_from_dict
+from test_sweep_support import BASE, fake_run
 
 SWEEP = {"name": "ex", "base": BASE, "repeats": 2, "seed": 9,
          "axes": {"flows.1.rtt": ["25ms", "50ms", "100ms"], "flows.1.cca": ["newreno", "cubic", "bbr"]}}
@@ -98,3 +97,23 @@ def test_progress_bar_counts_finished_and_failed(tmp_path: Path, capsys: pytest.
     run_sweep(sweep_from_dict(SWEEP), run_fn=fake_run, output=tmp_path, executor=LocalExecutor(1), progress=True)
     err = capsys.readouterr().err
     assert "12 done" in err and "6 failed" in err and "0 left" in err
+
+
+def test_a_machine_level_backend_problem_is_reported_once(tmp_path: Path) -> None:
+    from tcpfair.backends import BackendError
+
+    def no_root(sc: object) -> None:
+        raise BackendError("kernel backend: needs root")
+
+    with pytest.raises(SweepError) as e:
+        run_sweep(sweep_from_dict(SWEEP), run_fn=fake_run, check=no_root, output=tmp_path / "s")
+    assert e.value.problems == [("all 9 points", "backend sim: kernel backend: needs root")]
+
+    def no_bbr(sc: object) -> None:
+        if getattr(sc, "flows")[1].cca == "bbr":  # noqa: B009
+            raise BackendError("flows.1.cca: no bbr here")
+
+    with pytest.raises(SweepError) as e:
+        run_sweep(sweep_from_dict(SWEEP), run_fn=fake_run, check=no_bbr, output=tmp_path / "s")
+    assert len(e.value.problems) == 3 and all("flows.1.cca=bbr" in w for w, _ in e.value.problems)
+    assert not (tmp_path / "s").exists()

@@ -96,6 +96,9 @@ class LocalExecutor:
 
     def map(self, run_fn: RunFn, tasks: list[Task]) -> Iterator[tuple[str, Outcome]]:
         if self.jobs == 1 or len(tasks) <= 1:
+            if self.pool is not None:
+                self.pool.shutdown(wait=True)
+                self.pool = None
             for key, sc, backend in tasks:
                 yield key, execute(run_fn, sc, backend)
             return
@@ -264,6 +267,7 @@ def plan(sweep: Sweep, backend: str, check: Callable[[Scenario], None] | None) -
         from .backends import BackendError
 
         checked: set[int] = set()
+        backend_problems: list[tuple[str, str]] = []
         for r in runs:
             if r.point in checked:
                 continue
@@ -271,7 +275,12 @@ def plan(sweep: Sweep, backend: str, check: Callable[[Scenario], None] | None) -
             try:
                 check(r.scenario)
             except BackendError as e:
-                problems.append((point_label(r.axes), f"backend {backend}: {e}"))
+                backend_problems.append((point_label(r.axes), f"backend {backend}: {e}"))
+        if len(backend_problems) > 1 and len({m for _, m in backend_problems}) == 1 \
+                and len(backend_problems) == len(checked):
+            # the machine, not the points (no root, no iperf3): say it once
+            backend_problems = [(f"all {len(checked)} points", backend_problems[0][1])]
+        problems.extend(backend_problems)
     if problems:
         raise SweepError(problems, sweep.source)
     return runs

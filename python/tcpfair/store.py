@@ -8,8 +8,9 @@ Layout of a results directory::
 Catalog tables:
 
 - ``runs``: one row per (backend, run_hash) that finished or failed — status, error,
-  timings, attempts, the scenario (JSON), summary metrics (JSON) and the common metric
-  columns (jfi, ratio, utilization, …).
+  timings, attempts, the scenario (JSON), summary metrics (JSON), the common metric
+  columns (jfi, ratio, utilization, …) and ``valid`` (0 when the backend's own accuracy
+  checks failed, e.g. the kernel backend's emulator fell behind).
 - ``members``: which runs belong to which sweep — (sweep, backend, run_hash) with the
   point, repeat, point hash and axis values (JSON). A run shared by two sweeps is stored and
   measured once.
@@ -61,7 +62,7 @@ CREATE TABLE IF NOT EXISTS runs (
     error TEXT, seed INTEGER, scenario TEXT,
     started REAL, finished REAL, wall_s REAL, attempts INTEGER NOT NULL DEFAULT 1,
     jfi REAL, jfi_per_interval_mean REAL, min_max_ratio REAL, ratio REAL, utilization REAL,
-    sum_bps REAL, retransmits INTEGER, metrics TEXT, run_dir TEXT,
+    sum_bps REAL, retransmits INTEGER, valid INTEGER, metrics TEXT, run_dir TEXT,
     PRIMARY KEY (backend, run_hash));
 CREATE TABLE IF NOT EXISTS members (
     sweep TEXT NOT NULL, backend TEXT NOT NULL, run_hash TEXT NOT NULL,
@@ -71,7 +72,7 @@ CREATE VIEW IF NOT EXISTS catalog AS
     SELECT m.sweep, m.backend, m.run_hash, m.point, m.repeat, m.point_hash, m.axes,
            COALESCE(r.status, 'pending') AS status, r.error, r.seed, r.started, r.finished,
            r.wall_s, r.attempts, r.jfi, r.jfi_per_interval_mean, r.min_max_ratio, r.ratio,
-           r.utilization, r.sum_bps, r.retransmits, r.metrics, r.run_dir
+           r.utilization, r.sum_bps, r.retransmits, r.valid, r.metrics, r.run_dir
     FROM members m LEFT JOIN runs r ON r.backend = m.backend AND r.run_hash = m.run_hash;
 """
 
@@ -224,9 +225,9 @@ class Store:
             c.execute(
                 "INSERT INTO runs (backend, run_hash, status, error, seed, scenario, started, finished, wall_s, "
                 "attempts, jfi, jfi_per_interval_mean, min_max_ratio, ratio, utilization, sum_bps, retransmits, "
-                "metrics, run_dir) VALUES (?,?,'done',NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "valid, metrics, run_dir) VALUES (?,?,'done',NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (backend, run_hash, seed, scenario_json, started, finished, wall_s, attempts,
-                 *[row[k] for k in METRIC_COLUMNS], _dumps(row["metrics"]), rel),
+                 *[row[k] for k in METRIC_COLUMNS], row["valid"], _dumps(row["metrics"]), rel),
             )
         return True
 
@@ -297,6 +298,12 @@ def summarize(summary: dict[str, Any]) -> dict[str, Any]:
     ratio = group_thr[1] / group_thr[0] if len(group_thr) >= 2 and group_thr[0] > 0 else math.nan
     met["ratio"] = ratio
     out: dict[str, Any] = {k: _num(met.get(k)) for k in METRIC_COLUMNS}
+    # the backend's own accuracy checks (the kernel backend's emulation limits)
+    meta = summary.get("meta", {})
+    out["valid"] = int(bool(meta.get("valid", True)))
+    failed = [c.get("name", "?") for c in meta.get("checks", []) if isinstance(c, dict) and not c.get("ok", True)]
+    if failed:
+        met["failed_checks"] = failed
     out["metrics"] = met
     return out
 
@@ -317,9 +324,11 @@ def tidy(df: pd.DataFrame) -> pd.DataFrame:
                            else math.nan for m in mets] for g in range(ng)},
         index=df.index,
     )
+    checks = pd.DataFrame({"failed_checks": [", ".join(m.get("failed_checks", [])) or None for m in mets]},
+                          index=df.index)
     front = ["sweep", "backend", "run_hash", "point", "repeat", "seed", "status"]
     rest = [c for c in df.columns if c not in front and c not in ("axes", "metrics", "point_hash")]
-    out = pd.concat([df[front], axis_cols, df[rest], thr, df[["point_hash"]]], axis=1)
+    out = pd.concat([df[front], axis_cols, df[rest], thr, checks, df[["point_hash"]]], axis=1)
     return out
 
 

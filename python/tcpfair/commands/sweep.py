@@ -93,6 +93,7 @@ def sweep(sweep_file: Path, backend: str | None, jobs: int | None, executor: str
         click.echo(f"{rep.skipped_failed} runs failed earlier and were skipped; --retry-failed runs them again")
     if rep.errors:
         _print_errors(rep.errors)
+    _note_invalid(s.table(sweep=sw.name, backend=be))
     click.echo(f"results: {s.root}")
     if figures and sw.plots:
         paths = draw_plots(s, sw.name, be, sw.plots, s.root / "figures" / sw.name, formats)
@@ -100,6 +101,23 @@ def sweep(sweep_file: Path, backend: str | None, jobs: int | None, executor: str
             click.echo(f"figures: {paths[0].parent} ({len(paths)} files)")
     if rep.failed:
         raise SystemExit(1)
+
+
+def _note_invalid(t: Any) -> None:
+    """Finished runs the backend flagged (its accuracy checks failed), counted per check."""
+    from collections import Counter
+
+    if "valid" not in t.columns:
+        return
+    bad = t[(t["status"] == "done") & (t["valid"] == 0)]
+    if bad.empty:
+        return
+    names: Counter[str] = Counter()
+    for text in bad["failed_checks"].fillna(""):
+        names.update(n for n in text.split(", ") if n)
+    detail = ", ".join(f"{n} ({k}×)" for n, k in names.most_common(5))
+    click.echo(f"note: {len(bad)} finished runs failed the backend's accuracy checks (column valid = 0)"
+               + (f": {detail}" if detail else ""), err=True)
 
 
 def _print_errors(errors: dict[str, str]) -> None:
@@ -230,6 +248,7 @@ def _print_overview(s: Any, sweep_name: str | None, backend: str | None) -> None
                 cells.append("" if mean != mean else f"{mean:.3f}" + ("" if ci != ci else f"±{ci:.3f}"))
             tab.add_row(*cells)
         console.print(tab)
+        _note_invalid(t)
         failed = t[t["status"] == "failed"]
         if len(failed):
             _print_errors(dict(zip(failed["run_hash"], failed["error"].fillna(""), strict=True)))
