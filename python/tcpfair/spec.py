@@ -88,7 +88,7 @@ def _buffer(v: Any) -> units.Buffer:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True, strict=True)
 
 
 class Red(_Strict):
@@ -186,7 +186,7 @@ class Measure(_Strict):
     from_: Time = Field(0, alias="from")
     to: Time | None = None
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
 
 
 class Scenario(_Strict):
