@@ -1,0 +1,75 @@
+"""``tcpfair bench``: simulator speed on the standard scenarios."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from . import UserError, friendly_errors
+
+
+@click.command()
+@click.option(
+    "--only",
+    "only",
+    multiple=True,
+    metavar="NAME",
+    help="Run only these scenarios (A1, A1-sack, N2, N100, N1000); repeatable.",
+)
+@click.option(
+    "--duration", default="60s", show_default=True, help="Simulated time of the A1 scenarios."
+)
+@click.option("--quick", is_flag=True, help="Short scaling runs (5 s instead of 20 s).")
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+@friendly_errors
+def bench(only: tuple[str, ...], duration: str, quick: bool, fmt: str) -> None:
+    """Measure bottleneck packets and events per wall-clock second, and peak memory.
+
+    Each scenario runs in its own process, one at a time, on one core. Results depend on
+    what else the machine is doing: measure on a quiet machine.
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..bench import as_dict, run_one, scenarios
+
+    all_sc = scenarios(duration, quick)
+    names = list(only) or list(all_sc)
+    unknown = [n for n in names if n not in all_sc]
+    if unknown:
+        raise UserError(f"--only: unknown scenario {unknown[0]!r}; allowed: {', '.join(all_sc)}")
+    results = [run_one(n, all_sc[n]) for n in names]
+    if fmt == "json":
+        click.echo(json.dumps([as_dict(r) for r in results], indent=2))
+        return
+    t = Table(title="tcpfair bench (simulator)")
+    for col in (
+        "scenario",
+        "flows",
+        "sim s",
+        "wall s",
+        "bottleneck pkts",
+        "pkts/s",
+        "events/s",
+        "util",
+        "peak RSS MB",
+        "bytes/flow",
+    ):
+        t.add_column(col, justify="right")
+    for r in results:
+        t.add_row(
+            r.name,
+            str(r.flows),
+            f"{r.simulated_s:g}",
+            f"{r.wall_s:.3f}",
+            f"{r.bottleneck_packets:,}",
+            f"{r.pkts_per_s:,.0f}",
+            f"{r.events_per_s:,.0f}",
+            f"{r.utilization:.3f}",
+            f"{r.rss_peak_mb:.1f}",
+            f"{r.bytes_per_flow:,.0f}",
+        )
+    Console().print(t)
