@@ -257,3 +257,13 @@ def test_with_seed() -> None:
 
 
 PINNED_HASH = "7f6d7a77f4e49d5d"
+
+
+@pytest.mark.parametrize(
+    "path, value",
+    [("seed", True), ("flows.0.streams", True), ("flows.0.streams", "3"), ("flows.0.sack", 1), ("bottleneck.loss", "0.1")],
+)
+def test_no_silent_coercion_of_booleans_and_strings(path: str, value: Any) -> None:
+    # TOML `streams = true` or `sack = 1` is a mistake, not a 1 or a True.
+    msg = error_of(with_(path, value))
+    assert path in msg and repr(value) in msg
