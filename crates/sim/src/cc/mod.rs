@@ -205,11 +205,13 @@ pub trait CongestionControl {
 }
 
 mod bbr;
+mod bic;
 mod cubic;
 mod params;
 mod reno;
 mod vegas;
 pub use bbr::Bbr;
+pub use bic::Bic;
 pub use cubic::Cubic;
 pub use params::Params;
 pub use reno::Reno;
@@ -260,10 +262,11 @@ pub enum AnyCc {
     Cubic(Cubic),
     Bbr(Bbr),
     Vegas(Vegas),
+    Bic(Bic),
 }
 
 /// Names accepted by `AnyCc::from_name`, for error messages.
-pub const CC_NAMES: &[&str] = &["reno", "newreno", "cubic", "bbr", "vegas"];
+pub const CC_NAMES: &[&str] = &["reno", "newreno", "cubic", "bbr", "vegas", "bic"];
 
 impl AnyCc {
     /// Build an algorithm from its scenario name and parameters (`cca_params`).
@@ -284,6 +287,7 @@ impl AnyCc {
             "cubic" => AnyCc::Cubic(Cubic::from_params(&mut p)?),
             "bbr" => AnyCc::Bbr(Bbr::from_params(&mut p, seed)?),
             "vegas" => AnyCc::Vegas(Vegas::from_params(&mut p)?),
+            "bic" => AnyCc::Bic(Bic::from_params(&mut p)?),
             other => {
                 return Err(format!(
                     "unknown congestion control {other:?}; the simulator has: {}",
@@ -303,6 +307,7 @@ macro_rules! dispatch {
             AnyCc::Cubic($cc) => $e,
             AnyCc::Bbr($cc) => $e,
             AnyCc::Vegas($cc) => $e,
+            AnyCc::Bic($cc) => $e,
         }
     };
 }
