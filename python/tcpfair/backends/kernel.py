@@ -45,8 +45,11 @@ class KernelBackend:
         if not probs:
             probs = caps_mod.scenario_problems(scenario, caps, self.options.gso)
         if probs:
-            raise BackendError("the kernel backend cannot run this scenario here:\n  " + "\n  ".join(probs)
-                               if len(probs) > 1 else f"kernel backend: {probs[0]}")
+            raise BackendError(
+                "the kernel backend cannot run this scenario here:\n  " + "\n  ".join(probs)
+                if len(probs) > 1
+                else f"kernel backend: {probs[0]}"
+            )
 
     def run(self, scenario: Scenario, progress: bool = False) -> RunResult:
         self.check(scenario)
@@ -66,12 +69,22 @@ def _link_table(raw: RawRun) -> tuple[pd.DataFrame, dict[str, int]]:
         prev = raw.tc_samples[0][1]
         base = prev
         for t, s in raw.tc_samples[1:]:
-            rows.append({"t_s": t, "queue_bytes": s["backlog_bytes"], "queue_pkts": s["backlog_pkts"],
-                         "drops": s["drops"] - prev["drops"], "tx_bytes": s["bytes"] - prev["bytes"]})
+            rows.append(
+                {
+                    "t_s": t,
+                    "queue_bytes": s["backlog_bytes"],
+                    "queue_pkts": s["backlog_pkts"],
+                    "drops": s["drops"] - prev["drops"],
+                    "tx_bytes": s["bytes"] - prev["bytes"],
+                }
+            )
             prev = s
         last = raw.tc_samples[-1][1]
-        totals = {"tx_bytes": last["bytes"] - base["bytes"], "tx_pkts": last["packets"] - base["packets"],
-                  "drops": last["drops"] - base["drops"]}
+        totals = {
+            "tx_bytes": last["bytes"] - base["bytes"],
+            "tx_pkts": last["packets"] - base["packets"],
+            "drops": last["drops"] - base["drops"],
+        }
     elif raw.queue is not None and raw.linkem_lines:
         t_lk0 = raw.linkem_ready.get("t0_ns", 0) / 1e9 - raw.t0_wall
         prev_d = 0
@@ -81,18 +94,36 @@ def _link_table(raw: RawRun) -> tuple[pd.DataFrame, dict[str, int]]:
             t = t_lk0 + d["t_ns"] / 1e9
             drops = a["queue_drops"] + a["red_drops"]
             if t >= 0:
-                rows.append({"t_s": t, "queue_bytes": a["queue_bytes"], "queue_pkts": a["queue_pkts"],
-                             "drops": drops - prev_d, "tx_bytes": a["tx_bytes"] - prev_tx})
+                rows.append(
+                    {
+                        "t_s": t,
+                        "queue_bytes": a["queue_bytes"],
+                        "queue_pkts": a["queue_pkts"],
+                        "drops": drops - prev_d,
+                        "tx_bytes": a["tx_bytes"] - prev_tx,
+                    }
+                )
             prev_d, prev_tx = drops, a["tx_bytes"]
         fa = raw.linkem_lines[-1]["a2b"]
-        totals = {"tx_bytes": fa["tx_bytes"], "tx_pkts": fa["tx_pkts"], "drops": fa["queue_drops"] + fa["red_drops"],
-                  "red_drops": fa["red_drops"]}
+        totals = {
+            "tx_bytes": fa["tx_bytes"],
+            "tx_pkts": fa["tx_pkts"],
+            "drops": fa["queue_drops"] + fa["red_drops"],
+            "red_drops": fa["red_drops"],
+        }
     if raw.linkem_lines:
         totals["loss_drops"] = int(raw.linkem_lines[-1]["a2b"]["loss_drops"])
     link = pd.DataFrame(rows, columns=LINK_COLUMNS)
     if len(link):
-        link = link.astype({"t_s": float, "queue_bytes": np.int64, "queue_pkts": np.int64, "drops": np.int64,
-                            "tx_bytes": np.int64})
+        link = link.astype(
+            {
+                "t_s": float,
+                "queue_bytes": np.int64,
+                "queue_pkts": np.int64,
+                "drops": np.int64,
+                "tx_bytes": np.int64,
+            }
+        )
     return link, totals
 
 
@@ -103,12 +134,16 @@ def _sorted_connected(obj: dict[str, Any], port_key: str) -> dict[str, Any]:
     start = dict(out.get("start") or {})
     conn = start.get("connected")
     if isinstance(conn, list):
-        start["connected"] = sorted(conn, key=lambda c: c.get(port_key, 0) if isinstance(c, dict) else 0)
+        start["connected"] = sorted(
+            conn, key=lambda c: c.get(port_key, 0) if isinstance(c, dict) else 0
+        )
     out["start"] = start
     return out
 
 
-def parse_group(text: str, label: str, group: int, first_flow: int, offset_s: float) -> tuple[Any, pd.DataFrame]:
+def parse_group(
+    text: str, label: str, group: int, first_flow: int, offset_s: float
+) -> tuple[Any, pd.DataFrame]:
     """Tables of one iperf3 client report run with ``--get-server-output``.
 
     Flows come from the client's report (bytes = the receiver's count). Samples take the
@@ -120,21 +155,37 @@ def parse_group(text: str, label: str, group: int, first_flow: int, offset_s: fl
     src = f"iperf3 client of flows.{group}"
     obj, _notes = decode_iperf3_text(text, src)
     client = _sorted_connected(obj, "local_port")
-    tables = parse_iperf3(client, label=label, group=group, flow_offset=first_flow, time_offset_s=offset_s, source=src)
+    tables = parse_iperf3(
+        client, label=label, group=group, flow_offset=first_flow, time_offset_s=offset_s, source=src
+    )
     server = obj.get("server_output_json")
     if not isinstance(server, dict):
-        tables.info.setdefault("notes", []).append("no server report: samples count bytes sent, not delivered")
+        tables.info.setdefault("notes", []).append(
+            "no server report: samples count bytes sent, not delivered"
+        )
         return tables, tables.samples
-    srv = parse_iperf3(_sorted_connected(server, "remote_port"), label=label, group=group, flow_offset=first_flow,
-                       time_offset_s=offset_s, source=f"iperf3 server of flows.{group}").samples
+    srv = parse_iperf3(
+        _sorted_connected(server, "remote_port"),
+        label=label,
+        group=group,
+        flow_offset=first_flow,
+        time_offset_s=offset_s,
+        source=f"iperf3 server of flows.{group}",
+    ).samples
     snd = tables.samples
     srv = srv.assign(_k=srv.groupby("flow").cumcount())
-    snd = snd.assign(_k=snd.groupby("flow").cumcount())[["flow", "_k", "cwnd_bytes", "srtt_s", "retransmits"]]
-    merged = srv.drop(columns=["cwnd_bytes", "srtt_s", "retransmits"]).merge(snd, on=["flow", "_k"], how="left")
+    snd = snd.assign(_k=snd.groupby("flow").cumcount())[
+        ["flow", "_k", "cwnd_bytes", "srtt_s", "retransmits"]
+    ]
+    merged = srv.drop(columns=["cwnd_bytes", "srtt_s", "retransmits"]).merge(
+        snd, on=["flow", "_k"], how="left"
+    )
     return tables, merged.drop(columns=["_k"])
 
 
-def to_result(sc: Scenario, raw: RawRun, caps: caps_mod.Capabilities, opts: KernelOptions, wall_s: float) -> RunResult:
+def to_result(
+    sc: Scenario, raw: RawRun, caps: caps_mod.Capabilities, opts: KernelOptions, wall_s: float
+) -> RunResult:
     res = sc.resolved()
     topo = raw.topology
     flows_parts, sample_parts = [], []
@@ -143,10 +194,14 @@ def to_result(sc: Scenario, raw: RawRun, caps: caps_mod.Capabilities, opts: Kern
         text = raw.reports.get(g.index, "")
         offset = raw.launch_s.get(g.index, 0.0) + setup_latency_s(g.rtt_ns / 1e9)
         try:
-            tables, recv_samples = parse_group(text, sc.group_label(g.index), g.index, g.first_flow, offset)
+            tables, recv_samples = parse_group(
+                text, sc.group_label(g.index), g.index, g.first_flow, offset
+            )
         except Iperf3Error as e:
             err = raw.client_stderr.get(g.index, "").strip()
-            raise BackendError(f"kernel backend: {e}" + (f" (iperf3 said: {err})" if err else "")) from None
+            raise BackendError(
+                f"kernel backend: {e}" + (f" (iperf3 said: {err})" if err else "")
+            ) from None
         fl = tables.flows.copy()
         n = len(fl)
         if n != g.streams:
@@ -157,7 +212,11 @@ def to_result(sc: Scenario, raw: RawRun, caps: caps_mod.Capabilities, opts: Kern
         sample_parts.append(recv_samples[SAMPLE_COLUMNS])
         notes += [f"flows.{g.index}: {x}" for x in tables.info.get("notes", [])]
     flows = pd.concat(flows_parts, ignore_index=True)
-    samples = pd.concat(sample_parts, ignore_index=True).sort_values(["t_s", "flow"], kind="stable").reset_index(drop=True)
+    samples = (
+        pd.concat(sample_parts, ignore_index=True)
+        .sort_values(["t_s", "flow"], kind="stable")
+        .reset_index(drop=True)
+    )
     link, totals = _link_table(raw)
     b = res["bottleneck"]
     capacity = float(b["rate_bps"])
@@ -208,9 +267,18 @@ def run_checks(sc: Scenario, raw: RawRun, result: RunResult, goodput_cap: float)
         offered = a["rx_pkts"] - (a["queue_drops"] + a["red_drops"])
         checks.append(V.loss_check(sc.bottleneck.loss, int(a["loss_drops"]), int(offered)))
     cpu = raw.cpu
-    checks += V.cpu_checks(cpu.get("emulator_core_frac"), cpu.get("machine_busy_frac"), int(cpu.get("n_cpus", 1)))
+    checks += V.cpu_checks(
+        cpu.get("emulator_core_frac"), cpu.get("machine_busy_frac"), int(cpu.get("n_cpus", 1))
+    )
     for g in topo.groups:
         if g.index not in raw.exit_s:
-            checks.append(V.check(f"iperf3.flows.{g.index}", False, None, None,
-                                  f"flows.{g.index}: the iperf3 client did not finish in time and was stopped"))
+            checks.append(
+                V.check(
+                    f"iperf3.flows.{g.index}",
+                    False,
+                    None,
+                    None,
+                    f"flows.{g.index}: the iperf3 client did not finish in time and was stopped",
+                )
+            )
     return checks

@@ -8,8 +8,16 @@ from . import friendly_errors
 
 
 @click.command()
-@click.option("--cleanup", is_flag=True, help="Remove namespaces and processes left by crashed kernel-backend runs.")
-@click.option("--force", is_flag=True, help="With --cleanup: also remove runs whose tcpfair process is still alive.")
+@click.option(
+    "--cleanup",
+    is_flag=True,
+    help="Remove namespaces and processes left by crashed kernel-backend runs.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="With --cleanup: also remove runs whose tcpfair process is still alive.",
+)
 @friendly_errors
 def doctor(cleanup: bool, force: bool) -> None:
     """Report root, network namespaces, iperf3, congestion controls, qdiscs and linkem;
@@ -33,14 +41,24 @@ def doctor(cleanup: bool, force: bool) -> None:
     t.add_row("root", yn(caps.root))
     t.add_row("ip netns", yn(caps.netns))
     for name, path in caps.tools.items():
-        extra = f"{path}" + (f" (version {caps.iperf3_version})" if name == "iperf3" and caps.iperf3_version else "")
+        extra = f"{path}" + (
+            f" (version {caps.iperf3_version})" if name == "iperf3" and caps.iperf3_version else ""
+        )
         t.add_row(name, yn(path is not None, extra if path else ""))
-    t.add_row("tcpfair-linkem", yn(caps.linkem is not None, caps.linkem or "cargo build --release -p tcpfair-linkem"))
+    t.add_row(
+        "tcpfair-linkem",
+        yn(caps.linkem is not None, caps.linkem or "cargo build --release -p tcpfair-linkem"),
+    )
     kern_ok = sorted(n for n, k in cap.KERNEL_CCA.items() if k is not None and k in caps.ccas)
-    t.add_row("congestion controls", ", ".join(caps.ccas) + f"  → scenario names: {', '.join(kern_ok)}")
+    t.add_row(
+        "congestion controls", ", ".join(caps.ccas) + f"  → scenario names: {', '.join(kern_ok)}"
+    )
     t.add_row("qdiscs", ", ".join(f"{q} {'yes' if ok else 'no'}" for q, ok in caps.qdiscs.items()))
-    t.add_row("max bottleneck rate", f"{cap.MAX_RATE_BPS_GSO_OFF / 1e6:g} Mbit/s (GSO off), "
-                                     f"{cap.MAX_RATE_BPS_GSO_ON / 1e6:g} Mbit/s (GSO on)")
+    t.add_row(
+        "max bottleneck rate",
+        f"{cap.MAX_RATE_BPS_GSO_OFF / 1e6:g} Mbit/s (GSO off), "
+        f"{cap.MAX_RATE_BPS_GSO_ON / 1e6:g} Mbit/s (GSO on)",
+    )
     console.print(t)
     probs = cap.machine_problems(caps)
     if probs:
@@ -62,7 +80,9 @@ def doctor(cleanup: bool, force: bool) -> None:
         if not cleanup:
             continue
         if lo.owner_alive and not force:
-            console.print("  skipped: its tcpfair process is still running (use --force to remove anyway)")
+            console.print(
+                "  skipped: its tcpfair process is still running (use --force to remove anyway)"
+            )
             continue
         problems = cl.clean(lo)
         console.print("  removed" if not problems else "  problems: " + "; ".join(problems))

@@ -23,8 +23,14 @@ from .topology import MAX_GROUPS, PREFIX, new_run_id
 #: scenario congestion-control names → Linux module names (``compound`` has no Linux
 #: implementation; Linux ``reno`` is NewReno with SACK, RFC 6582 / RFC 6675)
 KERNEL_CCA: dict[str, str | None] = {
-    "reno": "reno", "newreno": "reno", "cubic": "cubic", "bic": "bic", "highspeed": "highspeed",
-    "vegas": "vegas", "bbr": "bbr", "compound": None,
+    "reno": "reno",
+    "newreno": "reno",
+    "cubic": "cubic",
+    "bic": "bic",
+    "highspeed": "highspeed",
+    "vegas": "vegas",
+    "bbr": "bbr",
+    "compound": None,
 }
 
 #: Highest bottleneck rate accepted (measured on the 2-core development VM with GSO off:
@@ -95,8 +101,12 @@ def _netns_works() -> bool:
 @lru_cache(maxsize=1)
 def probe_qdiscs() -> dict[str, bool]:
     """Try each qdisc the backend uses on the loopback of a throw-away namespace."""
-    names = {"tbf": ["tbf", "rate", "10mbit", "burst", "3028", "limit", "30000"], "pfifo": ["pfifo", "limit", "10"],
-             "bfifo": ["bfifo", "limit", "10000"], "netem": ["netem", "delay", "1ms"]}
+    names = {
+        "tbf": ["tbf", "rate", "10mbit", "burst", "3028", "limit", "30000"],
+        "pfifo": ["pfifo", "limit", "10"],
+        "bfifo": ["bfifo", "limit", "10000"],
+        "netem": ["netem", "delay", "1ms"],
+    }
     out = {k: False for k in names}
     if os.geteuid() != 0 or not _netns_works() or not shutil.which("tc"):
         return out
@@ -105,7 +115,10 @@ def probe_qdiscs() -> dict[str, bool]:
         return out
     try:
         for k, args in names.items():
-            p = subprocess.run(["tc", "-n", ns, "qdisc", "replace", "dev", "lo", "root", *args], capture_output=True)
+            p = subprocess.run(
+                ["tc", "-n", ns, "qdisc", "replace", "dev", "lo", "root", *args],
+                capture_output=True,
+            )
             out[k] = p.returncode == 0
     finally:
         subprocess.run(["ip", "netns", "delete", ns], capture_output=True)
@@ -133,21 +146,32 @@ def machine_problems(caps: Capabilities) -> list[str]:
         return ["the kernel backend needs Linux (network namespaces, tc, AF_PACKET)"]
     probs: list[str] = []
     if not caps.root:
-        probs.append("the kernel backend needs root (it creates network namespaces and qdiscs); run it with sudo")
+        probs.append(
+            "the kernel backend needs root (it creates network namespaces and qdiscs); run "
+            "it with sudo"
+        )
     for t in ("ip", "tc", "ethtool", "sysctl"):
         if not caps.tools.get(t):
-            probs.append(f"'{t}' not found; install iproute2, ethtool and procps (./dev setup does)")
+            probs.append(
+                f"'{t}' not found; install iproute2, ethtool and procps (./dev setup does)"
+            )
     if not caps.tools.get("iperf3"):
         probs.append("iperf3 not found; install it (apt-get install iperf3, or ./dev setup)")
     if caps.root and caps.tools.get("ip") and not caps.netns:
-        probs.append("'ip netns' does not work here (no network namespace support or not permitted)")
+        probs.append(
+            "'ip netns' does not work here (no network namespace support or not permitted)"
+        )
     if not caps.linkem:
-        probs.append("tcpfair-linkem not found; build it with `cargo build --release -p tcpfair-linkem` "
-                     "(./dev setup does) or set TCPFAIR_LINKEM to its path")
+        probs.append(
+            "tcpfair-linkem not found; build it with `cargo build --release -p tcpfair-linkem` "
+            "(./dev setup does) or set TCPFAIR_LINKEM to its path"
+        )
     if caps.root and caps.netns:
         for q in ("tbf", "pfifo"):
             if not caps.qdiscs.get(q):
-                probs.append(f"the kernel lacks the '{q}' qdisc (sch_{q}), which the bottleneck needs")
+                probs.append(
+                    f"the kernel lacks the '{q}' qdisc (sch_{q}), which the bottleneck needs"
+                )
     return probs
 
 
@@ -162,28 +186,46 @@ def scenario_problems(sc: Scenario, caps: Capabilities, gso: bool) -> list[str]:
             hint = ""
             if k is not None and _module_exists(f"tcp_{k}"):
                 hint = f" (the module exists: `modprobe tcp_{k}` makes it available)"
-            probs.append(f"flows.{i}.cca: {f.cca!r} is not available in this kernel{hint}; the kernel backend "
-                         f"supports: {', '.join(supported) or 'nothing (no congestion controls listed)'}")
+            probs.append(
+                f"flows.{i}.cca: {f.cca!r} is not available in this kernel{hint}; the "
+                "kernel backend "
+                f"supports: {', '.join(supported) or 'nothing (no congestion controls listed)'}"
+            )
         if f.params():
-            probs.append(f"flows.{i}: {f.cca} parameters ({', '.join(f.params())}) are module-wide in Linux and "
-                         "cannot be set per flow; the kernel backend runs only the defaults")
+            probs.append(
+                f"flows.{i}: {f.cca} parameters ({', '.join(f.params())}) are module-wide "
+                "in Linux and "
+                "cannot be set per flow; the kernel backend runs only the defaults"
+            )
         if f.rtt < MIN_RTT_NS:
-            probs.append(f"flows.{i}.rtt: {f.rtt / 1e6:g} ms is below what the namespaces can emulate "
-                         f"accurately ({MIN_RTT_NS / 1e6:g} ms minimum)")
+            probs.append(
+                f"flows.{i}.rtt: {f.rtt / 1e6:g} ms is below what the namespaces can emulate "
+                f"accurately ({MIN_RTT_NS / 1e6:g} ms minimum)"
+            )
     if len(sc.flows) > MAX_GROUPS:
-        probs.append(f"flows: at most {MAX_GROUPS} [[flows]] entries on the kernel backend, got {len(sc.flows)}")
+        probs.append(
+            f"flows: at most {MAX_GROUPS} [[flows]] entries on the kernel backend, got "
+            f"{len(sc.flows)}"
+        )
     b = sc.bottleneck
     limit = MAX_RATE_BPS_GSO_ON if gso else MAX_RATE_BPS_GSO_OFF
     if b.rate > limit:
-        probs.append(f"bottleneck.rate: {b.rate / 1e6:g} Mbit/s is above what this machine emulates within the "
-                     f"lateness limits ({limit / 1e6:g} Mbit/s with GSO {'on' if gso else 'off'}; see docs/performance.md)")
+        probs.append(
+            f"bottleneck.rate: {b.rate / 1e6:g} Mbit/s is above what this machine emulates "
+            "within the "
+            f"lateness limits ({limit / 1e6:g} Mbit/s with GSO {'on' if gso else 'off'}; "
+            "see docs/performance.md)"
+        )
     buf_bytes, buf_pkts = sc.buffer_limits()
     frame = b.mtu + ETH_HDR
     if buf_pkts is not None and buf_pkts < 1:
         probs.append("bottleneck.buffer: the kernel backend needs a buffer of at least 1 packet")
     if buf_bytes is not None and buf_bytes < frame:
-        probs.append(f"bottleneck.buffer: {buf_bytes} B is smaller than one frame ({frame} B = mtu + 14 B Ethernet "
-                     "header); tbf would drop every packet")
+        probs.append(
+            f"bottleneck.buffer: {buf_bytes} B is smaller than one frame ({frame} B = mtu + "
+            "14 B Ethernet "
+            "header); tbf would drop every packet"
+        )
     return probs
 
 

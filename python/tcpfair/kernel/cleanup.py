@@ -29,9 +29,18 @@ class Leftover:
     state_file: bool = False
 
     def describe(self) -> str:
-        live = [p for p in self.procs if alive(int(str(p["pid"])), _int_or_none(p.get("start_time")))]
-        owner = f"owner pid {self.owner_pid} {'running' if self.owner_alive else 'gone'}" if self.owner_pid else "no owner record"
-        return f"run {self.run_id}: {len(self.namespaces)} namespaces, {len(live)} live processes, {owner}"
+        live = [
+            p for p in self.procs if alive(int(str(p["pid"])), _int_or_none(p.get("start_time")))
+        ]
+        owner = (
+            f"owner pid {self.owner_pid} {'running' if self.owner_alive else 'gone'}"
+            if self.owner_pid
+            else "no owner record"
+        )
+        return (
+            f"run {self.run_id}: {len(self.namespaces)} namespaces, {len(live)} live "
+            f"processes, {owner}"
+        )
 
 
 def _int_or_none(x: object) -> int | None:

@@ -57,12 +57,16 @@ def tcp_mem_triple(minimum: int, default: int, maximum: int) -> str:
     return f"{lo} {max(lo, min(default, maximum))} {maximum}"
 
 
-def host_sysctls(ns: str, cca: str, rmem: int, wmem: int, sack: bool) -> list[Cmd]:
-    """The labs' ``sysctl -w net.ipv4.tcp_rmem/tcp_wmem`` plus the host's default CCA."""
+def host_sysctls(ns: str, rmem: int, wmem: int, sack: bool) -> list[Cmd]:
+    """The labs' ``sysctl -w net.ipv4.tcp_rmem/tcp_wmem`` for one host.
+
+    The congestion control is *not* set here: outside the initial namespace Linux lets
+    ``net.ipv4.tcp_congestion_control`` name only the algorithms listed in
+    ``tcp_allowed_congestion_control`` (EPERM otherwise), so it is chosen per socket with
+    ``iperf3 -C`` (TCP_CONGESTION, allowed for CAP_NET_ADMIN) instead."""
     return [
         sysctl(ns, "net.ipv4.tcp_rmem", tcp_mem_triple(RMEM_MIN, RMEM_DEFAULT, rmem)),
         sysctl(ns, "net.ipv4.tcp_wmem", tcp_mem_triple(WMEM_MIN, WMEM_DEFAULT, wmem)),
-        sysctl(ns, "net.ipv4.tcp_congestion_control", cca),
         sysctl(ns, "net.ipv4.tcp_sack", 1 if sack else 0),
         # Fresh namespaces have no cached metrics, but keep runs independent anyway.
         sysctl(ns, "net.ipv4.tcp_no_metrics_save", 1),
@@ -71,11 +75,32 @@ def host_sysctls(ns: str, cca: str, rmem: int, wmem: int, sack: bool) -> list[Cm
 
 def veth(v: Veth, mtu: int) -> list[Cmd]:
     """Create a veth pair with both ends directly in their namespaces, address, bring up."""
-    cmds: list[Cmd] = [[
-        "ip", "-n", check_name(v.ns_a), "link", "add", "name", check_ifname(v.if_a), "address", v.mac_a, "mtu", str(mtu),
-        "type", "veth", "peer", "name", check_ifname(v.if_b), "address", v.mac_b, "mtu", str(mtu),
-        "netns", check_name(v.ns_b),
-    ]]
+    cmds: list[Cmd] = [
+        [
+            "ip",
+            "-n",
+            check_name(v.ns_a),
+            "link",
+            "add",
+            "name",
+            check_ifname(v.if_a),
+            "address",
+            v.mac_a,
+            "mtu",
+            str(mtu),
+            "type",
+            "veth",
+            "peer",
+            "name",
+            check_ifname(v.if_b),
+            "address",
+            v.mac_b,
+            "mtu",
+            str(mtu),
+            "netns",
+            check_name(v.ns_b),
+        ]
+    ]
     for ns, dev, addr in ((v.ns_a, v.if_a, v.addr_a), (v.ns_b, v.if_b, v.addr_b)):
         if addr:
             cmds.append(["ip", "-n", ns, "addr", "add", addr, "dev", dev])
@@ -97,18 +122,39 @@ def promisc(ns: str, dev: str) -> Cmd:
 def routes(topo: Topology) -> list[Cmd]:
     cmds: list[Cmd] = []
     for g in topo.groups:
-        cmds.append(["ip", "-n", g.sender_ns, "route", "add", "default", "via", f"10.1.{g.index}.1"])
-        cmds.append(["ip", "-n", g.receiver_ns, "route", "add", "default", "via", f"10.2.{g.index}.1"])
-    cmds.append(["ip", "-n", topo.router_ns, "route", "add", "10.2.0.0/16", "via", topo.relay_gw_rx])
+        cmds.append(
+            ["ip", "-n", g.sender_ns, "route", "add", "default", "via", f"10.1.{g.index}.1"]
+        )
+        cmds.append(
+            ["ip", "-n", g.receiver_ns, "route", "add", "default", "via", f"10.2.{g.index}.1"]
+        )
+    cmds.append(
+        ["ip", "-n", topo.router_ns, "route", "add", "10.2.0.0/16", "via", topo.relay_gw_rx]
+    )
     cmds.append(["ip", "-n", topo.rx_ns, "route", "add", "10.1.0.0/16", "via", topo.relay_gw_rt])
     for ns, dev, ip, mac in topo.static_neigh:
-        cmds.append(["ip", "-n", ns, "neigh", "replace", ip, "lladdr", mac, "dev", dev, "nud", "permanent"])
+        cmds.append(
+            ["ip", "-n", ns, "neigh", "replace", ip, "lladdr", mac, "dev", dev, "nud", "permanent"]
+        )
     return cmds
 
 
 def cwnd_clamp_route(g: Group, clamp: int) -> Cmd:
     """Clamp the sender's cwnd with a locked route metric (tcp_init_metrics → snd_cwnd_clamp)."""
-    return ["ip", "-n", g.sender_ns, "route", "replace", "default", "via", f"10.1.{g.index}.1", "cwnd", str(int(clamp)), "lock", "cwnd"]
+    return [
+        "ip",
+        "-n",
+        g.sender_ns,
+        "route",
+        "replace",
+        "default",
+        "via",
+        f"10.1.{g.index}.1",
+        "cwnd",
+        str(int(clamp)),
+        "lock",
+        "cwnd",
+    ]
 
 
 @dataclass(frozen=True)
@@ -119,11 +165,17 @@ class TbfParams:
     child_pfifo_pkts: int | None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"rate_bps": self.rate_bps, "burst_bytes": self.burst_bytes, "limit_bytes": self.limit_bytes,
-                "child_pfifo_pkts": self.child_pfifo_pkts}
+        return {
+            "rate_bps": self.rate_bps,
+            "burst_bytes": self.burst_bytes,
+            "limit_bytes": self.limit_bytes,
+            "child_pfifo_pkts": self.child_pfifo_pkts,
+        }
 
 
-def tbf_params(rate_bps: int, buffer_bytes: int | None, buffer_pkts: int | None, mtu: int, gso: bool) -> TbfParams:
+def tbf_params(
+    rate_bps: int, buffer_bytes: int | None, buffer_pkts: int | None, mtu: int, gso: bool
+) -> TbfParams:
     """tbf as the labs use it: ``rate``, ``burst``, ``limit`` = the buffer in bytes.
 
     The burst is what leaves back to back after an idle period: two full frames or 100 µs
@@ -136,17 +188,54 @@ def tbf_params(rate_bps: int, buffer_bytes: int | None, buffer_pkts: int | None,
         burst = max(burst, 65536 + ETH_HDR + 1000)
     if buffer_pkts is not None:
         # the byte limit must not bind before the packet limit does
-        return TbfParams(rate_bps, burst, max(buffer_pkts, 1) * (65536 + ETH_HDR if gso else frame), buffer_pkts)
+        return TbfParams(
+            rate_bps, burst, max(buffer_pkts, 1) * (65536 + ETH_HDR if gso else frame), buffer_pkts
+        )
     assert buffer_bytes is not None
     return TbfParams(rate_bps, burst, int(buffer_bytes), None)
 
 
 def tbf(ns: str, dev: str, p: TbfParams) -> list[Cmd]:
-    cmds = [["tc", "-n", check_name(ns), "qdisc", "replace", "dev", check_ifname(dev), "root", "handle", "1:", "tbf",
-             "rate", f"{p.rate_bps}bit", "burst", str(p.burst_bytes), "limit", str(p.limit_bytes)]]
+    cmds = [
+        [
+            "tc",
+            "-n",
+            check_name(ns),
+            "qdisc",
+            "replace",
+            "dev",
+            check_ifname(dev),
+            "root",
+            "handle",
+            "1:",
+            "tbf",
+            "rate",
+            f"{p.rate_bps}bit",
+            "burst",
+            str(p.burst_bytes),
+            "limit",
+            str(p.limit_bytes),
+        ]
+    ]
     if p.child_pfifo_pkts is not None:
-        cmds.append(["tc", "-n", ns, "qdisc", "replace", "dev", dev, "parent", "1:1", "handle", "10:", "pfifo",
-                     "limit", str(p.child_pfifo_pkts)])
+        cmds.append(
+            [
+                "tc",
+                "-n",
+                ns,
+                "qdisc",
+                "replace",
+                "dev",
+                dev,
+                "parent",
+                "1:1",
+                "handle",
+                "10:",
+                "pfifo",
+                "limit",
+                str(p.child_pfifo_pkts),
+            ]
+        )
     return cmds
 
 
@@ -155,7 +244,9 @@ def qdisc_stats(ns: str, dev: str) -> Cmd:
 
 
 def parse_qdisc_stats(obj: list[dict[str, Any]]) -> dict[str, int]:
-    """Root qdisc counters from ``tc -s -j qdisc show`` (the root's backlog includes its child's)."""
+    """Root qdisc counters from ``tc -s -j qdisc show``.
+
+    The root's backlog includes its child's."""
     root = next((q for q in obj if q.get("root")), obj[0] if obj else None)
     if root is None:
         raise ValueError("no qdisc in tc output")
@@ -171,13 +262,39 @@ def parse_qdisc_stats(obj: list[dict[str, Any]]) -> dict[str, int]:
 
 def iperf3_server(g: Group, wrapper: Cmd) -> Cmd:
     """One-off server (``-s -1``) of group g, bound to the receiver's address."""
-    return in_ns(g.receiver_ns, [*wrapper, "iperf3", "-s", "-1", "-B", g.receiver_ip, "-p", str(g.server_port), "-J"])
+    return in_ns(
+        g.receiver_ns,
+        [*wrapper, "iperf3", "-s", "-1", "-B", g.receiver_ip, "-p", str(g.server_port), "-J"],
+    )
 
 
-def iperf3_client(g: Group, wrapper: Cmd, seconds: int | None, nbytes: int | None, interval_s: float,
-                  app_rate_bps: int | None) -> Cmd:
-    argv = ["iperf3", "-c", g.receiver_ip, "-B", g.sender_ip, "-p", str(g.server_port), "--cport", str(g.cport),
-            "-C", g.cca, "-P", str(g.streams), "-J", "-i", f"{interval_s:g}", "--get-server-output"]
+def iperf3_client(
+    g: Group,
+    wrapper: Cmd,
+    seconds: int | None,
+    nbytes: int | None,
+    interval_s: float,
+    app_rate_bps: int | None,
+) -> Cmd:
+    argv = [
+        "iperf3",
+        "-c",
+        g.receiver_ip,
+        "-B",
+        g.sender_ip,
+        "-p",
+        str(g.server_port),
+        "--cport",
+        str(g.cport),
+        "-C",
+        g.cca,
+        "-P",
+        str(g.streams),
+        "-J",
+        "-i",
+        f"{interval_s:g}",
+        "--get-server-output",
+    ]
     if nbytes is not None:
         argv += ["-n", str(int(nbytes))]
     else:
@@ -190,20 +307,38 @@ def iperf3_client(g: Group, wrapper: Cmd, seconds: int | None, nbytes: int | Non
 
 
 def probe(g: Group, linkem: str, count: int, interval_ms: int) -> Cmd:
-    return in_ns(g.sender_ns, [linkem, "probe", f"{g.receiver_ip}:{PROBE_PORT}", str(count), str(interval_ms)])
+    return in_ns(
+        g.sender_ns,
+        [linkem, "probe", f"{g.receiver_ip}:{PROBE_PORT}", str(count), str(interval_ms)],
+    )
 
 
 def relay(topo: Topology, linkem: str, config_path: str) -> Cmd:
     return in_ns(topo.emu_ns, [linkem, "relay", config_path])
 
 
-def relay_config(topo: Topology, loss: float, seed: int, queue: dict[str, Any] | None, gso: bool, mtu: int,
-                 rt_priority: int, stats_interval_ms: int = 100) -> dict[str, Any]:
+def relay_config(
+    topo: Topology,
+    loss: float,
+    seed: int,
+    queue: dict[str, Any] | None,
+    gso: bool,
+    mtu: int,
+    rt_priority: int,
+    stats_interval_ms: int = 100,
+) -> dict[str, Any]:
     return {
         "a": topo.relay_a,
         "b": topo.relay_b,
-        "classes": [{"net": f"10.1.{g.index}.0", "prefix": 24, "fwd_delay_ns": g.fwd_delay_ns, "rev_delay_ns": g.rev_delay_ns}
-                    for g in topo.groups],
+        "classes": [
+            {
+                "net": f"10.1.{g.index}.0",
+                "prefix": 24,
+                "fwd_delay_ns": g.fwd_delay_ns,
+                "rev_delay_ns": g.rev_delay_ns,
+            }
+            for g in topo.groups
+        ],
         "loss": loss,
         "seed": seed,
         "queue": queue,

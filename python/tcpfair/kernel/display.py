@@ -20,4 +20,7 @@ def print_checks(result: RunResult, console: Console | None = None) -> None:
         console.print("[green]run valid[/green]: every check passed")
     else:
         bad = [c["name"] for c in checks if not c["ok"]]
-        console.print(f"[red]run INVALID[/red]: failed {', '.join(bad)} — the numbers above are not trustworthy")
+        console.print(
+            f"[red]run INVALID[/red]: failed {', '.join(bad)} — the numbers above are not "
+            "trustworthy"
+        )

@@ -30,7 +30,9 @@ class CommandError(RuntimeError):
         super().__init__(f"command failed ({rc}): {' '.join(argv)}: {stderr.strip()}")
 
 
-def run_cmd(argv: Cmd, check: bool = True, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
+def run_cmd(
+    argv: Cmd, check: bool = True, timeout: float = 30.0
+) -> subprocess.CompletedProcess[str]:
     p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     if check and p.returncode != 0:
         raise CommandError(argv, p.returncode, p.stderr)
@@ -44,7 +46,7 @@ def proc_start_time(pid: int) -> int | None:
     except OSError:
         return None
     # the command name (field 2) may contain spaces; fields after it follow the last ')'
-    rest = text[text.rindex(")") + 2:].split()
+    rest = text[text.rindex(")") + 2 :].split()
     return int(rest[19])
 
 
@@ -54,7 +56,7 @@ def proc_cpu_ticks(pid: int) -> int | None:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    rest = text[text.rindex(")") + 2:].split()
+    rest = text[text.rindex(")") + 2 :].split()
     return int(rest[11]) + int(rest[12])
 
 
@@ -131,9 +133,17 @@ class RunState:
     def save(self) -> None:
         STATE_DIR.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"run_id": self.run_id, "owner_pid": os.getpid(),
-                                   "owner_start": proc_start_time(os.getpid()), "namespaces": self.namespaces,
-                                   "procs": self.procs}))
+        tmp.write_text(
+            json.dumps(
+                {
+                    "run_id": self.run_id,
+                    "owner_pid": os.getpid(),
+                    "owner_start": proc_start_time(os.getpid()),
+                    "namespaces": self.namespaces,
+                    "procs": self.procs,
+                }
+            )
+        )
         os.replace(tmp, self.path)
 
     def remove(self) -> None:
@@ -156,7 +166,9 @@ class ProcessGroup:
         try:
             # A new session: Ctrl-C in the terminal reaches tcpfair only, which then stops
             # everything in order (the iperf3 reports are collected, not lost).
-            p = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
+            p = subprocess.Popen(
+                argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True
+            )
         finally:
             if not isinstance(out, int):
                 out.close()

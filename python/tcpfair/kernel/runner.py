@@ -91,8 +91,14 @@ def user_queue(sc: Scenario) -> dict[str, Any] | None:
         "rate_bps": b.rate,
         "limit_bytes": buf_bytes,
         "limit_pkts": buf_pkts,
-        "red": {"min_th": r["min_th"], "max_th": r["max_th"], "max_p": r["max_p"], "wq": r["wq"],
-                "bytes": r["bytes"], "gentle": r["gentle"]},
+        "red": {
+            "min_th": r["min_th"],
+            "max_th": r["max_th"],
+            "max_p": r["max_p"],
+            "wq": r["wq"],
+            "bytes": r["bytes"],
+            "gentle": r["gentle"],
+        },
         "mean_pkt_bytes": b.mtu + C.ETH_HDR,
     }
 
@@ -108,7 +114,7 @@ def setup_commands(topo: Topology, sc: Scenario, opts: KernelOptions) -> list[C.
     for g in topo.groups:
         c = by_group[g.index]
         for ns in (g.sender_ns, g.receiver_ns):
-            cmds += C.host_sysctls(ns, g.cca, int(c["rmem_bytes"]), int(c["wmem_bytes"]), bool(c["sack"]))
+            cmds += C.host_sysctls(ns, int(c["rmem_bytes"]), int(c["wmem_bytes"]), bool(c["sack"]))
     for v in topo.links:
         cmds += C.veth(v, b["mtu_bytes"])
     for v in topo.links:
@@ -148,7 +154,7 @@ def setup_latency_s(rtt_s: float) -> float:
 
 
 def _read_lines(path: Path) -> list[dict[str, Any]]:
-    out = []
+    out: list[dict[str, Any]] = []
     try:
         text = path.read_text()
     except OSError:
@@ -161,7 +167,9 @@ def _read_lines(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def _wait_for(pred: Callable[[], bool], timeout: float, what: str, err: Callable[[], str] = lambda: "") -> None:
+def _wait_for(
+    pred: Callable[[], bool], timeout: float, what: str, err: Callable[[], str] = lambda: ""
+) -> None:
     deadline = time.monotonic() + timeout
     while not pred():
         if time.monotonic() > deadline:
@@ -193,7 +201,9 @@ def _cpu_totals() -> tuple[int, int]:
 class _Sampler(threading.Thread):
     """Samples ``tc -s`` of the bottleneck every ``period`` seconds."""
 
-    def __init__(self, topo: Topology, t0: float, period: float, sink: list[tuple[float, dict[str, int]]]):
+    def __init__(
+        self, topo: Topology, t0: float, period: float, sink: list[tuple[float, dict[str, int]]]
+    ):
         super().__init__(daemon=True)
         self.argv = C.qdisc_stats(topo.router_ns, topo.bottleneck_if)
         self.t0, self.period, self.sink = t0, period, sink
@@ -242,44 +252,82 @@ def execute(sc: Scenario, caps: Capabilities, opts: KernelOptions, progress: boo
         if not opts.keep_workdir:
             shutil.rmtree(workdir, ignore_errors=True)
     if problems:
-        raise RuntimeError("tear-down left resources behind (run `tcpfair doctor --cleanup`): " + "; ".join(problems))
+        raise RuntimeError(
+            "tear-down left resources behind (run `tcpfair doctor --cleanup`): "
+            + "; ".join(problems)
+        )
     return raw
 
 
-def _execute(sc: Scenario, topo: Topology, opts: KernelOptions, linkem: str, pg: ProcessGroup, workdir: Path,
-             raw: RawRun, progress: bool) -> None:
+def _execute(
+    sc: Scenario,
+    topo: Topology,
+    opts: KernelOptions,
+    linkem: str,
+    pg: ProcessGroup,
+    workdir: Path,
+    raw: RawRun,
+    progress: bool,
+) -> None:
     t_setup = time.monotonic()
     for cmd in setup_commands(topo, sc, opts):
         run_cmd(cmd)
     tbf = tbf_for(sc, opts)
     raw.tbf = tbf.as_dict() if tbf else None
     raw.queue = user_queue(sc)
-    cfg = C.relay_config(topo, sc.bottleneck.loss, sc.seed, raw.queue, opts.gso, sc.bottleneck.mtu, opts.rt_priority)
+    cfg = C.relay_config(
+        topo, sc.bottleneck.loss, sc.seed, raw.queue, opts.gso, sc.bottleneck.mtu, opts.rt_priority
+    )
     cfg_path = workdir / "linkem.json"
     cfg_path.write_text(json.dumps(cfg))
     relay = pg.spawn("linkem", C.relay(topo, linkem, str(cfg_path)))
     relay_out = workdir / "linkem.out"
-    _wait_for(lambda: any(d.get("ready") for d in _read_lines(relay_out)) or relay.popen.poll() is not None, 10,
-              "the emulator to start")
+    _wait_for(
+        lambda: (
+            any(d.get("ready") for d in _read_lines(relay_out)) or relay.popen.poll() is not None
+        ),
+        10,
+        "the emulator to start",
+    )
     if relay.popen.poll() is not None:
-        raise RuntimeError("the emulator (tcpfair-linkem) exited at start: " + (workdir / "linkem.err").read_text().strip())
+        raise RuntimeError(
+            "the emulator (tcpfair-linkem) exited at start: "
+            + (workdir / "linkem.err").read_text().strip()
+        )
     raw.linkem_ready = next(d for d in _read_lines(relay_out) if d.get("ready"))
 
     # Idle RTT per group (SYN → RST through the whole emulated path), before any traffic.
-    probes = {g.index: pg.spawn(f"probe{g.index}", C.probe(g, linkem, opts.probe_count, 20)) for g in topo.groups}
+    probes = {
+        g.index: pg.spawn(f"probe{g.index}", C.probe(g, linkem, opts.probe_count, 20))
+        for g in topo.groups
+    }
     for g, sp in probes.items():
         sp.popen.wait(timeout=opts.probe_count * (0.05 + topo.groups[g].rtt_ns / 1e9) + 30)
         text = sp.stdout_path.read_text() if sp.stdout_path else ""
-        raw.rtt_probes[g] = json.loads(text) if text.strip() else {"errors": ["probe printed nothing"]}
+        raw.rtt_probes[g] = (
+            json.loads(text) if text.strip() else {"errors": ["probe printed nothing"]}
+        )
 
     wrapper = [linkem, "exec"]
-    servers = {g.index: pg.spawn(f"server{g.index}", C.iperf3_server(g, wrapper)) for g in topo.groups}
+    servers = {
+        g.index: pg.spawn(f"server{g.index}", C.iperf3_server(g, wrapper)) for g in topo.groups
+    }
     for g, sp in servers.items():
         port = topo.groups[g].server_port
-        _wait_for(lambda sp=sp, port=port: _listening(sp.popen.pid, port) or sp.popen.poll() is not None, 10,
-                  f"the iperf3 server of flows.{g}")
+
+        def server_up(sp: Spawned = sp, port: int = port) -> bool:
+            return _listening(sp.popen.pid, port) or sp.popen.poll() is not None
+
+        _wait_for(
+            server_up,
+            10,
+            f"the iperf3 server of flows.{g}",
+        )
         if sp.popen.poll() is not None:
-            raise RuntimeError(f"iperf3 server of flows.{g} exited: " + (workdir / f"server{g}.err").read_text().strip())
+            raise RuntimeError(
+                f"iperf3 server of flows.{g} exited: "
+                + (workdir / f"server{g}.err").read_text().strip()
+            )
     raw.setup_s = time.monotonic() - t_setup
 
     # Traffic on the scenario's schedule.
@@ -287,7 +335,9 @@ def _execute(sc: Scenario, topo: Topology, opts: KernelOptions, linkem: str, pg:
     res_flows = {c["group"]: c for c in sc.resolved()["flows"]}
     t0 = time.time() + 0.1
     raw.t0_wall = t0
-    sampler = _Sampler(topo, t0, min(opts.link_sample_s, interval_s), raw.tc_samples) if raw.tbf else None
+    sampler = (
+        _Sampler(topo, t0, min(opts.link_sample_s, interval_s), raw.tc_samples) if raw.tbf else None
+    )
     if sampler:
         sampler.start()
     cpu0, em0, mono0 = _cpu_totals(), proc_cpu_ticks(relay.popen.pid), time.monotonic()
@@ -299,12 +349,18 @@ def _execute(sc: Scenario, topo: Topology, opts: KernelOptions, linkem: str, pg:
         while pending or any(sp.popen.poll() is None for sp in clients.values()):
             now = time.time() - t0
             while pending and res_flows[pending[0].index]["start_ns"] / 1e9 <= now:
-                g = pending.pop(0)
-                c = res_flows[g.index]
-                secs = None if c["size_bytes"] is not None else client_seconds(c["start_ns"], c["stop_ns"], sc.duration)
-                argv = C.iperf3_client(g, wrapper, secs, c["size_bytes"], interval_s, c["app_rate_bps"])
-                clients[g.index] = pg.spawn(f"client{g.index}", argv)
-                raw.launch_s[g.index] = time.time() - t0
+                grp = pending.pop(0)
+                c = res_flows[grp.index]
+                secs = (
+                    None
+                    if c["size_bytes"] is not None
+                    else client_seconds(c["start_ns"], c["stop_ns"], sc.duration)
+                )
+                argv = C.iperf3_client(
+                    grp, wrapper, secs, c["size_bytes"], interval_s, c["app_rate_bps"]
+                )
+                clients[grp.index] = pg.spawn(f"client{grp.index}", argv)
+                raw.launch_s[grp.index] = time.time() - t0
             for gi, sp in clients.items():
                 if gi not in raw.exit_s and sp.popen.poll() is not None:
                     raw.exit_s[gi] = time.time() - t0
@@ -326,8 +382,12 @@ def _execute(sc: Scenario, topo: Topology, opts: KernelOptions, linkem: str, pg:
     hz = os.sysconf("SC_CLK_TCK")
     wall = mono1 - mono0
     raw.cpu = {
-        "emulator_core_frac": ((em1 - em0) / hz / wall) if em0 is not None and em1 is not None and wall > 0 else None,
-        "machine_busy_frac": ((cpu1[0] - cpu0[0]) / (cpu1[1] - cpu0[1])) if cpu1[1] > cpu0[1] else None,
+        "emulator_core_frac": ((em1 - em0) / hz / wall)
+        if em0 is not None and em1 is not None and wall > 0
+        else None,
+        "machine_busy_frac": ((cpu1[0] - cpu0[0]) / (cpu1[1] - cpu0[1]))
+        if cpu1[1] > cpu0[1]
+        else None,
         "n_cpus": os.cpu_count() or 1,
         "wall_s": wall,
     }
@@ -345,8 +405,13 @@ class _Bar:
     def __init__(self, total: float, name: str):
         from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-        self.p = Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed:.0f}/{task.total:.0f} s"),
-                          TimeRemainingColumn(), transient=True)
+        self.p = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed:.0f}/{task.total:.0f} s"),
+            TimeRemainingColumn(),
+            transient=True,
+        )
         self.p.start()
         self.task = self.p.add_task(f"kernel: {name}", total=total)
 

@@ -61,13 +61,15 @@ def check_name(name: str) -> str:
 
 def check_ifname(name: str) -> str:
     if not _IFNAME_RE.match(name):
-        raise ValueError(f"invalid interface name {name!r} (at most 15 characters: letters, digits, _ . -)")
+        raise ValueError(
+            f"invalid interface name {name!r} (at most 15 characters: letters, digits, _ . -)"
+        )
     return name
 
 
 def mac(ns_index: int, if_index: int) -> str:
     """Locally administered, deterministic MAC address for an interface."""
-    return f"02:74:66:{ns_index & 0xff:02x}:{(if_index >> 8) & 0xff:02x}:{if_index & 0xff:02x}"
+    return f"02:74:66:{ns_index & 0xFF:02x}:{(if_index >> 8) & 0xFF:02x}:{if_index & 0xFF:02x}"
 
 
 @dataclass(frozen=True)
@@ -122,7 +124,9 @@ class Topology:
     relay_b: str = "b"  # in emu_ns, facing rx
     relay_gw_rt: str = "10.3.0.1"
     relay_gw_rx: str = "10.3.0.2"
-    static_neigh: list[tuple[str, str, str, str]] = field(default_factory=list)  # (ns, dev, ip, mac)
+    static_neigh: list[tuple[str, str, str, str]] = field(
+        default_factory=list
+    )  # (ns, dev, ip, mac)
 
     @property
     def namespaces(self) -> list[str]:
@@ -134,8 +138,15 @@ class Topology:
             "run_id": self.run_id,
             "namespaces": self.namespaces,
             "groups": [
-                {"group": g.index, "sender": f"{g.sender_ns} {g.sender_ip}", "receiver": f"{g.receiver_ns} {g.receiver_ip}",
-                 "fwd_delay_ns": g.fwd_delay_ns, "rev_delay_ns": g.rev_delay_ns, "port": g.server_port, "cport": g.cport}
+                {
+                    "group": g.index,
+                    "sender": f"{g.sender_ns} {g.sender_ip}",
+                    "receiver": f"{g.receiver_ns} {g.receiver_ip}",
+                    "fwd_delay_ns": g.fwd_delay_ns,
+                    "rev_delay_ns": g.rev_delay_ns,
+                    "port": g.server_port,
+                    "cport": g.cport,
+                }
                 for g in self.groups
             ],
         }
@@ -159,7 +170,9 @@ def build(resolved: dict[str, Any], run_id: str, kernel_cca: dict[str, str]) -> 
     conns = resolved["flows"]
     n_groups = max(c["group"] for c in conns) + 1
     if n_groups > MAX_GROUPS:
-        raise ValueError(f"the kernel backend supports at most {MAX_GROUPS} [[flows]] entries, got {n_groups}")
+        raise ValueError(
+            f"the kernel backend supports at most {MAX_GROUPS} [[flows]] entries, got {n_groups}"
+        )
     rt, em, rx = ns_name(run_id, "rt"), ns_name(run_id, "em"), ns_name(run_id, "rx")
     groups: list[Group] = []
     links: list[Veth] = []
@@ -168,12 +181,44 @@ def build(resolved: dict[str, Any], run_id: str, kernel_cca: dict[str, str]) -> 
         c0 = mine[0]
         fwd, rev = split_delay(int(c0["rtt_ns"]))
         s_ns, r_ns = ns_name(run_id, f"s{g}"), ns_name(run_id, f"r{g}")
-        grp = Group(index=g, sender_ns=s_ns, receiver_ns=r_ns, sender_ip=f"10.1.{g}.2", receiver_ip=f"10.2.{g}.2",
-                    rtt_ns=int(c0["rtt_ns"]), fwd_delay_ns=fwd, rev_delay_ns=rev, cca=kernel_cca[c0["cca"]],
-                    streams=len(mine), first_flow=int(c0["id"]))
+        grp = Group(
+            index=g,
+            sender_ns=s_ns,
+            receiver_ns=r_ns,
+            sender_ip=f"10.1.{g}.2",
+            receiver_ip=f"10.2.{g}.2",
+            rtt_ns=int(c0["rtt_ns"]),
+            fwd_delay_ns=fwd,
+            rev_delay_ns=rev,
+            cca=kernel_cca[c0["cca"]],
+            streams=len(mine),
+            first_flow=int(c0["id"]),
+        )
         groups.append(grp)
-        links.append(Veth(s_ns, "eth0", mac(10 + g, 0), f"10.1.{g}.2/24", rt, check_ifname(f"s{g}"), mac(1, 100 + g), f"10.1.{g}.1/24"))
-        links.append(Veth(rx, check_ifname(f"r{g}"), mac(3, 100 + g), f"10.2.{g}.1/24", r_ns, "eth0", mac(10 + g, 1), f"10.2.{g}.2/24"))
+        links.append(
+            Veth(
+                s_ns,
+                "eth0",
+                mac(10 + g, 0),
+                f"10.1.{g}.2/24",
+                rt,
+                check_ifname(f"s{g}"),
+                mac(1, 100 + g),
+                f"10.1.{g}.1/24",
+            )
+        )
+        links.append(
+            Veth(
+                rx,
+                check_ifname(f"r{g}"),
+                mac(3, 100 + g),
+                f"10.2.{g}.1/24",
+                r_ns,
+                "eth0",
+                mac(10 + g, 1),
+                f"10.2.{g}.2/24",
+            )
+        )
     links.append(Veth(rt, "em", mac(1, 1), "10.3.0.1/30", em, "a", mac(2, 1), None))
     links.append(Veth(em, "b", mac(2, 2), None, rx, "em", mac(3, 1), "10.3.0.2/30"))
     topo = Topology(run_id=run_id, groups=groups, links=links, router_ns=rt, emu_ns=em, rx_ns=rx)

@@ -39,61 +39,133 @@ def rtt_checks(configured_s: dict[int, float], measured: dict[int, dict[str, Any
         m = measured.get(g) or {}
         med = m.get("median_ns")
         if med is None:
-            out.append(check(f"rtt.flows.{g}", False, None, RTT_TOLERANCE_S,
-                             f"flows.{g}: no RTT probe answered ({'; '.join(m.get('errors', [])) or 'no data'})"))
+            out.append(
+                check(
+                    f"rtt.flows.{g}",
+                    False,
+                    None,
+                    RTT_TOLERANCE_S,
+                    f"flows.{g}: no RTT probe answered "
+                    f"({'; '.join(m.get('errors', [])) or 'no data'})",
+                )
+            )
             continue
         got = med / 1e9
         err = got - want
-        out.append(check(f"rtt.flows.{g}", abs(err) <= RTT_TOLERANCE_S, got, want,
-                         f"flows.{g}: idle RTT {got * 1e3:.3f} ms vs configured {want * 1e3:.3f} ms "
-                         f"(error {err * 1e3:+.3f} ms, limit ±{RTT_TOLERANCE_S * 1e3:g} ms)"))
+        out.append(
+            check(
+                f"rtt.flows.{g}",
+                abs(err) <= RTT_TOLERANCE_S,
+                got,
+                want,
+                f"flows.{g}: idle RTT {got * 1e3:.3f} ms vs configured {want * 1e3:.3f} ms "
+                f"(error {err * 1e3:+.3f} ms, limit ±{RTT_TOLERANCE_S * 1e3:g} ms)",
+            )
+        )
     return out
 
 
 def lateness_checks(final: dict[str, Any] | None) -> list[Check]:
     if not final:
-        return [check("emulator.lateness", False, None, None, "the emulator reported no statistics (did it crash?)")]
+        return [
+            check(
+                "emulator.lateness",
+                False,
+                None,
+                None,
+                "the emulator reported no statistics (did it crash?)",
+            )
+        ]
     late = final["late"]
     mean_s, max_s = late["mean_ns"] / 1e9, late["max_ns"] / 1e9
     return [
-        check("emulator.lateness_mean", mean_s < LATENESS_MEAN_LIMIT_S, mean_s, LATENESS_MEAN_LIMIT_S,
-              f"emulator lateness mean {mean_s * 1e6:.1f} µs (limit {LATENESS_MEAN_LIMIT_S * 1e6:g} µs) over {late['n']} packets"),
-        check("emulator.lateness_max", max_s < LATENESS_MAX_LIMIT_S, max_s, LATENESS_MAX_LIMIT_S,
-              f"emulator lateness max {max_s * 1e3:.3f} ms (limit {LATENESS_MAX_LIMIT_S * 1e3:g} ms), "
-              f"{late['over_1ms']} packets over 1 ms, p99 ≤ {late['p99_us']} µs"),
-        check("emulator.send_errors", final.get("send_errors", 0) == 0, final.get("send_errors", 0), 0,
-              f"emulator send errors: {final.get('send_errors', 0)}"),
+        check(
+            "emulator.lateness_mean",
+            mean_s < LATENESS_MEAN_LIMIT_S,
+            mean_s,
+            LATENESS_MEAN_LIMIT_S,
+            f"emulator lateness mean {mean_s * 1e6:.1f} µs (limit "
+            f"{LATENESS_MEAN_LIMIT_S * 1e6:g} µs) over {late['n']} packets",
+        ),
+        check(
+            "emulator.lateness_max",
+            max_s < LATENESS_MAX_LIMIT_S,
+            max_s,
+            LATENESS_MAX_LIMIT_S,
+            f"emulator lateness max {max_s * 1e3:.3f} ms (limit "
+            f"{LATENESS_MAX_LIMIT_S * 1e3:g} ms), "
+            f"{late['over_1ms']} packets over 1 ms, p99 ≤ {late['p99_us']} µs",
+        ),
+        check(
+            "emulator.send_errors",
+            final.get("send_errors", 0) == 0,
+            final.get("send_errors", 0),
+            0,
+            f"emulator send errors: {final.get('send_errors', 0)}",
+        ),
     ]
 
 
 def goodput_check(sum_bps: float, capacity_bps: float) -> Check:
     ratio = sum_bps / capacity_bps if capacity_bps else float("nan")
-    return check("goodput.capacity", ratio <= 1 + GOODPUT_SLACK, sum_bps, capacity_bps,
-                 f"sum of goodput {sum_bps / 1e6:.2f} Mbit/s = {100 * ratio:.1f} % of the bottleneck's goodput "
-                 f"capacity {capacity_bps / 1e6:.2f} Mbit/s (above {100 * (1 + GOODPUT_SLACK):g} % means the "
-                 "bottleneck did not shape)")
+    return check(
+        "goodput.capacity",
+        ratio <= 1 + GOODPUT_SLACK,
+        sum_bps,
+        capacity_bps,
+        f"sum of goodput {sum_bps / 1e6:.2f} Mbit/s = {100 * ratio:.1f} % of the "
+        "bottleneck's goodput "
+        f"capacity {capacity_bps / 1e6:.2f} Mbit/s (above {100 * (1 + GOODPUT_SLACK):g} % "
+        "means the "
+        "bottleneck did not shape)",
+    )
 
 
-def cpu_checks(emulator_core_frac: float | None, machine_busy_frac: float | None, n_cpus: int) -> list[Check]:
+def cpu_checks(
+    emulator_core_frac: float | None, machine_busy_frac: float | None, n_cpus: int
+) -> list[Check]:
     out: list[Check] = []
     if emulator_core_frac is not None:
-        out.append(check("cpu.emulator", emulator_core_frac < CPU_SATURATION, emulator_core_frac, CPU_SATURATION,
-                         f"emulator used {100 * emulator_core_frac:.1f} % of one core (saturated above "
-                         f"{100 * CPU_SATURATION:g} %)"))
+        out.append(
+            check(
+                "cpu.emulator",
+                emulator_core_frac < CPU_SATURATION,
+                emulator_core_frac,
+                CPU_SATURATION,
+                f"emulator used {100 * emulator_core_frac:.1f} % of one core (saturated above "
+                f"{100 * CPU_SATURATION:g} %)",
+            )
+        )
     if machine_busy_frac is not None:
-        out.append(check("cpu.machine", machine_busy_frac < CPU_SATURATION, machine_busy_frac, CPU_SATURATION,
-                         f"all {n_cpus} CPUs were {100 * machine_busy_frac:.1f} % busy during the run "
-                         f"(saturated above {100 * CPU_SATURATION:g} %; another load on the machine also counts)"))
+        out.append(
+            check(
+                "cpu.machine",
+                machine_busy_frac < CPU_SATURATION,
+                machine_busy_frac,
+                CPU_SATURATION,
+                f"all {n_cpus} CPUs were {100 * machine_busy_frac:.1f} % busy during the run "
+                f"(saturated above {100 * CPU_SATURATION:g} %; another load on the machine "
+                "also counts)",
+            )
+        )
     return out
 
 
 def loss_check(configured: float, lost: int, offered: int) -> Check:
     """Measured loss fraction within 4 binomial standard deviations of the configured one."""
     if offered == 0:
-        return check("loss.rate", configured == 0, 0.0, configured, "no data packets crossed the emulator")
+        return check(
+            "loss.rate", configured == 0, 0.0, configured, "no data packets crossed the emulator"
+        )
     frac = lost / offered
     sd = (configured * (1 - configured) / offered) ** 0.5
     ok = abs(frac - configured) <= 4 * sd + 1e-12
-    return check("loss.rate", ok, frac, configured,
-                 f"emulated loss {100 * frac:.4f} % of {offered} data packets vs configured {100 * configured:.4f} % "
-                 f"(±4σ = {400 * sd:.4f} %)")
+    return check(
+        "loss.rate",
+        ok,
+        frac,
+        configured,
+        f"emulated loss {100 * frac:.4f} % of {offered} data packets vs configured "
+        f"{100 * configured:.4f} % "
+        f"(±4σ = {400 * sd:.4f} %)",
+    )

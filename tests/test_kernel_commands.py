@@ -1,0 +1,480 @@
+"""Kernel backend, without root: topology, command builders, capability messages, checks,
+and the conversion of a captured iperf3 report. Nothing here touches the system."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tcpfair.backends import BackendError
+from tcpfair.backends.kernel import KernelBackend, parse_group
+from tcpfair.kernel import commands as C
+from tcpfair.kernel import topology as T
+from tcpfair.kernel import validate as V
+from tcpfair.kernel.capabilities import Capabilities, machine_problems, scenario_problems
+from tcpfair.kernel.runner import KernelOptions, client_seconds, setup_commands, user_queue
+from tcpfair.spec import from_dict
+
+FIXTURES = Path(__file__).parent / "fixtures" / "kernel"
+
+
+def scenario(**over: object) -> dict:
+    d: dict = {
+        "name": "t",
+        "duration": "10s",
+        "bottleneck": {"rate": "100Mbit", "buffer": "1bdp"},
+        "flows": [
+            {"cca": "reno", "rtt": "20ms"},
+            {
+                "cca": "bbr",
+                "rtt": "41ms",
+                "start": "2s",
+                "streams": 2,
+                "rmem": "1MB",
+                "wmem": "2MB",
+            },
+        ],
+        "measure": {"interval": "1s"},
+    }
+    d.update(over)
+    return d
+
+
+def caps(**over: object) -> Capabilities:
+    c = Capabilities(
+        os_ok=True,
+        root=True,
+        tools={t: f"/usr/bin/{t}" for t in ("ip", "tc", "iperf3", "ethtool", "sysctl")},
+        netns=True,
+        ccas=["reno", "cubic", "bbr"],
+        qdiscs={"tbf": True, "pfifo": True, "bfifo": True, "netem": False},
+        linkem="/x/tcpfair-linkem",
+        kernel="6.1",
+        iperf3_version="3.12",
+    )
+    for k, v in over.items():
+        setattr(c, k, v)
+    return c
+
+
+# ----------------------------------------------------------------------------- topology
+def test_topology_names_addresses_and_delays() -> None:
+    sc = from_dict(scenario())
+    topo = T.build(sc.resolved(), "0a1b2c", {"reno": "reno", "bbr": "bbr"})
+    assert topo.namespaces == [
+        "tf-0a1b2c-rt",
+        "tf-0a1b2c-em",
+        "tf-0a1b2c-rx",
+        "tf-0a1b2c-s0",
+        "tf-0a1b2c-s1",
+        "tf-0a1b2c-r0",
+        "tf-0a1b2c-r1",
+    ]
+    g0, g1 = topo.groups
+    assert (g0.sender_ip, g0.receiver_ip, g1.sender_ip, g1.receiver_ip) == (
+        "10.1.0.2",
+        "10.2.0.2",
+        "10.1.1.2",
+        "10.2.1.2",
+    )
+    # one-way delays add up to the configured RTT exactly (odd ns go to the ACK direction)
+    assert (g0.fwd_delay_ns, g0.rev_delay_ns) == (10_000_000, 10_000_000)
+    assert (g1.fwd_delay_ns, g1.rev_delay_ns) == (20_500_000, 20_500_000)
+    assert (g1.streams, g1.first_flow, g1.server_port, g1.cport) == (2, 1, 5202, 21024)
+    assert all(len(v.if_a) <= 15 and len(v.if_b) <= 15 for v in topo.links)
+    macs = [m for v in topo.links for m in (v.mac_a, v.mac_b)]
+    assert len(set(macs)) == len(macs)
+
+
+def test_names_are_validated() -> None:
+    with pytest.raises(ValueError):
+        T.check_run_id("ABCDEF")
+    with pytest.raises(ValueError):
+        T.check_name("tf-x; rm -rf /")
+    with pytest.raises(ValueError):
+        T.check_ifname("a-very-long-interface-name")
+    assert T.split_delay(5) == (2, 3)
+
+
+# ----------------------------------------------------------------------------- commands
+def test_veth_is_created_inside_both_namespaces() -> None:
+    v = T.Veth(
+        "tf-000000-s0",
+        "eth0",
+        "02:00:00:00:00:01",
+        "10.1.0.2/24",
+        "tf-000000-rt",
+        "s0",
+        "02:00:00:00:00:02",
+        None,
+    )
+    cmds = C.veth(v, 1500)
+    assert cmds[0] == [
+        "ip",
+        "-n",
+        "tf-000000-s0",
+        "link",
+        "add",
+        "name",
+        "eth0",
+        "address",
+        "02:00:00:00:00:01",
+        "mtu",
+        "1500",
+        "type",
+        "veth",
+        "peer",
+        "name",
+        "s0",
+        "address",
+        "02:00:00:00:00:02",
+        "mtu",
+        "1500",
+        "netns",
+        "tf-000000-rt",
+    ]
+    assert ["ip", "-n", "tf-000000-s0", "addr", "add", "10.1.0.2/24", "dev", "eth0"] in cmds
+    assert not any(c[3:5] == ["addr", "add"] and c[2] == "tf-000000-rt" for c in cmds)
+
+
+def test_tcp_mem_triples_follow_the_labs() -> None:
+    # Lab 10: sysctl -w net.ipv4.tcp_rmem='10240 87380 52428800'
+    assert C.tcp_mem_triple(10240, 87380, 52428800) == "10240 87380 52428800"
+    # a maximum below Linux's default pulls default and min down (min <= default <= max)
+    assert C.tcp_mem_triple(4096, 131072, 65536) == "4096 65536 65536"
+    assert C.tcp_mem_triple(4096, 131072, 2000) == "2000 2000 2000"
+    cmds = C.host_sysctls("tf-000000-s0", 1_000_000, 2_000_000, sack=False)
+    assert [
+        "ip",
+        "netns",
+        "exec",
+        "tf-000000-s0",
+        "sysctl",
+        "-q",
+        "-w",
+        "net.ipv4.tcp_rmem=4096 131072 1000000",
+    ] in cmds
+    assert [
+        "ip",
+        "netns",
+        "exec",
+        "tf-000000-s0",
+        "sysctl",
+        "-q",
+        "-w",
+        "net.ipv4.tcp_wmem=4096 16384 2000000",
+    ] in cmds
+    assert [
+        "ip",
+        "netns",
+        "exec",
+        "tf-000000-s0",
+        "sysctl",
+        "-q",
+        "-w",
+        "net.ipv4.tcp_sack=0",
+    ] in cmds
+
+
+def test_tbf_parameters() -> None:
+    # 1 BDP at 100 Mbit/s × 20 ms = 250 000 B; burst = max(2 frames, 100 µs × rate) = 3028 B
+    p = C.tbf_params(100_000_000, 250_000, None, 1500, gso=False)
+    assert (p.burst_bytes, p.limit_bytes, p.child_pfifo_pkts) == (3028, 250_000, None)
+    assert C.tbf("tf-000000-rt", "em", p) == [
+        [
+            "tc",
+            "-n",
+            "tf-000000-rt",
+            "qdisc",
+            "replace",
+            "dev",
+            "em",
+            "root",
+            "handle",
+            "1:",
+            "tbf",
+            "rate",
+            "100000000bit",
+            "burst",
+            "3028",
+            "limit",
+            "250000",
+        ]
+    ]
+    # 10 Gbit/s: 100 µs is 125 000 B
+    assert C.tbf_params(10_000_000_000, 10**7, None, 1500, gso=False).burst_bytes == 125_000
+    # a buffer in packets becomes a pfifo child; the byte limit must not bind first
+    q = C.tbf_params(100_000_000, None, 100, 1500, gso=False)
+    assert q.child_pfifo_pkts == 100 and q.limit_bytes >= 100 * 1514
+    assert C.tbf("tf-000000-rt", "em", q)[1][-4:] == ["handle", "10:", "pfifo", "limit", "100"][-4:]
+    # GSO on: tbf must accept 64 KiB aggregates
+    assert C.tbf_params(100_000_000, 250_000, None, 1500, gso=True).burst_bytes > 65536
+
+
+def test_parse_qdisc_stats_from_tc_json() -> None:
+    out = [
+        {
+            "kind": "tbf",
+            "handle": "1:",
+            "root": True,
+            "refcnt": 2,
+            "bytes": 1234,
+            "packets": 9,
+            "drops": 3,
+            "overlimits": 40,
+            "requeues": 0,
+            "backlog": 4542,
+            "qlen": 3,
+        },
+        {
+            "kind": "pfifo",
+            "handle": "10:",
+            "parent": "1:1",
+            "bytes": 1234,
+            "packets": 9,
+            "drops": 3,
+            "backlog": 4542,
+            "qlen": 3,
+        },
+    ]
+    assert C.parse_qdisc_stats(out) == {
+        "bytes": 1234,
+        "packets": 9,
+        "drops": 3,
+        "backlog_bytes": 4542,
+        "backlog_pkts": 3,
+        "overlimits": 40,
+    }
+
+
+def test_iperf3_argv() -> None:
+    sc = from_dict(scenario())
+    topo = T.build(sc.resolved(), "0a1b2c", {"reno": "reno", "bbr": "bbr"})
+    g1 = topo.groups[1]
+    argv = C.iperf3_client(g1, ["/l", "exec"], 8, None, 0.5, None)
+    assert argv[:4] == ["ip", "netns", "exec", "tf-0a1b2c-s1"]
+    assert argv[4:] == [
+        "/l",
+        "exec",
+        "iperf3",
+        "-c",
+        "10.2.1.2",
+        "-B",
+        "10.1.1.2",
+        "-p",
+        "5202",
+        "--cport",
+        "21024",
+        "-C",
+        "bbr",
+        "-P",
+        "2",
+        "-J",
+        "-i",
+        "0.5",
+        "--get-server-output",
+        "-t",
+        "8",
+    ]
+    srv = C.iperf3_server(g1, [])
+    assert srv == [
+        "ip",
+        "netns",
+        "exec",
+        "tf-0a1b2c-r1",
+        "iperf3",
+        "-s",
+        "-1",
+        "-B",
+        "10.2.1.2",
+        "-p",
+        "5202",
+        "-J",
+    ]
+    assert C.iperf3_client(g1, [], None, 10**6, 1.0, 5_000_000)[-4:] == [
+        "-n",
+        "1000000",
+        "-b",
+        "5000000",
+    ]
+    # flow 1 starts at 2 s in a 10 s run: 8 s of traffic
+    assert client_seconds(2_000_000_000, None, 10_000_000_000) == 8
+    assert client_seconds(0, 500_000_000, 10_000_000_000) == 1
+
+
+def test_setup_commands_order_and_content() -> None:
+    sc = from_dict(scenario())
+    topo = T.build(sc.resolved(), "0a1b2c", {"reno": "reno", "bbr": "bbr"})
+    cmds = setup_commands(topo, sc, KernelOptions())
+    adds = [i for i, c in enumerate(cmds) if c[:3] == ["ip", "netns", "add"]]
+    assert adds == list(range(7)), "namespaces first"
+    # nothing is ever created or routed in the root namespace
+    for c in cmds:
+        assert c[:3] in (["ip", "netns", "add"], ["ip", "netns", "exec"]) or c[1] == "-n", c
+    ethtool = [c for c in cmds if "ethtool" in c]
+    assert len(ethtool) == 2 * len(topo.links) and all(
+        c[-6:] == ["gso", "off", "tso", "off", "gro", "off"] for c in ethtool
+    )
+    assert any(c[-2:] == ["nud", "permanent"] for c in cmds), "static neighbours on the relay link"
+    tbf = [c for c in cmds if c[0] == "tc"]
+    assert tbf[0][2] == "tf-0a1b2c-rt" and "tbf" in tbf[0]
+    # per-host buffers of group 1 on both of its hosts
+    for ns in ("tf-0a1b2c-s1", "tf-0a1b2c-r1"):
+        assert [
+            "ip",
+            "netns",
+            "exec",
+            ns,
+            "sysctl",
+            "-q",
+            "-w",
+            "net.ipv4.tcp_rmem=4096 131072 1000000",
+        ] in cmds
+    on = setup_commands(topo, sc, KernelOptions(gso=True))
+    assert all(c[-6:] == ["gso", "on", "tso", "on", "gro", "on"] for c in on if "ethtool" in c)
+
+
+def test_red_moves_the_bottleneck_into_linkem() -> None:
+    sc = from_dict(
+        scenario(
+            bottleneck={
+                "rate": "10Mbit",
+                "buffer": "100pkt",
+                "aqm": {"kind": "red", "min_th": "15pkt", "max_th": "45pkt", "max_p": 0.1},
+            }
+        )
+    )
+    q = user_queue(sc)
+    assert q is not None
+    assert q["rate_bps"] == 10_000_000 and q["limit_pkts"] == 100 and q["limit_bytes"] is None
+    assert q["red"] == {
+        "min_th": 15.0,
+        "max_th": 45.0,
+        "max_p": 0.1,
+        "wq": 0.002,
+        "bytes": False,
+        "gentle": False,
+    }
+    topo = T.build(sc.resolved(), "0a1b2c", {"reno": "reno", "bbr": "bbr"})
+    assert not [c for c in setup_commands(topo, sc, KernelOptions()) if c[0] == "tc"], (
+        "no tbf when linkem shapes"
+    )
+    cfg = C.relay_config(topo, 0.0, 1, q, False, 1500, 10)
+    assert cfg["classes"][1] == {
+        "net": "10.1.1.0",
+        "prefix": 24,
+        "fwd_delay_ns": 20_500_000,
+        "rev_delay_ns": 20_500_000,
+    }
+    assert cfg["queue"] is q and cfg["max_frame"] == 2048
+
+
+# ----------------------------------------------------------------------------- capabilities
+def test_capability_messages() -> None:
+    assert machine_problems(caps()) == []
+    msgs = machine_problems(
+        caps(
+            root=False,
+            tools={"ip": "/ip", "tc": "/tc", "iperf3": None, "ethtool": "/e", "sysctl": "/s"},
+            linkem=None,
+        )
+    )
+    assert any("needs root" in m for m in msgs)
+    assert any("iperf3 not found" in m for m in msgs)
+    assert any("tcpfair-linkem not found" in m for m in msgs)
+    assert any(
+        "'tbf' qdisc" in m for m in machine_problems(caps(qdiscs={"tbf": False, "pfifo": True}))
+    )
+    assert any("'ip netns' does not work" in m for m in machine_problems(caps(netns=False)))
+
+
+def test_scenario_messages_name_the_key() -> None:
+    sc = from_dict(
+        scenario(
+            flows=[
+                {"cca": "reno", "rtt": "20ms"},
+                {"cca": "vegas", "rtt": "20ms"},
+                {"cca": "compound", "rtt": "0.5ms"},
+            ]
+        )
+    )
+    msgs = scenario_problems(sc, caps(), gso=False)
+    assert any(
+        m.startswith("flows.1.cca: 'vegas' is not available")
+        and "supports: bbr, cubic, newreno, reno" in m
+        for m in msgs
+    ), msgs
+    assert any(m.startswith("flows.2.cca: 'compound'") for m in msgs)
+    assert any(m.startswith("flows.2.rtt:") for m in msgs)
+    fast = from_dict(scenario(bottleneck={"rate": "10Gbit", "buffer": "1bdp"}))
+    assert any(m.startswith("bottleneck.rate:") for m in scenario_problems(fast, caps(), gso=False))
+    tiny = from_dict(scenario(bottleneck={"rate": "100Mbit", "buffer": "1000B"}))
+    assert any(
+        m.startswith("bottleneck.buffer:") for m in scenario_problems(tiny, caps(), gso=False)
+    )
+
+
+def test_check_raises_one_clear_error() -> None:
+    be = KernelBackend()
+    be._caps = caps()
+    be.check(from_dict(scenario()))
+    with pytest.raises(BackendError, match=r"flows\.0\.cca: 'vegas' is not available.*supports"):
+        be.check(from_dict(scenario(flows=[{"cca": "vegas", "rtt": "20ms"}])))
+    be._caps = caps(root=False)
+    with pytest.raises(BackendError, match="needs root"):
+        be.check(from_dict(scenario()))
+
+
+# ----------------------------------------------------------------------------- validation
+def test_goodput_capacity_is_mss_over_frame() -> None:
+    # 1448 B of payload in every 1514 B frame
+    assert V.goodput_capacity_bps(100e6, 1500) == pytest.approx(100e6 * 1448 / 1514)
+
+
+def test_checks_pass_and_fail_at_their_limits() -> None:
+    ok = V.rtt_checks({0: 0.020}, {0: {"median_ns": 20_400_000}})
+    bad = V.rtt_checks({0: 0.020}, {0: {"median_ns": 20_600_000}})
+    assert ok[0]["ok"] and not bad[0]["ok"] and "+0.600 ms" in bad[0]["message"]
+    late = {
+        "late": {"mean_ns": 30_000.0, "max_ns": 1_200_000, "n": 10, "over_1ms": 1, "p99_us": 64},
+        "send_errors": 0,
+    }
+    res = {c["name"]: c["ok"] for c in V.lateness_checks(late)}
+    assert res == {
+        "emulator.lateness_mean": True,
+        "emulator.lateness_max": False,
+        "emulator.send_errors": True,
+    }
+    assert not V.lateness_checks(None)[0]["ok"]
+    assert V.goodput_check(95e6, 95.64e6)["ok"] and not V.goodput_check(97e6, 95e6)["ok"]
+    # 1 % loss, 100 000 packets: sd = 31.5 packets; 1100 lost is 3.2 sd off, 1200 is 6.3 sd
+    assert V.loss_check(0.01, 1100, 100_000)["ok"] and not V.loss_check(0.01, 1200, 100_000)["ok"]
+    cpu = {c["name"]: c["ok"] for c in V.cpu_checks(0.95, 0.5, 2)}
+    assert cpu == {"cpu.emulator": False, "cpu.machine": True}
+
+
+# ----------------------------------------------------------------------------- conversion
+def test_parse_group_takes_goodput_from_the_receiver_and_tcp_info_from_the_sender() -> None:
+    text = (FIXTURES / "iperf3-3.12-client-P2-get-server-output.json").read_text()
+    obj = json.loads(text)
+    tables, samples = parse_group(text, "0:cubic", 0, 5, 1.5)
+    assert list(tables.flows["flow"]) == [5, 6]
+    # flow bytes: the receiver's totals from the end summary, per stream in cport order
+    recv = {s["receiver"]["socket"]: s["receiver"]["bytes"] for s in obj["end"]["streams"]}
+    by_port = {c["local_port"]: recv[c["socket"]] for c in obj["start"]["connected"]}
+    assert list(tables.flows["bytes"]) == [by_port[20000], by_port[20001]]
+    # interval bytes come from the server's report, cwnd from the client's
+    srv = obj["server_output_json"]
+    sock_of_port = {c["remote_port"]: c["socket"] for c in srv["start"]["connected"]}
+    first = [s for s in srv["intervals"][0]["streams"] if s["socket"] == sock_of_port[20001]][0]
+    row = samples[(samples["flow"] == 6)].iloc[0]
+    assert row["bytes"] == first["bytes"]
+    assert row["t_s"] == pytest.approx(1.5 + first["end"])
+    cli_sock = {c["local_port"]: c["socket"] for c in obj["start"]["connected"]}[20001]
+    cli_first = [s for s in obj["intervals"][0]["streams"] if s["socket"] == cli_sock][0]
+    assert row["cwnd_bytes"] == cli_first["snd_cwnd"]
+    # per-stream sum of receiver intervals equals the receiver's total
+    for port, fid in ((20000, 5), (20001, 6)):
+        assert samples[samples["flow"] == fid]["bytes"].sum() == by_port[port]
