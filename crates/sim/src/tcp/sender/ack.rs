@@ -1,0 +1,411 @@
+//! ACK processing, loss detection and recovery of the sender (Linux `tcp_ack`,
+//! `tcp_sacktag_write_queue`, `tcp_clean_rtx_queue`, `tcp_fastretrans_alert`,
+//! `tcp_cwnd_reduction`, `tcp_retransmit_timer`). See the parent module for the rules.
+
+use super::*;
+
+impl Sender {
+    // ------------------------------------------------------------------ ACK processing
+    /// Mark SACKed segments (Linux `tcp_sacktag_write_queue`). Returns whether anything new
+    /// was SACKed, and the oldest/newest send times of newly SACKed never-retransmitted
+    /// segments.
+    fn process_sacks(&mut self, ack: &Ack, acc: &mut RateAcc) -> (bool, Option<SimTime>, Option<SimTime>) {
+        let mut any = false;
+        let (mut oldest, mut newest): (Option<SimTime>, Option<SimTime>) = (None, None);
+        let floor = self.snd_una.max(ack.cum);
+        for &(bs, be) in ack.blocks() {
+            let mut s = bs.max(floor);
+            let mut e = be.min(self.snd_nxt);
+            // Skip the parts of the block the previous ACK already reported.
+            for _ in 0..2 {
+                for &(ks, ke) in &self.known_sacks {
+                    if ks <= s && s < ke {
+                        s = ke;
+                    }
+                    if ks < e && e <= ke {
+                        e = ks;
+                    }
+                }
+            }
+            for i in s..e.max(s) {
+                let una = self.snd_una;
+                let seg = &mut self.ring[(i - una) as usize];
+                if seg.flags & SACKED != 0 {
+                    continue;
+                }
+                seg.flags |= SACKED | RATE_DONE;
+                let f = seg.flags;
+                let (tx, snap) = (seg.tx_time, seg.snap);
+                seg.flags &= !(LOST | RETRANS);
+                self.sacked_out += 1;
+                self.tcp.delivered += 1;
+                if f & LOST != 0 {
+                    self.lost_out -= 1;
+                }
+                if f & RETRANS != 0 {
+                    self.retrans_out -= 1;
+                }
+                if let Some(t) = acc.delivered(i, tx, &snap, f & EVER_RETRANS != 0) {
+                    self.first_tx = t;
+                }
+                if f & EVER_RETRANS == 0 {
+                    oldest = Some(oldest.map_or(tx, |o| o.min(tx)));
+                    newest = Some(newest.map_or(tx, |o| o.max(tx)));
+                }
+                self.highest_sacked = self.highest_sacked.max(i + 1);
+                any = true;
+            }
+        }
+        self.known_sacks = [(0, 0); 3];
+        for (k, b) in ack.blocks().iter().enumerate() {
+            self.known_sacks[k] = *b;
+        }
+        (any, oldest, newest)
+    }
+
+    /// RFC 6675 §4 IsLost: mark every un-SACKed segment that has DupThresh SACKed segments
+    /// above it.
+    fn mark_lost_sack(&mut self) {
+        if self.sacked_out < DUPTHRESH {
+            return;
+        }
+        let lo = self.lost_frontier.max(self.snd_una);
+        let mut i = self.highest_sacked;
+        let mut count = 0;
+        let mut found = false;
+        while i > lo {
+            i -= 1;
+            if self.seg(i).flags & SACKED != 0 {
+                count += 1;
+                if count == DUPTHRESH {
+                    found = true;
+                    break;
+                }
+            }
+        }
+        if !found {
+            return;
+        }
+        for j in lo..i {
+            let s = self.seg_mut(j);
+            if s.flags & (SACKED | LOST) == 0 {
+                s.flags |= LOST;
+                self.lost_out += 1;
+                self.tcp.lost += 1;
+                self.retx_hint = self.retx_hint.min(j);
+            }
+        }
+        self.lost_frontier = self.lost_frontier.max(i);
+    }
+
+    /// A retransmission is lost when a segment first sent after it was SACKed (no
+    /// reordering in the simulator, so no reordering window is needed).
+    fn detect_lost_retrans(&mut self) {
+        if self.retrans_out == 0 {
+            return;
+        }
+        let hs = self.highest_sacked;
+        let end = self.retrans_high.min(self.snd_nxt);
+        for j in self.snd_una..end {
+            let s = self.seg_mut(j);
+            if s.flags & RETRANS != 0 && hs > s.retx_nxt {
+                s.flags &= !RETRANS;
+                self.retrans_out -= 1;
+                self.tcp.lost += 1;
+                self.retx_hint = self.retx_hint.min(j);
+            }
+        }
+    }
+
+    /// Mark the first unacknowledged segment lost (non-SACK recovery).
+    fn mark_head_lost(&mut self) {
+        if self.packets_out() == 0 {
+            return;
+        }
+        let una = self.snd_una;
+        let s = self.seg_mut(una);
+        if s.flags & LOST == 0 {
+            s.flags |= LOST;
+            self.lost_out += 1;
+            self.tcp.lost += 1;
+            self.retx_hint = self.retx_hint.min(una);
+        }
+    }
+
+    /// `tcp_add_reno_sack` (with `tcp_limit_reno_sacked`): a dupACK counts as one SACKed
+    /// segment. Returns whether delivered grew.
+    fn add_reno_sack(&mut self) {
+        let prior = self.sacked_out;
+        let holes = self.lost_out.max(1).min(self.packets_out());
+        self.sacked_out = (self.sacked_out + 1).min(self.packets_out() - holes);
+        if self.sacked_out > prior {
+            self.tcp.delivered += 1;
+        }
+    }
+
+    pub fn on_ack(&mut self, now: SimTime, ack: &Ack, io: &mut Io) {
+        if !self.active {
+            return;
+        }
+        let prior_in_flight = self.in_flight() as u32;
+        let prior_una = self.snd_una;
+        let prior_delivered = self.tcp.delivered;
+        let prior_lost = self.tcp.lost;
+        let mut acc = RateAcc::default();
+
+        let (new_sack, sack_old, sack_new) =
+            if self.p.sack { self.process_sacks(ack, &mut acc) } else { (false, None, None) };
+
+        // Cumulative ACK (tcp_clean_rtx_queue).
+        let cum = ack.cum.min(self.snd_nxt);
+        let (mut cum_old, mut cum_new): (Option<SimTime>, Option<SimTime>) = (None, None);
+        let mut retrans_acked = false;
+        if cum > self.snd_una {
+            let mut acked = 0;
+            for i in self.snd_una..cum {
+                let seg = self.ring.pop_front().expect("scoreboard shorter than the window");
+                acked += 1;
+                if seg.flags & SACKED != 0 {
+                    self.sacked_out -= 1;
+                } else {
+                    if self.p.sack {
+                        self.tcp.delivered += 1;
+                    }
+                    if seg.flags & RATE_DONE == 0 {
+                        if let Some(t) = acc.delivered(i, seg.tx_time, &seg.snap, seg.flags & EVER_RETRANS != 0) {
+                            self.first_tx = t;
+                        }
+                    }
+                }
+                if seg.flags & LOST != 0 {
+                    self.lost_out -= 1;
+                }
+                if seg.flags & RETRANS != 0 {
+                    self.retrans_out -= 1;
+                }
+                if seg.flags & EVER_RETRANS != 0 {
+                    retrans_acked = true;
+                } else if seg.flags & SACKED == 0 {
+                    cum_old.get_or_insert(seg.tx_time);
+                    cum_new = Some(seg.tx_time);
+                }
+            }
+            self.snd_una = cum;
+            if !self.p.sack {
+                // tcp_remove_reno_sacks: one ACK filled a hole, the rest ate dupACKs.
+                self.tcp.delivered += (acked as u64).saturating_sub(self.sacked_out).max(1);
+                self.sacked_out = self.sacked_out.saturating_sub(acked - 1);
+            }
+            self.rto_count = 0;
+        } else if !self.p.sack && cum == self.snd_una && self.packets_out() > 0 {
+            self.add_reno_sack();
+        }
+        let una_adv = self.snd_una > prior_una;
+
+        // RTT (Linux tcp_clean_rtx_queue + tcp_ack_update_rtt): the RTO estimator's sample
+        // from the oldest newly acked segment, the congestion control's from the newest;
+        // none from the cumulative ACK if it covers retransmitted data (Karn, RFC 6298 §3),
+        // then SACK samples, then the echoed timestamp (RFC 7323 §4) if data was acked.
+        if retrans_acked {
+            (cum_old, cum_new) = (None, None);
+        }
+        let mut rto_sample = cum_old.or(sack_old).map(|t| now - t);
+        let mut ca_rtt = cum_new.or(sack_new).map(|t| now - t);
+        if rto_sample.is_none() && cum > prior_una && ack.tsecr > SimTime::ZERO {
+            rto_sample = Some(now - ack.tsecr);
+            ca_rtt = rto_sample;
+        }
+        if let Some(r) = rto_sample {
+            self.rtt.sample(r);
+        }
+        if let Some(r) = ca_rtt {
+            if self.tcp.min_rtt == SimTime::ZERO || r < self.tcp.min_rtt {
+                self.tcp.min_rtt = r;
+            }
+        }
+
+        if new_sack {
+            self.mark_lost_sack();
+            self.detect_lost_retrans();
+        }
+        self.fast_retrans_alert(now, una_adv);
+
+        // Delivery-rate sample (tcp_rate_gen).
+        let newly = self.tcp.delivered - prior_delivered;
+        let newly_lost = self.tcp.lost - prior_lost;
+        if self.tcp.app_limited != 0 && self.tcp.delivered > self.tcp.app_limited {
+            self.tcp.app_limited = 0;
+        }
+        if newly > 0 {
+            self.tcp.delivered_time = now;
+        }
+        let mut rs = RateSample {
+            losses: newly_lost as u32,
+            acked_sacked: newly as u32,
+            prior_in_flight,
+            rtt: ca_rtt,
+            is_ack_delayed: ack.delayed,
+            ..RateSample::default()
+        };
+        acc.finish(now, self.tcp.delivered, self.tcp.min_rtt, &mut rs);
+
+        // Congestion control (tcp_cong_control).
+        self.sync(now);
+        let ev = AckEvent { acked: newly as u32, rtt: ca_rtt, prior_in_flight, ack_seq: self.bytes_at(self.snd_una) };
+        if newly > 0 || ca_rtt.is_some() {
+            self.cc.pkts_acked(&mut self.tcp, &ev);
+        }
+        if self.cc.has_cong_control() {
+            self.cc.cong_control(&mut self.tcp, &rs);
+        } else if matches!(self.tcp.ca_state, CaState::Recovery | CaState::Cwr) {
+            self.prr(newly, newly_lost, una_adv);
+        } else if una_adv {
+            self.cc.cong_avoid(&mut self.tcp, &ev);
+        }
+
+        if self.packets_out() == 0 {
+            self.rto_timer.cancel();
+        } else if una_adv {
+            self.rto_timer.arm(io.q, now + self.rtt.rto(), self.p.id, TimerKind::Rto);
+        }
+        if let Some(size) = self.p.size_bytes {
+            if self.stats.completion.is_none() && self.bytes_at(self.snd_una) >= size {
+                self.stats.completion = Some(now);
+            }
+        }
+        self.try_send(now, io);
+    }
+
+    /// Linux `tcp_fastretrans_alert`, reduced to what the simulator needs: leave Recovery or
+    /// Loss once `high_seq` is acknowledged, mark losses, enter Recovery.
+    fn fast_retrans_alert(&mut self, now: SimTime, una_adv: bool) {
+        let st = self.tcp.ca_state;
+        if matches!(st, CaState::Recovery | CaState::Loss) && self.snd_una >= self.high_seq {
+            // Non-SACK: hold the state until something above high_seq is acked
+            // (tcp_try_undo_recovery), so a dupACK of the retransmission cannot re-trigger.
+            if !(self.p.sack || self.snd_una > self.high_seq) && self.packets_out() > 0 {
+                // hold
+            } else {
+                if st == CaState::Recovery {
+                    if !self.p.sack {
+                        self.sacked_out = 0;
+                    }
+                    self.end_cwnd_reduction(now);
+                }
+                self.set_state(now, CaState::Open);
+            }
+        }
+        let st = self.tcp.ca_state;
+        if !self.p.sack {
+            // tcp_newreno_mark_lost
+            let open = matches!(st, CaState::Open | CaState::Disorder);
+            if (open && self.sacked_out >= DUPTHRESH) || (st == CaState::Recovery && una_adv) {
+                self.mark_head_lost();
+            }
+        }
+        if matches!(st, CaState::Open | CaState::Disorder) {
+            if self.lost_out > 0 {
+                self.enter_recovery(now);
+            } else if self.sacked_out > 0 {
+                self.set_state(now, CaState::Disorder);
+            } else {
+                self.set_state(now, CaState::Open);
+            }
+        }
+    }
+
+    /// `tcp_enter_recovery` / `tcp_init_cwnd_reduction`.
+    fn enter_recovery(&mut self, now: SimTime) {
+        self.high_seq = self.snd_nxt;
+        self.tcp.cwnd_cnt = 0;
+        self.tcp.prior_cwnd = self.tcp.cwnd;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.sync(now);
+        self.tcp.ssthresh = self.cc.ssthresh(&mut self.tcp);
+        self.set_state(now, CaState::Recovery);
+    }
+
+    /// `tcp_end_cwnd_reduction`.
+    fn end_cwnd_reduction(&mut self, now: SimTime) {
+        if self.cc.has_cong_control() {
+            return;
+        }
+        if self.tcp.ssthresh < INFINITE_SSTHRESH {
+            self.tcp.set_cwnd(self.tcp.ssthresh);
+        }
+        self.sync(now);
+        self.cc.cwnd_event(&mut self.tcp, CwndEvent::CompleteCwr);
+    }
+
+    /// RFC 6937 PRR as in Linux `tcp_cwnd_reduction`: proportional while pipe > ssthresh,
+    /// then slow-start reduction bound (one extra segment per ACK that advanced snd_una
+    /// without new losses), never below one segment on the first ACK of recovery.
+    fn prr(&mut self, newly: u64, newly_lost: u64, una_adv: bool) {
+        if newly == 0 || self.tcp.prior_cwnd == 0 {
+            return;
+        }
+        self.prr_delivered += newly;
+        let in_flight = self.in_flight() as i64;
+        let ssthresh = self.tcp.ssthresh as i64;
+        let delta = ssthresh - in_flight;
+        let prr_delivered = self.prr_delivered as i64;
+        let prr_out = self.prr_out as i64;
+        let mut sndcnt = if delta < 0 {
+            let prior = self.tcp.prior_cwnd as i64;
+            (prr_delivered * ssthresh + prior - 1) / prior - prr_out
+        } else {
+            let mut s = (prr_delivered - prr_out).max(newly as i64);
+            if una_adv && newly_lost == 0 {
+                s += 1;
+            }
+            s.min(delta)
+        };
+        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
+        self.tcp.set_cwnd((in_flight + sndcnt).clamp(1, u32::MAX as i64) as u32);
+    }
+
+    // ------------------------------------------------------------------ timers
+    /// Retransmission timeout (Linux `tcp_retransmit_timer` → `tcp_enter_loss`).
+    pub fn on_rto(&mut self, now: SimTime, io: &mut Io) {
+        if self.packets_out() == 0 {
+            return;
+        }
+        self.stats.timeouts += 1;
+        let st = self.tcp.ca_state;
+        if matches!(st, CaState::Open | CaState::Disorder)
+            || self.high_seq <= self.snd_una
+            || (st == CaState::Loss && self.rto_count == 0)
+        {
+            self.tcp.prior_cwnd = self.tcp.cwnd;
+            self.sync(now);
+            self.tcp.ssthresh = self.cc.ssthresh(&mut self.tcp);
+            self.cc.cwnd_event(&mut self.tcp, CwndEvent::Loss);
+        }
+        // tcp_timeout_mark_lost: everything not SACKed is lost; retransmissions forgotten.
+        for s in self.ring.iter_mut() {
+            if s.flags & SACKED == 0 {
+                if s.flags & LOST == 0 {
+                    s.flags |= LOST;
+                    self.lost_out += 1;
+                    self.tcp.lost += 1;
+                }
+                s.flags &= !RETRANS;
+            }
+        }
+        self.retrans_out = 0;
+        if !self.p.sack {
+            self.sacked_out = 0;
+        }
+        self.lost_frontier = self.snd_nxt;
+        self.retx_hint = self.snd_una;
+        self.tcp.set_cwnd(self.in_flight() as u32 + 1);
+        self.tcp.cwnd_cnt = 0;
+        self.set_state(now, CaState::Loss);
+        self.high_seq = self.snd_nxt;
+        self.rto_count += 1;
+        self.rtt.backoff += 1;
+        self.rto_timer.arm(io.q, now + self.rtt.rto(), self.p.id, TimerKind::Rto);
+        self.try_send(now, io);
+    }
+}
