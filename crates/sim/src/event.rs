@@ -202,6 +202,11 @@ impl<T: Copy> DelayLine<T> {
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
+
+    /// Take everything on the line (tests drive senders without the event loop).
+    pub fn drain(&mut self) -> Vec<T> {
+        self.items.drain(..).map(|(_, x)| x).collect()
+    }
 }
 
 #[cfg(test)]

@@ -32,6 +32,8 @@ use crate::units::SimTime;
 use std::collections::VecDeque;
 
 mod ack;
+#[cfg(test)]
+mod tests;
 
 /// RFC 5681 §3.2 / RFC 6675 DupThresh (Linux `tcp_reordering` default).
 pub const DUPTHRESH: u64 = 3;

@@ -1,0 +1,174 @@
+//! The sender's rules, pinned through a small harness: send, ACK (with SACK blocks),
+//! advance time, fire the RTO — without the event loop.
+
+use super::*;
+use crate::cc::Reno;
+
+const MSS: u32 = 1000;
+const RTT: SimTime = SimTime::from_millis(100);
+
+struct H {
+    q: EventQueue,
+    fwd: DelayLine<Packet>,
+    s: Sender,
+    now: SimTime,
+}
+
+impl H {
+    fn new(sack: bool) -> H {
+        let p = SenderParams {
+            id: 0,
+            mss: MSS,
+            sack,
+            rwnd_bytes: 10_000_000,
+            sndbuf_bytes: 10_000_000,
+            size_bytes: None,
+            app_rate_bps: None,
+            cwnd_clamp: u32::MAX,
+        };
+        let mut h = H { q: EventQueue::new(), fwd: DelayLine::new(), s: Sender::new(p, AnyCc::Reno(Reno)), now: SimTime::ZERO };
+        let mut io = Io { q: &mut h.q, fwd: &mut h.fwd, fwd_delay: SimTime::ZERO };
+        h.s.start(SimTime::ZERO, RTT, &mut io);
+        h
+    }
+
+    /// Segment numbers sent since the last call.
+    fn sent(&mut self) -> Vec<u64> {
+        self.fwd.drain().into_iter().map(|p| p.seg).collect()
+    }
+
+    fn advance(&mut self, d: SimTime) {
+        self.now += d;
+    }
+
+    fn ack(&mut self, cum: u64, sacks: &[(u64, u64)]) {
+        let mut a = Ack { cum, tsecr: SimTime(1), ..Ack::default() };
+        for (i, &b) in sacks.iter().enumerate() {
+            a.sack[i] = b;
+        }
+        a.nsack = sacks.len() as u8;
+        let mut io = Io { q: &mut self.q, fwd: &mut self.fwd, fwd_delay: SimTime::ZERO };
+        self.s.on_ack(self.now, &a, &mut io);
+    }
+
+    fn rto(&mut self) {
+        let mut io = Io { q: &mut self.q, fwd: &mut self.fwd, fwd_delay: SimTime::ZERO };
+        self.s.on_rto(self.now, &mut io);
+    }
+}
+
+#[test]
+fn initial_window_is_ten_segments() {
+    let mut h = H::new(true);
+    assert_eq!(h.sent(), (0..10).collect::<Vec<_>>());
+    assert_eq!(h.s.in_flight(), 10);
+}
+
+#[test]
+fn slow_start_sends_two_per_acked_segment() {
+    let mut h = H::new(true);
+    h.sent();
+    h.advance(RTT);
+    h.ack(2, &[]);
+    // cwnd 10 → 12, in flight 8: four new segments.
+    assert_eq!(h.s.tcp.cwnd, 12);
+    assert_eq!(h.sent(), vec![10, 11, 12, 13]);
+}
+
+#[test]
+fn three_sacked_segments_above_a_hole_start_sack_recovery() {
+    let mut h = H::new(true);
+    h.sent();
+    h.advance(RTT);
+    // Segment 0 lost; 1 and 2 SACKed: not yet (DupThresh = 3).
+    h.ack(0, &[(1, 3)]);
+    assert_eq!(h.s.tcp.ca_state, CaState::Disorder);
+    // Two segments left the network: pipe 8 < cwnd 10, two new segments (RFC 3042 limited
+    // transmit falls out of the pipe rule).
+    assert_eq!(h.sent(), vec![10, 11]);
+    h.ack(0, &[(1, 4)]);
+    assert_eq!(h.s.tcp.ca_state, CaState::Recovery);
+    assert_eq!(h.s.tcp.ssthresh, 5); // Reno: cwnd 10 / 2
+    // PRR (RFC 6937): pipe = 12 − 3 SACKed − 1 lost = 8 > ssthresh, so
+    // sndcnt = ceil(prr_delivered·ssthresh/prior_cwnd) − prr_out = ceil(1·5/10) − 0 = 1:
+    // cwnd = 9 and the one segment sent is the retransmission.
+    assert_eq!(h.s.tcp.cwnd, 9);
+    assert_eq!(h.sent(), vec![0]);
+    assert_eq!(h.s.stats.retransmits, 1);
+}
+
+#[test]
+fn recovery_ends_with_cwnd_at_ssthresh() {
+    let mut h = H::new(true);
+    h.sent();
+    h.advance(RTT);
+    h.ack(0, &[(1, 4)]);
+    let resent = h.sent();
+    assert_eq!(resent[0], 0);
+    h.advance(RTT);
+    // Everything up to high_seq (10) is acknowledged: back to Open with cwnd = ssthresh = 5
+    // (tcp_end_cwnd_reduction); the same ACK then reaches cong_avoid in Open, as in Linux:
+    // 7 newly delivered segments (10 − 3 already SACKed) ≥ cwnd → +1.
+    h.ack(10, &[]);
+    assert_eq!(h.s.tcp.ca_state, CaState::Open);
+    assert_eq!(h.s.tcp.cwnd, 6);
+}
+
+#[test]
+fn newreno_retransmits_on_three_dupacks_and_on_each_partial_ack() {
+    let mut h = H::new(false);
+    h.sent();
+    h.advance(RTT);
+    // Segments 0 and 5 lost: 1, 2, 3 arrive → three dupACKs.
+    h.ack(0, &[]);
+    h.ack(0, &[]);
+    assert_eq!(h.s.tcp.ca_state, CaState::Disorder);
+    assert_eq!(h.sent(), vec![10, 11]); // each dupACK lets one new segment out
+    h.ack(0, &[]);
+    assert_eq!(h.s.tcp.ca_state, CaState::Recovery);
+    assert_eq!(h.sent(), vec![0]);
+    h.advance(RTT);
+    // Partial ACK up to the second hole: RFC 6582 — retransmit it at once.
+    h.ack(5, &[]);
+    assert_eq!(h.s.tcp.ca_state, CaState::Recovery);
+    assert_eq!(h.sent().first(), Some(&5));
+    assert_eq!(h.s.stats.retransmits, 2);
+}
+
+#[test]
+fn rto_marks_everything_lost_sets_cwnd_one_and_backs_off() {
+    let mut h = H::new(true);
+    h.sent();
+    h.advance(SimTime::from_secs(1));
+    let rto0 = h.s.rto();
+    h.rto();
+    assert_eq!(h.s.tcp.ca_state, CaState::Loss);
+    assert_eq!(h.s.tcp.cwnd, 1);
+    assert_eq!(h.s.tcp.ssthresh, 5);
+    assert_eq!(h.sent(), vec![0]); // go back: the head only
+    assert_eq!(h.s.rto(), SimTime(rto0.0 * 2));
+    // A second RTO without progress keeps ssthresh (Linux: icsk_retransmits > 0).
+    h.rto();
+    assert_eq!(h.s.tcp.ssthresh, 5);
+    assert_eq!(h.s.stats.timeouts, 2);
+    // The ACK of the retransmission: slow start from 1, the next lost segments follow.
+    h.sent();
+    h.advance(RTT);
+    h.ack(1, &[]);
+    assert_eq!(h.s.tcp.cwnd, 2);
+    assert_eq!(h.sent(), vec![1, 2]);
+}
+
+#[test]
+fn lost_retransmission_is_detected_by_later_sacks() {
+    let mut h = H::new(true);
+    h.sent();
+    h.advance(RTT);
+    h.ack(0, &[(1, 4)]); // recovery: retransmit 0, send 10
+    assert_eq!(h.sent(), vec![0, 10]);
+    h.advance(RTT);
+    // The retransmission of 0 is lost again, but 10 (sent after it) arrives.
+    h.ack(0, &[(1, 10), (10, 11)]);
+    assert!(h.sent().contains(&0), "0 must be retransmitted again");
+    assert_eq!(h.s.stats.retransmits, 2);
+}
