@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+
 import tcpfair
 from tcpfair import _core
 from tcpfair.backends import BackendError
@@ -95,3 +96,19 @@ def test_impossible_buffer_is_a_backend_error_naming_the_key() -> None:
     d["flows"][0]["rmem"] = "2KB"
     with pytest.raises((BackendError, SpecError), match=r"flows\.0\.rmem"):
         tcpfair.run(d)
+
+
+def test_chunked_run_with_progress_equals_one_call() -> None:
+    sc = from_dict(scenario())
+    whole = tcpfair.run(sc)
+    chunked = tcpfair.run(sc, progress=True)
+    pd.testing.assert_frame_equal(whole.samples, chunked.samples)
+    pd.testing.assert_frame_equal(whole.flows, chunked.flows)
+    sim = _core.Simulation(sc.to_json())
+    assert sim.advance(3_000_000_000) is False
+    now, end = sim.progress()  # time of the last event processed, and the end of the run
+    assert 2_900_000_000 < now <= 3_000_000_000 and end == 12_000_000_000
+    raw = sim.finish()
+    assert int(raw["stats"]["simulated_ns"]) == 12_000_000_000
+    with pytest.raises(ValueError, match="already finished"):
+        sim.finish()

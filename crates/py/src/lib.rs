@@ -14,6 +14,46 @@ fn simulate<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDi
     output_to_dict(py, out)
 }
 
+/// A simulation run in chunks, so that the caller can report progress between them.
+/// `advance(until_ns)` runs with the GIL released; `finish()` returns the same dict as
+/// `simulate`.
+#[pyclass]
+struct Simulation {
+    sim: Option<tcpfair_sim::sim::Sim>,
+}
+
+#[pymethods]
+impl Simulation {
+    #[new]
+    fn new(config_json: &str) -> PyResult<Self> {
+        let cfg = tcpfair_sim::Config::from_json(config_json).map_err(to_py_err)?;
+        let sim = tcpfair_sim::sim::Sim::new(&cfg).map_err(to_py_err)?;
+        Ok(Simulation { sim: Some(sim) })
+    }
+
+    /// Simulate up to `until_ns`; returns True when the run is complete.
+    fn advance(&mut self, py: Python<'_>, until_ns: u64) -> PyResult<bool> {
+        let sim = self.sim.as_mut().ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
+        Ok(py.detach(|| sim.run_until(tcpfair_sim::units::SimTime(until_ns))))
+    }
+
+    /// Simulated time reached (ns) and the end of the run (ns).
+    fn progress(&self) -> PyResult<(u64, u64)> {
+        let sim = self.sim.as_ref().ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
+        Ok((sim.now().as_nanos(), sim.end().as_nanos()))
+    }
+
+    /// Run to the end and return the output dict.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let mut sim = self.sim.take().ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
+        let out = py.detach(move || {
+            sim.run_until(sim.end());
+            sim.finish()
+        });
+        output_to_dict(py, out)
+    }
+}
+
 fn to_py_err(e: tcpfair_sim::SimError) -> PyErr {
     match e {
         tcpfair_sim::SimError::Config { key, message } => {
@@ -97,5 +137,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
+    m.add_class::<Simulation>()?;
     Ok(())
 }

@@ -7,8 +7,10 @@ fn main() {
     let text = std::fs::read_to_string(&path).expect("readable file");
     let cfg = tcpfair_sim::Config::from_json(&text).unwrap_or_else(|e| panic!("{e}"));
     let t0 = Instant::now();
-    let sim = tcpfair_sim::sim::Sim::new(&cfg).unwrap_or_else(|e| panic!("{e}"));
-    let (out, states) = sim.run_with_states();
+    let mut sim = tcpfair_sim::sim::Sim::new(&cfg).unwrap_or_else(|e| panic!("{e}"));
+    sim.run_until(sim.end());
+    let states = sim.sender_states();
+    let out = sim.finish();
     if std::env::var_os("SIM_DEBUG").is_some() {
         for s in states {
             println!("{s}");

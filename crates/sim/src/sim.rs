@@ -123,27 +123,37 @@ impl Sim {
 
     /// Run to the end of the scenario and collect the output.
     pub fn run(mut self) -> Output {
-        while let Some(t) = self.q.peek_time() {
-            if t > self.end {
-                break;
-            }
-            let (now, ev) = self.q.pop().expect("peeked");
-            self.dispatch(now, ev);
-        }
+        self.run_until(self.end);
         self.finish()
     }
 
-    /// Like `run`, also returning each sender's final state (for debugging).
-    pub fn run_with_states(mut self) -> (Output, Vec<String>) {
-        while let Some(t) = self.q.peek_time() {
-            if t > self.end {
+    /// Process the events up to `t` (at most to the end of the run). Returns true when the
+    /// run is complete. Lets a caller show progress between chunks.
+    pub fn run_until(&mut self, t: SimTime) -> bool {
+        let limit = t.min(self.end);
+        while let Some(next) = self.q.peek_time() {
+            if next > limit {
                 break;
             }
             let (now, ev) = self.q.pop().expect("peeked");
             self.dispatch(now, ev);
         }
-        let states = self.flows.iter().map(|f| f.sender.debug_state()).collect();
-        (self.finish(), states)
+        limit >= self.end || self.q.is_empty()
+    }
+
+    /// Simulated time reached so far.
+    pub fn now(&self) -> SimTime {
+        self.q.now()
+    }
+
+    /// End of the run.
+    pub fn end(&self) -> SimTime {
+        self.end
+    }
+
+    /// Each sender's state in one line (for debugging).
+    pub fn sender_states(&self) -> Vec<String> {
+        self.flows.iter().map(|f| f.sender.debug_state()).collect()
     }
 
     fn dispatch(&mut self, now: SimTime, ev: Ev) {
@@ -228,7 +238,8 @@ impl Sim {
         }
     }
 
-    fn finish(self) -> Output {
+    /// Collect the output (call after the run is complete).
+    pub fn finish(self) -> Output {
         let flows = self
             .flows
             .iter()

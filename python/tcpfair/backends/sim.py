@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from .._core import congestion_controls, simulate
+from .._core import Simulation, congestion_controls, simulate
 from ..result import RunResult
 from ..spec import Scenario
 from . import BackendError
@@ -31,11 +31,52 @@ class SimBackend:
         self.check(scenario)
         t0 = time.perf_counter()
         try:
-            raw = simulate(scenario.to_json())
+            cfg = scenario.to_json()
+            raw = _simulate_with_progress(cfg) if progress else simulate(cfg)
         except ValueError as e:
             raise BackendError(str(e)) from None
         wall = time.perf_counter() - t0
         return to_result(scenario, raw, wall)
+
+
+#: Show a progress bar only for runs that take longer than this (wall seconds).
+PROGRESS_AFTER_S = 1.0
+
+
+def _simulate_with_progress(config_json: str, chunks: int = 200) -> dict[str, Any]:
+    """Run in chunks of simulated time; after ``PROGRESS_AFTER_S`` of wall time show a
+    transient progress bar on stderr."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    sim = Simulation(config_json)
+    _, end = sim.progress()
+    step = max(end // chunks, 1)
+    t0 = time.perf_counter()
+    bar: Progress | None = None
+    task = None
+    t = 0
+    try:
+        while True:
+            t = min(t + step, end)
+            done = sim.advance(t)
+            if bar is None and time.perf_counter() - t0 > PROGRESS_AFTER_S and not done:
+                bar = Progress(
+                    TextColumn("simulating"),
+                    BarColumn(),
+                    TextColumn("{task.completed:.0f}/{task.total:.0f} s simulated"),
+                    TimeRemainingColumn(),
+                    transient=True,
+                )
+                bar.start()
+                task = bar.add_task("sim", total=end / 1e9)
+            if bar is not None and task is not None:
+                bar.update(task, completed=t / 1e9)
+            if done:
+                break
+    finally:
+        if bar is not None:
+            bar.stop()
+    return sim.finish()
 
 
 def to_result(scenario: Scenario, raw: dict[str, Any], wall_s: float) -> RunResult:
