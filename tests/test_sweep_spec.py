@@ -176,7 +176,7 @@ def test_builtin_sweeps_load_and_match_the_study_grid() -> None:
     assert sim.repeats == 5 and sim.n_points() == 2 * 16 * 5
     runs = sim.runs()
     sc = runs[0].scenario
-    assert sc.duration == 300 * 10**9 and sc.flows[1].start == 60 * 10**9
+    assert sc.duration == 300 * 10**9 and 60 * 10**9 <= sc.flows[1].start < 61 * 10**9  # start_jitter 1 s
     assert (sc.measure.from_, sc.window_end, sc.measure.interval) == (120 * 10**9, 300 * 10**9, 10**9)
     assert sc.bottleneck.rate == 100_000_000
     # buffer 0.2 BDP at 25 ms: 100 Mbit/s × 25 ms × 0.2 = 62,500 B
@@ -203,3 +203,31 @@ def test_builtin_cubic_sweeps_follow_seed_004() -> None:
     sc = runs[0].scenario
     assert sc.bottleneck.rate == 400_000_000 and sc.buffer_limits() == (2_000_000, None)
     assert sc.flows[2].streams == 12
+
+
+def test_start_jitter_shifts_each_flow_by_a_seeded_offset() -> None:
+    import random
+
+    sw = sweep_from_dict(sweep(axes={"flows.1.rtt": ["25ms", "50ms"]}, repeats=4, start_jitter="500ms"))
+    runs = sw.runs()
+    base_starts = [0, 2_000_000_000]
+    for r in runs:
+        rng = random.Random(r.seed)
+        expect = [s + int(rng.random() * 500_000_000) for s in base_starts]
+        assert [f.start for f in r.scenario.flows] == expect
+        assert all(0 <= f.start - s < 500_000_000 for f, s in zip(r.scenario.flows, base_starts, strict=True))
+    assert len({r.scenario.flows[1].start for r in runs}) == len(runs)  # repeats differ
+    assert [r.run_hash for r in runs] == [r.run_hash for r in sw.runs()]  # and are reproducible
+    # a point's identity does not depend on the jitter
+    plain = sweep_from_dict(sweep(axes={"flows.1.rtt": ["25ms", "50ms"]}, repeats=4)).runs()
+    assert [r.point_hash for r in runs] == [r.point_hash for r in plain]
+    assert [r.seed for r in runs] == [r.seed for r in plain]
+    with pytest.raises(SweepError, match="start_jitter"):
+        sweep_from_dict(sweep(start_jitter="soon"))
+
+
+def test_start_jitter_that_pushes_a_start_past_the_end_is_a_bad_point() -> None:
+    sw = sweep_from_dict(sweep(axes={"flows.1.start": ["1s", "19.9s"]}, repeats=2, start_jitter="5s"))
+    with pytest.raises(SweepError) as e:
+        sw.runs()
+    assert all(w.startswith("flows.1.start=19.9s (repeat ") for w, _ in e.value.problems)

@@ -20,6 +20,12 @@ Identity and seeds (stable, part of the file format):
 
 So a re-run of the same sweep reproduces every run exactly, a point keeps its seeds when
 other axes are added, and two sweeps with the same seed share runs they have in common.
+
+``start_jitter = "1s"`` (optional) moves every flow's start later by floor(Uᵢ·J), Uᵢ the
+i-th ``random.Random(seed).random()`` of the run's seed: the simulator is deterministic and
+its seed only drives random loss, RED and BBR, so without jitter the repeats of a
+loss-free drop-tail point are identical (σ = 0); a testbed's repeats differ by such start
+offsets among other things.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import random
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -34,14 +41,14 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from . import spec
+from . import spec, units
 from .spec import Scenario, SpecError
 
 __all__ = ["SweepError", "Sweep", "Run", "Plot", "load_sweep", "sweep_from_dict", "derive_seed", "run"]
 
 SEED_DOMAIN = "tcpfair-sweep-seed/v1"
 MAX_POINTS = 1_000_000
-_SWEEP_KEYS = {"name", "description", "seed", "repeats", "base", "axes", "zip", "backend", "plots"}
+_SWEEP_KEYS = {"name", "description", "seed", "repeats", "start_jitter", "base", "axes", "zip", "backend", "plots"}
 _PLOT_KINDS = ("surface", "line")
 
 
@@ -97,6 +104,7 @@ class Sweep:
     backend: str | None = None
     plots: list[Plot] = field(default_factory=list)
     source: str | None = None
+    start_jitter_ns: int = 0
 
     # ----------------------------------------------------------------- the grid
     def points(self) -> Iterator[dict[str, Any]]:
@@ -129,11 +137,26 @@ class Sweep:
                 continue
             point_hash = sc.with_seed(0).hash()
             for r in range(self.repeats):
-                run_sc = sc.with_seed(derive_seed(self.seed, point_hash, r))
+                seed = derive_seed(self.seed, point_hash, r)
+                try:
+                    run_sc = self._jittered(sc, seed) if self.start_jitter_ns else sc.with_seed(seed)
+                except SpecError as e:
+                    problems.extend((f"{point_label(values)} (repeat {r})", f"{k}: {m}") for k, _, m in e.problems)
+                    continue
                 out.append(Run(i, r, dict(values), run_sc, point_hash, run_sc.hash()))
         if problems:
             raise SweepError(problems, self.source)
         return out
+
+    def _jittered(self, sc: Scenario, seed: int) -> Scenario:
+        """``start_jitter``: every flow's start moves later by floor(Uᵢ·J) ns, Uᵢ the i-th
+        ``random.Random(seed).random()`` — so repeats of a deterministic backend differ."""
+        rng = random.Random(seed)
+        data = sc.to_dict()
+        for i, f in enumerate(sc.flows):
+            data["flows"][i]["start"] = f"{f.start + int(rng.random() * self.start_jitter_ns)}ns"
+        data["seed"] = seed
+        return spec.from_dict(data)
 
     def point_scenario(self, values: dict[str, Any]) -> Scenario:
         data = self.base
@@ -175,7 +198,7 @@ class Sweep:
         if problems:
             raise SweepError(problems, self.source)
         return Sweep(name=self.name, base=self.base, axes=axes, groups=groups, repeats=self.repeats, seed=self.seed,
-                     backend=self.backend, plots=self.plots, source=self.source)
+                     backend=self.backend, plots=self.plots, source=self.source, start_jitter_ns=self.start_jitter_ns)
 
     def to_dict(self) -> dict[str, Any]:
         """The sweep as data (base inlined), stored in the catalog with its runs."""
@@ -186,6 +209,7 @@ class Sweep:
             "base": self.base,
             "axes": self.axes,
             "zip": [g for g in self.groups if len(g) > 1],
+            "start_jitter_ns": self.start_jitter_ns,
         }
 
     def spec_hash(self) -> str:
@@ -240,6 +264,12 @@ def sweep_from_dict(
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         problems.append(("seed", f"expected a whole number >= 0 (got {seed!r})"))
 
+    jitter = 0
+    if "start_jitter" in data:
+        try:
+            jitter = units.parse_time(data["start_jitter"])
+        except units.UnitError as e:
+            problems.append(("start_jitter", str(e)))
     axes = _load_axes(data.get("axes"), problems)
     groups = _load_groups(data.get("zip", []), axes, problems)
     plots = _load_plots(data.get("plots", []), axes, problems)
@@ -252,7 +282,7 @@ def sweep_from_dict(
     if problems:
         raise SweepError(problems, source)
     return Sweep(name=name, base=base, axes=axes, groups=groups, repeats=repeats, seed=seed,
-                 backend=backend, plots=plots, source=source)
+                 backend=backend, plots=plots, source=source, start_jitter_ns=jitter)
 
 
 def _load_base(data: dict[str, Any], base_dir: Path | None, problems: list[tuple[str, str]]) -> dict[str, Any]:
