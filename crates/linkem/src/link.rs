@@ -52,10 +52,13 @@ impl RedState {
         let p = &self.p;
         // §4: avg ← (1−wq)·avg + wq·q while busy; after idle time, decay as if m small
         // packets had arrived to an empty queue: avg ← (1−wq)^m · avg.
-        match self.idle_since.take() {
+        match self.idle_since {
             Some(t0) if q == 0.0 => {
                 let m = ((now - t0).max(0) as f64) / self.s_ns;
                 self.avg *= (1.0 - p.wq).powf(m);
+                // Still idle (until a packet is admitted): decay from here next time, so
+                // a run of drops onto an empty queue keeps decaying the average.
+                self.idle_since = Some(now);
             }
             _ => self.avg = (1.0 - p.wq) * self.avg + p.wq * q,
         }
@@ -172,6 +175,9 @@ impl<H> Link<H> {
         }
         q.bytes += len as u64;
         q.fifo.push_back(Waiting { h, len, class: class as u16, arrival: t });
+        if let Some(r) = q.red.as_mut() {
+            r.idle_since = None;
+        }
         None
     }
 
@@ -332,6 +338,30 @@ mod tests {
         let frac = drops as f64 / n as f64;
         let expect = 0.1;
         assert!((frac - expect).abs() < 0.004, "drop fraction {frac}, expected ≈ {expect}");
+    }
+
+    #[test]
+    fn red_average_decays_while_the_queue_is_idle_even_when_arrivals_are_dropped() {
+        // 12 Mbit/s, 1500-byte packets: s = 1 ms per packet.
+        let red = Red { min_th: 5.0, max_th: 15.0, max_p: 0.1, wq: 0.01, bytes: false, gentle: false };
+        let mut l: Link<u32> = Link::new(vec![0], 0.0, 1, Some(&q(12_000_000, None, Some(red))));
+        let mut none = |_h: u32| {};
+        // a burst of 400 packets at t = 0 drives the average far above max_th
+        for i in 0..400 {
+            let _ = l.arrive(0, i, 1500, 0);
+        }
+        l.advance(i64::MAX / 4, &mut none);
+        assert_eq!(l.backlog().1, 0);
+        let avg0 = l.queue.as_ref().unwrap().red.as_ref().unwrap().avg;
+        assert!(avg0 > 15.0, "avg {avg0}");
+        // The queue has been idle since it drained; after 1000 packet times (1 s) the
+        // average is (1 − 0.01)^1000 ≈ 4.3e-5 of what it was: nothing is dropped.
+        let drained = l.queue.as_ref().unwrap().link_free;
+        for k in 0..20 {
+            let t = drained + 1_000 * MS + k * 10 * MS;
+            assert!(l.arrive(t, 1000 + k as u32, 1500, 0).is_none(), "arrival {k} after idle dropped");
+            l.advance(t + 2 * MS, &mut none);
+        }
     }
 
     #[test]

@@ -116,6 +116,8 @@ fn counters_json(c: &Counters, backlog: (u64, u64), in_flight: usize) -> serde_j
 /// What one direction's thread publishes for the stats printer.
 #[derive(Default, Clone)]
 struct DirSnapshot {
+    /// When the snapshot was taken (ns since the relay started).
+    t_ns: i64,
     counters: Counters,
     backlog: (u64, u64),
     in_flight: usize,
@@ -123,12 +125,19 @@ struct DirSnapshot {
     send_errors: u64,
     /// Longest single send(2): it runs the downstream namespaces' receive path (softirq).
     send_max_ns: i64,
+    /// Time from the kernel's receive timestamp to our recvmsg (how late the kernel
+    /// handed packets over; part of the lateness when a packet is due soon after).
+    rx_lag: Lateness,
 }
 
 fn snapshot_json(s: &DirSnapshot) -> serde_json::Value {
     let mut v = counters_json(&s.counters, s.backlog, s.in_flight);
     v["send_errors"] = json!(s.send_errors);
     v["send_max_ns"] = json!(s.send_max_ns);
+    v["t_ns"] = json!(s.t_ns);
+    v["rx_lag_mean_ns"] = json!(s.rx_lag.mean_ns());
+    v["rx_lag_max_ns"] = json!(s.rx_lag.max_ns);
+    v["rx_lag_over_1ms"] = json!(s.rx_lag.over_1ms);
     v
 }
 
@@ -142,7 +151,7 @@ fn late_json(l: &Lateness) -> serde_json::Value {
 /// downstream (the kernel runs the next namespaces' receive path inside send(2)) in one
 /// direction never delays releases in the other.
 fn direction(rx: &PacketSocket, tx: &PacketSocket, mut link: Link<u32>, classes: &Classes, by_src: bool, cfg: &Config,
-             shared: &Mutex<DirSnapshot>) -> io::Result<()> {
+             t0: i64, shared: &Mutex<DirSnapshot>) -> io::Result<()> {
     if cfg.rt_priority > 0 {
         sys::set_realtime(cfg.rt_priority);
     }
@@ -150,7 +159,9 @@ fn direction(rx: &PacketSocket, tx: &PacketSocket, mut link: Link<u32>, classes:
     let mut pool = Pool { bufs: Vec::new(), free: Vec::new(), size: cfg.max_frame + VNET_HDR_LEN };
     let mut lens: Vec<u32> = Vec::new();
     let mut snap = DirSnapshot::default();
-    let publish_every = (cfg.stats_interval_ms.max(1) * 1_000_000) as i64 / 2;
+    // Publish often: the stats printer reads the latest snapshot, and each snapshot
+    // carries its own time, so interval rates are computed over the right span.
+    let publish_every = (cfg.stats_interval_ms.max(1) * 1_000_000) as i64 / 10;
     let mut next_publish = sys::now_ns() + publish_every;
     let mut blocked = false;
     let fds = [rx.raw()];
@@ -182,6 +193,7 @@ fn direction(rx: &PacketSocket, tx: &PacketSocket, mut link: Link<u32>, classes:
                     break;
                 }
                 Ok(Some((n, ts))) => {
+                    snap.rx_lag.add(sys::now_ns() - ts);
                     let frame = &buf[VNET_HDR_LEN.min(n)..n];
                     let class = classes.classify(frame, by_src);
                     let flen = frame.len() as u32;
@@ -222,6 +234,7 @@ fn direction(rx: &PacketSocket, tx: &PacketSocket, mut link: Link<u32>, classes:
             }
         }
         if sys::now_ns() >= next_publish {
+            snap.t_ns = sys::now_ns() - t0;
             snap.counters = link.counters;
             snap.backlog = link.backlog();
             snap.in_flight = link.in_flight();
@@ -229,6 +242,7 @@ fn direction(rx: &PacketSocket, tx: &PacketSocket, mut link: Link<u32>, classes:
             next_publish = sys::now_ns() + publish_every;
         }
     };
+    snap.t_ns = sys::now_ns() - t0;
     snap.counters = link.counters;
     snap.backlog = link.backlog();
     snap.in_flight = link.in_flight();
@@ -260,8 +274,8 @@ pub fn run(cfg: &Config) -> io::Result<()> {
     let data = Link::new(fwd_delays, cfg.loss, cfg.seed, cfg.queue.as_ref());
     let acks = Link::new(rev_delays, 0.0, cfg.seed.wrapping_add(1), None);
     let shared = [Mutex::new(DirSnapshot::default()), Mutex::new(DirSnapshot::default())];
-    let rt = cfg.rt_priority > 0 && sys::set_realtime(cfg.rt_priority);
     let t0 = sys::now_ns();
+    let rt = cfg.rt_priority > 0 && sys::set_realtime(cfg.rt_priority);
     let out = io::stdout();
     {
         let mut o = out.lock();
@@ -285,8 +299,8 @@ pub fn run(cfg: &Config) -> io::Result<()> {
     };
     let every = Duration::from_millis(cfg.stats_interval_ms.max(1));
     let res: io::Result<()> = std::thread::scope(|s| {
-        let ha = s.spawn(|| direction(&sock_a, &sock_b, data, &classes, true, cfg, &shared[0]));
-        let hb = s.spawn(|| direction(&sock_b, &sock_a, acks, &classes, false, cfg, &shared[1]));
+        let ha = s.spawn(|| direction(&sock_a, &sock_b, data, &classes, true, cfg, t0, &shared[0]));
+        let hb = s.spawn(|| direction(&sock_b, &sock_a, acks, &classes, false, cfg, t0, &shared[1]));
         while !sys::stop_requested() && !ha.is_finished() && !hb.is_finished() {
             std::thread::sleep(every);
             emit(false)?;

@@ -91,7 +91,7 @@ def _link_table(raw: RawRun) -> tuple[pd.DataFrame, dict[str, int]]:
         prev_tx = 0
         for d in raw.linkem_lines:
             a = d["a2b"]
-            t = t_lk0 + d["t_ns"] / 1e9
+            t = t_lk0 + a.get("t_ns", d["t_ns"]) / 1e9
             drops = a["queue_drops"] + a["red_drops"]
             if t >= 0:
                 rows.append(

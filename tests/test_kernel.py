@@ -1,0 +1,301 @@
+"""Kernel backend end to end: real namespaces, real Linux TCP, real iperf3, linkem.
+
+Needs root, ``ip netns``, iperf3 and a built tcpfair-linkem; skips with the reason
+otherwise. All traffic stays inside the namespaces each run creates (10.x addresses that
+exist only there). After every test — including interrupted and killed runs — no
+namespace, state file, iptables rule or process of ours may be left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tcpfair.kernel import capabilities as cap
+from tcpfair.kernel.procs import STATE_DIR, list_namespaces
+from tcpfair.kernel.topology import PREFIX
+from tcpfair.result import RunResult
+from tcpfair.spec import from_dict
+
+_CAPS = cap.detect() if sys.platform.startswith("linux") else None
+_PROBLEMS = cap.machine_problems(_CAPS) if _CAPS else ["not Linux"]
+pytestmark = [
+    pytest.mark.kernel,
+    pytest.mark.skipif(
+        bool(_PROBLEMS), reason="kernel backend unavailable: " + "; ".join(_PROBLEMS)
+    ),
+]
+
+TCPFAIR = Path(sys.executable).with_name("tcpfair")
+
+
+def _our_processes() -> set[tuple[int, str]]:
+    """(pid, exe) of every iperf3 and tcpfair-linkem process on the machine."""
+    out = set()
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            exe = os.readlink(d / "exe")
+        except OSError:
+            continue
+        if exe.endswith("/iperf3") or exe.endswith("/tcpfair-linkem"):
+            out.add((int(d.name), exe))
+    return out
+
+
+def _iptables() -> str:
+    p = subprocess.run(["iptables-legacy-save"], capture_output=True, text=True)
+    return p.stdout if p.returncode == 0 else ""
+
+
+def _strip_comments(s: str) -> list[str]:
+    return [ln for ln in s.splitlines() if not ln.startswith("#")]
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_behind() -> Iterator[None]:
+    ns0 = set(list_namespaces())
+    st0 = set(STATE_DIR.glob("*.json")) if STATE_DIR.is_dir() else set()
+    pr0 = _our_processes()
+    ipt0 = _iptables()
+    yield
+    deadline = time.monotonic() + 5  # PDEATHSIG'd children may need a moment to exit
+    while time.monotonic() < deadline and _our_processes() - pr0:
+        time.sleep(0.1)
+    assert [n for n in set(list_namespaces()) - ns0 if n.startswith(PREFIX)] == []
+    assert (set(STATE_DIR.glob("*.json")) if STATE_DIR.is_dir() else set()) - st0 == set()
+    assert _our_processes() - pr0 == set()
+    assert _strip_comments(_iptables()) == _strip_comments(ipt0)
+
+
+def run(sc: dict[str, Any]) -> RunResult:
+    import tcpfair
+
+    return tcpfair.run(from_dict(sc), backend="kernel")
+
+
+def check(result: RunResult, name: str) -> dict[str, Any]:
+    return next(c for c in result.meta["checks"] if c["name"] == name)
+
+
+def base(**over: Any) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "name": "t",
+        "duration": "10s",
+        "seed": 3,
+        "bottleneck": {"rate": "20Mbit", "buffer": "1bdp"},
+        "flows": [{"cca": "reno", "rtt": "20ms"}],
+        "measure": {"interval": "1s", "from": "2s"},
+    }
+    d.update(over)
+    return d
+
+
+# --------------------------------------------------------------------------------------
+def test_rtt_rate_and_buffer_are_emulated() -> None:
+    # Two groups with different RTTs share a 40 Mbit/s tbf with a 1-BDP buffer
+    # (mean RTT 35 ms → 40e6/8 × 0.035 = 175 000 B).
+    r = run(
+        base(
+            duration="12s",
+            bottleneck={"rate": "40Mbit", "buffer": "1bdp"},
+            flows=[{"cca": "reno", "rtt": "10ms"}, {"cca": "cubic", "rtt": "60ms"}],
+        )
+    )
+    # idle RTT per group (SYN → RST through the path) within 0.5 ms of the configured RTT
+    for g, want in ((0, 0.010), (1, 0.060)):
+        c = check(r, f"rtt.flows.{g}")
+        assert abs(c["value"] - want) < 0.5e-3, c["message"]
+    # rate: what tbf put on the wire while both flows were saturating it (tc counters)
+    lk = r.link[(r.link["t_s"] > 2.0) & (r.link["t_s"] <= 11.0)]
+    span = lk["t_s"].iloc[-1] - lk["t_s"].iloc[0] + (lk["t_s"].iloc[1] - lk["t_s"].iloc[0])
+    wire = lk["tx_bytes"].sum() * 8 / span
+    assert wire == pytest.approx(40e6, rel=0.01)
+    # goodput: at most the MSS/frame share of the rate (1448/1514), and close to it
+    cap_goodput = 40e6 * 1448 / 1514
+    assert 0.95 * cap_goodput < r.metrics()["sum_bps"] < 1.01 * cap_goodput
+    # the buffer limit: the backlog reaches it, never exceeds it, and tail drops happen
+    assert r.scenario is not None and r.scenario["bottleneck"]["buffer_bytes"] == 175_000
+    assert 0.6 * 175_000 < r.link["queue_bytes"].max() <= 175_000
+    assert r.link["drops"].sum() > 0 and r.meta["link_totals"]["drops"] == r.link["drops"].sum()
+    # the result is complete and labelled like the simulator's
+    assert list(r.flows["cca"]) == ["reno", "cubic"]
+    assert r.meta["backend"] == "kernel" and r.meta["kernel"]["gso"] is False
+    assert r.meta["versions"]["iperf3"] and r.meta["versions"]["kernel"] == os.uname().release
+    assert {
+        "emulator.lateness_mean",
+        "emulator.lateness_max",
+        "goodput.capacity",
+        "cpu.emulator",
+    } <= {c["name"] for c in r.meta["checks"]}
+    assert r.meta["valid"] == all(c["ok"] for c in r.meta["checks"])
+
+
+def test_random_loss_is_measured() -> None:
+    r = run(base(bottleneck={"rate": "10Mbit", "buffer": "1bdp", "loss": 0.01}))
+    em = r.meta["kernel"]["emulator"]["a2b"]
+    n, lost = em["rx_pkts"], em["loss_drops"]
+    # Bernoulli(0.01) over n data-direction packets: within 4 standard deviations
+    assert n > 5000
+    assert abs(lost / n - 0.01) < 4 * (0.01 * 0.99 / n) ** 0.5
+    assert check(r, "loss.rate")["ok"]
+    assert r.flows["retransmits"].sum() >= 0.5 * lost  # TCP saw (most of) them as losses
+
+
+def test_red_in_linkem_keeps_the_queue_between_thresholds() -> None:
+    r = run(
+        base(
+            bottleneck={
+                "rate": "10Mbit",
+                "buffer": "200pkt",
+                "aqm": {"kind": "red", "min_th": "10pkt", "max_th": "30pkt", "max_p": 0.1},
+            },
+            flows=[{"cca": "reno", "rtt": "20ms"}, {"cca": "reno", "rtt": "20ms"}],
+        )
+    )
+    assert r.meta["kernel"]["bottleneck"] == "linkem"
+    totals = r.meta["link_totals"]
+    assert totals["red_drops"] > 0
+    # with RED in front the 200-packet hard limit is never reached
+    assert totals["drops"] == totals["red_drops"]
+    q = r.link[r.link["t_s"] > 2]["queue_pkts"]
+    assert q.max() < 200 and 3 < q.mean() < 45
+    # linkem serialises at the configured rate: in 100 ms sampling intervals that start and
+    # end with a backlog it sends 10 Mbit/s (the median, since the queue may still have
+    # run dry inside a few of them; one 1514 B frame is 1.2 % of an interval's bytes)
+    lk = r.link.assign(dt=r.link["t_s"].diff(), prev_q=r.link["queue_pkts"].shift())
+    busy = lk[(lk["queue_pkts"] > 0) & (lk["prev_q"] > 0)]
+    assert len(busy) > 20
+    assert (busy["tx_bytes"] * 8 / busy["dt"]).median() == pytest.approx(10e6, rel=0.02)
+
+
+def test_reno_vs_reno_is_fair() -> None:
+    # Lab 10 §4: two hosts, same CCA and RTT → JFI close to 1 (0.996 in the lab)
+    r = run(
+        base(
+            duration="15s",
+            flows=[{"cca": "reno", "rtt": "10ms"}, {"cca": "reno", "rtt": "10ms"}],
+            measure={"interval": "1s", "from": "3s"},
+        )
+    )
+    assert r.metrics()["jfi"] > 0.95
+
+
+def test_bbr_beats_cubic_at_a_shallow_buffer() -> None:
+    # 0.25 BDP buffer: BBR's model keeps sending at its bandwidth estimate through the
+    # losses that make CUBIC back off, so BBR takes most of the link.
+    r = run(
+        base(
+            duration="12s",
+            bottleneck={"rate": "50Mbit", "buffer": "0.25bdp"},
+            flows=[{"cca": "cubic", "rtt": "20ms"}, {"cca": "bbr", "rtt": "20ms"}],
+            measure={"interval": "1s", "from": "3s"},
+        )
+    )
+    thr = r.group_throughputs()
+    assert thr[1] / (thr[0] + thr[1]) > 0.7
+    assert list(r.flows["cca"]) == ["cubic", "bbr"]
+
+
+# -------------------------------------------------------------------------------- cleanup
+def _start_cli(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
+    toml = tmp_path / "long.toml"
+    toml.write_text(
+        'name = "long"\nduration = "20s"\n[bottleneck]\nrate = "10Mbit"\nbuffer = "1bdp"\n'
+        '[[flows]]\ncca = "reno"\nrtt = "20ms"\n[[flows]]\ncca = "cubic"\nrtt = "30ms"\n'
+    )
+    before = set(STATE_DIR.glob("*.json")) if STATE_DIR.is_dir() else set()
+    p = subprocess.Popen(
+        [
+            str(TCPFAIR),
+            "run",
+            str(toml),
+            "--backend",
+            "kernel",
+            "-o",
+            str(tmp_path / "out"),
+            "--no-plot",
+            "--format",
+            "json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        for f in (set(STATE_DIR.glob("*.json")) if STATE_DIR.is_dir() else set()) - before:
+            try:
+                procs = json.loads(f.read_text())["procs"]
+            except (OSError, ValueError, KeyError):
+                continue
+            if sum(p["name"].startswith("client") for p in procs) == 2:
+                time.sleep(1.0)  # traffic is flowing
+                return p, f
+        time.sleep(0.05)
+    p.kill()
+    raise AssertionError(
+        "the run did not start its clients in 20 s: " + p.stderr.read().decode() if p.stderr else ""
+    )
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_run_leaves_nothing(tmp_path: Path, sig: int) -> None:
+    p, state = _start_cli(tmp_path)
+    rid = json.loads(state.read_text())["run_id"]
+    assert any(n.startswith(f"{PREFIX}{rid}-") for n in list_namespaces())
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130, err.decode()
+    assert "interrupted" in err.decode()
+    assert not any(n.startswith(f"{PREFIX}{rid}-") for n in list_namespaces())
+    assert not state.exists()
+    assert not (tmp_path / "out").exists()
+
+
+def test_killed_run_is_cleaned_up_by_doctor(tmp_path: Path) -> None:
+    p, state = _start_cli(tmp_path)
+    rec = json.loads(state.read_text())
+    p.send_signal(signal.SIGKILL)
+    p.communicate(timeout=10)
+    # children die with their parent (PR_SET_PDEATHSIG); namespaces stay until cleanup
+    assert any(n.startswith(f"{PREFIX}{rec['run_id']}-") for n in list_namespaces())
+    out = subprocess.run(
+        [str(TCPFAIR), "doctor", "--cleanup"], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert f"run {rec['run_id']}" in out.stdout and "removed" in out.stdout
+    assert not any(n.startswith(f"{PREFIX}{rec['run_id']}-") for n in list_namespaces())
+    assert not state.exists()
+    for pr in rec["procs"]:
+        assert not Path(f"/proc/{pr['pid']}").exists() or pr["start_time"] is None
+
+
+def test_capability_errors_come_before_anything_is_created() -> None:
+    import tcpfair
+    from tcpfair.backends import BackendError
+
+    ns0 = set(list_namespaces())
+    with pytest.raises(BackendError, match=r"flows\.1\.cca: 'vegas' is not available.*supports"):
+        tcpfair.run(
+            from_dict(
+                base(flows=[{"cca": "reno", "rtt": "20ms"}, {"cca": "vegas", "rtt": "20ms"}])
+            ),
+            backend="kernel",
+        )
+    with pytest.raises(
+        BackendError, match=r"bottleneck\.rate: .* above what this machine emulates"
+    ):
+        tcpfair.run(
+            from_dict(base(bottleneck={"rate": "40Gbit", "buffer": "1bdp"})), backend="kernel"
+        )
+    assert set(list_namespaces()) == ns0
