@@ -478,3 +478,16 @@ def test_parse_group_takes_goodput_from_the_receiver_and_tcp_info_from_the_sende
     # per-stream sum of receiver intervals equals the receiver's total
     for port, fid in ((20000, 5), (20001, 6)):
         assert samples[samples["flow"] == fid]["bytes"].sum() == by_port[port]
+
+
+def test_options_from_the_environment() -> None:
+    o = KernelOptions.from_env({})
+    assert (o.gso, o.rt_priority, o.keep_workdir) == (False, 10, False)
+    o = KernelOptions.from_env(
+        {"TCPFAIR_KERNEL_GSO": "on", "TCPFAIR_KERNEL_RT_PRIORITY": "0", "TCPFAIR_KERNEL_KEEP": "1"}
+    )
+    assert (o.gso, o.rt_priority, o.keep_workdir) == (True, 0, True)
+    with pytest.raises(ValueError, match="TCPFAIR_KERNEL_GSO='maybe'"):
+        KernelOptions.from_env({"TCPFAIR_KERNEL_GSO": "maybe"})
+    with pytest.raises(ValueError, match="TCPFAIR_KERNEL_RT_PRIORITY='120'"):
+        KernelOptions.from_env({"TCPFAIR_KERNEL_RT_PRIORITY": "120"})

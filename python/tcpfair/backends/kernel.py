@@ -31,7 +31,12 @@ class KernelBackend:
     name = "kernel"
 
     def __init__(self, options: KernelOptions | None = None):
-        self.options = options or KernelOptions()
+        if options is None:
+            try:
+                options = KernelOptions.from_env()
+            except ValueError as e:
+                raise BackendError(f"kernel backend: {e}") from None
+        self.options = options
         self._caps: caps_mod.Capabilities | None = None
 
     def capabilities(self) -> caps_mod.Capabilities:
@@ -234,6 +239,7 @@ def to_result(
         "kernel": {
             "run_id": raw.run_id,
             "gso": opts.gso,
+            "rt_priority": opts.rt_priority,
             "offloads": "gso/tso/gro " + ("on" if opts.gso else "off") + " on every veth",
             "bottleneck": "tbf" if raw.tbf else "linkem",
             "tbf": raw.tbf,
@@ -243,6 +249,7 @@ def to_result(
             "rtt_probes": {str(k): v for k, v in raw.rtt_probes.items()},
             "client_launch_s": {str(k): v for k, v in raw.launch_s.items()},
             "setup_s": raw.setup_s,
+            "workdir": raw.workdir,
             "cpu": raw.cpu,
             "emulator": raw.linkem_lines[-1] if raw.linkem_lines else None,
             "notes": notes,

@@ -40,6 +40,26 @@ class KernelOptions:
     link_sample_s: float = 0.1  # tc -s sampling period (at most the measurement interval)
     keep_workdir: bool = False
 
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> KernelOptions:
+        """Options from ``TCPFAIR_KERNEL_GSO`` (on/off), ``TCPFAIR_KERNEL_RT_PRIORITY``
+        (0–99) and ``TCPFAIR_KERNEL_KEEP`` (keep the work directory with the raw iperf3
+        and linkem output); the way to set them for ``tcpfair run`` and ``tcpfair.run``."""
+        e = os.environ if env is None else env
+        o = cls()
+        gso = e.get("TCPFAIR_KERNEL_GSO", "off").strip().lower()
+        if gso not in ("on", "off", "1", "0", "true", "false"):
+            raise ValueError(f"TCPFAIR_KERNEL_GSO={gso!r}: expected on or off")
+        o.gso = gso in ("on", "1", "true")
+        prio = e.get("TCPFAIR_KERNEL_RT_PRIORITY", str(o.rt_priority)).strip()
+        if not prio.isdigit() or not 0 <= int(prio) <= 99:
+            raise ValueError(
+                f"TCPFAIR_KERNEL_RT_PRIORITY={prio!r}: expected an integer 0–99 (0: no real-time)"
+            )
+        o.rt_priority = int(prio)
+        o.keep_workdir = e.get("TCPFAIR_KERNEL_KEEP", "0").strip().lower() in ("1", "on", "true")
+        return o
+
 
 @dataclass
 class RawRun:
@@ -60,6 +80,7 @@ class RawRun:
     tbf: dict[str, Any] | None = None
     queue: dict[str, Any] | None = None
     setup_s: float = 0.0
+    workdir: str | None = None  # kept only with keep_workdir
 
 
 @contextmanager
@@ -249,7 +270,9 @@ def execute(sc: Scenario, caps: Capabilities, opts: KernelOptions, progress: boo
             _execute(sc, topo, opts, linkem, pg, workdir, raw, progress)
     finally:
         problems = teardown(state, pg)
-        if not opts.keep_workdir:
+        if opts.keep_workdir:
+            raw.workdir = str(workdir)
+        else:
             shutil.rmtree(workdir, ignore_errors=True)
     if problems:
         raise RuntimeError(

@@ -1,0 +1,143 @@
+"""Accuracy and capacity of the kernel backend on this machine (needs root).
+
+    .venv/bin/python benches/kernel_bench.py [rtt|rate|long|maxrate|all] [--json out.json]
+
+Prints markdown tables for docs/performance.md:
+
+- rtt: idle RTT (SYN → RST probes, median of 15) vs configured, 10–400 ms, plus the
+  spread of the probes;
+- rate: wire rate (tc counters of the tbf) and goodput of one saturating flow;
+- long: 100 Mbit/s, two flows at 400 ms RTT: emulator lateness and CPU;
+- maxrate: two CUBIC flows at 20 ms over rising rates: lateness, CPU, utilization.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+import tcpfair
+from tcpfair.spec import from_dict
+
+
+def run(d: dict[str, Any]) -> tcpfair.RunResult:
+    return tcpfair.run(from_dict(d), backend="kernel")
+
+
+def emu(r: tcpfair.RunResult) -> dict[str, Any]:
+    e = r.meta["kernel"]["emulator"]
+    cpu = r.meta["kernel"]["cpu"]
+    return {
+        "late_mean_us": e["late"]["mean_ns"] / 1e3,
+        "late_max_us": e["late"]["max_ns"] / 1e3,
+        "late_p99_us": e["late"]["p99_us"],
+        "over_1ms": e["late"]["over_1ms"],
+        "rx_lag_max_us": max(e["a2b"]["rx_lag_max_ns"], e["b2a"]["rx_lag_max_ns"]) / 1e3,
+        "emu_cpu": cpu["emulator_core_frac"],
+        "machine_busy": cpu["machine_busy_frac"],
+        "valid": r.meta["valid"],
+        "failed": [c["name"] for c in r.meta["checks"] if not c["ok"]],
+    }
+
+
+def bench_rtt() -> list[dict[str, Any]]:
+    rtts = [10, 25, 50, 100, 200, 400]
+    d = {
+        "name": "rtt",
+        "duration": "4s",
+        "bottleneck": {"rate": "100Mbit", "buffer": "1MB"},
+        "flows": [{"cca": "cubic", "rtt": f"{x}ms", "app_rate": "2Mbit"} for x in rtts],
+        "measure": {"interval": "1s"},
+    }
+    r = run(d)
+    out = []
+    probes = r.meta["kernel"]["rtt_probes"]
+    for g, x in enumerate(rtts):
+        p = probes[str(g)]
+        out.append({"rtt_ms": x, "probe_median_ms": p["median_ns"] / 1e6, "probe_min_ms": p["min_ns"] / 1e6,
+                    "probe_max_ms": p["max_ns"] / 1e6, "error_ms": p["median_ns"] / 1e6 - x})
+    return out
+
+
+def bench_rate() -> list[dict[str, Any]]:
+    out = []
+    for rate in (10, 100, 500):
+        d = {
+            "name": "rate",
+            "duration": "12s",
+            "bottleneck": {"rate": f"{rate}Mbit", "buffer": "1bdp"},
+            "flows": [{"cca": "cubic", "rtt": "20ms", "rmem": "16MB", "wmem": "16MB"}],
+            "measure": {"interval": "1s", "from": "4s"},
+        }
+        r = run(d)
+        lk = r.link[(r.link["t_s"] > 4) & (r.link["t_s"] <= 11)]
+        span = lk["t_s"].iloc[-1] - lk["t_s"].iloc[0] + (lk["t_s"].iloc[1] - lk["t_s"].iloc[0])
+        wire = lk["tx_bytes"].sum() * 8 / span
+        good = r.metrics()["sum_bps"]
+        out.append({"rate_mbit": rate, "wire_mbit": wire / 1e6, "wire_error_pct": 100 * (wire / (rate * 1e6) - 1),
+                    "goodput_mbit": good / 1e6, "goodput_of_capacity_pct": 100 * good / r.meta["goodput_capacity_bps"],
+                    **emu(r)})
+    return out
+
+
+def bench_long() -> list[dict[str, Any]]:
+    d = {
+        "name": "long",
+        "duration": "30s",
+        "bottleneck": {"rate": "100Mbit", "buffer": "1bdp"},
+        "flows": [{"cca": "cubic", "rtt": "400ms", "rmem": "32MB", "wmem": "32MB"},
+                  {"cca": "reno", "rtt": "400ms", "rmem": "32MB", "wmem": "32MB"}],
+        "measure": {"interval": "1s", "from": "10s"},
+    }
+    r = run(d)
+    m = r.metrics()
+    return [{"rate_mbit": 100, "rtt_ms": 400, "flows": 2, "utilization": m["utilization"], **emu(r)}]
+
+
+def bench_maxrate(rates: tuple[int, ...] = (100, 200, 500, 1000)) -> list[dict[str, Any]]:
+    out = []
+    for rate in rates:
+        d = {
+            "name": "maxrate",
+            "duration": "10s",
+            "bottleneck": {"rate": f"{rate}Mbit", "buffer": "1bdp"},
+            "flows": [{"cca": "cubic", "rtt": "20ms", "rmem": "32MB", "wmem": "32MB"},
+                      {"cca": "cubic", "rtt": "20ms", "rmem": "32MB", "wmem": "32MB"}],
+            "measure": {"interval": "1s", "from": "3s"},
+        }
+        r = run(d)
+        out.append({"rate_mbit": rate, "utilization": r.metrics()["utilization"], **emu(r)})
+    return out
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return ""
+    cols = list(rows[0])
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for r in rows:
+        cells = [(f"{v:.3f}" if abs(v) < 1e4 else f"{v:.4g}") if isinstance(v, float) else str(v) for v in r.values()]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> None:
+    what = argv[0] if argv else "all"
+    benches = {"rtt": bench_rtt, "rate": bench_rate, "long": bench_long, "maxrate": bench_maxrate}
+    results: dict[str, Any] = {"time": time.strftime("%Y-%m-%d %H:%M:%S")}
+    for name, fn in benches.items():
+        if what in (name, "all"):
+            with open("/proc/loadavg") as f:
+                load = f.read().split()[0]
+            rows = fn()
+            results[name] = rows
+            print(f"\n### {name} (load average before: {load})\n\n{table(rows)}", flush=True)
+    if "--json" in argv:
+        with open(argv[argv.index("--json") + 1], "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
