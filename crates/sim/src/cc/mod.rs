@@ -207,12 +207,14 @@ pub trait CongestionControl {
 mod bbr;
 mod bic;
 mod cubic;
+mod highspeed;
 mod params;
 mod reno;
 mod vegas;
 pub use bbr::Bbr;
 pub use bic::Bic;
 pub use cubic::Cubic;
+pub use highspeed::HighSpeed;
 pub use params::Params;
 pub use reno::Reno;
 pub use vegas::Vegas;
@@ -263,10 +265,11 @@ pub enum AnyCc {
     Bbr(Bbr),
     Vegas(Vegas),
     Bic(Bic),
+    HighSpeed(HighSpeed),
 }
 
 /// Names accepted by `AnyCc::from_name`, for error messages.
-pub const CC_NAMES: &[&str] = &["reno", "newreno", "cubic", "bbr", "vegas", "bic"];
+pub const CC_NAMES: &[&str] = &["reno", "newreno", "cubic", "bbr", "vegas", "bic", "highspeed"];
 
 impl AnyCc {
     /// Build an algorithm from its scenario name and parameters (`cca_params`).
@@ -288,6 +291,7 @@ impl AnyCc {
             "bbr" => AnyCc::Bbr(Bbr::from_params(&mut p, seed)?),
             "vegas" => AnyCc::Vegas(Vegas::from_params(&mut p)?),
             "bic" => AnyCc::Bic(Bic::from_params(&mut p)?),
+            "highspeed" => AnyCc::HighSpeed(HighSpeed::default()),
             other => {
                 return Err(format!(
                     "unknown congestion control {other:?}; the simulator has: {}",
@@ -308,6 +312,7 @@ macro_rules! dispatch {
             AnyCc::Bbr($cc) => $e,
             AnyCc::Vegas($cc) => $e,
             AnyCc::Bic($cc) => $e,
+            AnyCc::HighSpeed($cc) => $e,
         }
     };
 }
