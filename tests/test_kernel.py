@@ -104,20 +104,26 @@ def base(**over: Any) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------
 def test_rtt_rate_and_buffer_are_emulated() -> None:
     # Two groups with different RTTs share a 40 Mbit/s tbf with a 1-BDP buffer
-    # (mean RTT 35 ms → 40e6/8 × 0.035 = 175 000 B).
+    # (mean RTT 35 ms → 40e6/8 × 0.035 = 175 000 B); the second starts 2 s later.
     r = run(
         base(
             duration="12s",
             bottleneck={"rate": "40Mbit", "buffer": "1bdp"},
-            flows=[{"cca": "reno", "rtt": "10ms"}, {"cca": "cubic", "rtt": "60ms"}],
+            flows=[{"cca": "reno", "rtt": "10ms"}, {"cca": "cubic", "rtt": "60ms", "start": "2s"}],
+            measure={"interval": "1s", "from": "4s"},
         )
     )
+    # the staggered start is honoured: flow 1's first 1-s interval ends about 3 s in,
+    # and it runs round(12 − 2) = 10 s
+    first = r.samples.groupby("flow")["t_s"].min()
+    assert 0.9 < first[0] < 1.2 and 2.9 < first[1] < 3.5
+    assert r.samples[r.samples["flow"] == 1]["dt_s"].sum() == pytest.approx(10, abs=0.2)
     # idle RTT per group (SYN → RST through the path) within 0.5 ms of the configured RTT
     for g, want in ((0, 0.010), (1, 0.060)):
         c = check(r, f"rtt.flows.{g}")
         assert abs(c["value"] - want) < 0.5e-3, c["message"]
     # rate: what tbf put on the wire while both flows were saturating it (tc counters)
-    lk = r.link[(r.link["t_s"] > 2.0) & (r.link["t_s"] <= 11.0)]
+    lk = r.link[(r.link["t_s"] > 4.0) & (r.link["t_s"] <= 11.0)]
     span = lk["t_s"].iloc[-1] - lk["t_s"].iloc[0] + (lk["t_s"].iloc[1] - lk["t_s"].iloc[0])
     wire = lk["tx_bytes"].sum() * 8 / span
     assert wire == pytest.approx(40e6, rel=0.01)
