@@ -489,5 +489,25 @@ def test_options_from_the_environment() -> None:
     assert (o.gso, o.rt_priority, o.keep_workdir) == (True, 0, True)
     with pytest.raises(ValueError, match="TCPFAIR_KERNEL_GSO='maybe'"):
         KernelOptions.from_env({"TCPFAIR_KERNEL_GSO": "maybe"})
+    assert KernelOptions.from_env({"TCPFAIR_KERNEL_BOTTLENECK": "linkem"}).bottleneck == "linkem"
+    with pytest.raises(ValueError, match="TCPFAIR_KERNEL_BOTTLENECK='fq'"):
+        KernelOptions.from_env({"TCPFAIR_KERNEL_BOTTLENECK": "fq"})
     with pytest.raises(ValueError, match="TCPFAIR_KERNEL_RT_PRIORITY='120'"):
         KernelOptions.from_env({"TCPFAIR_KERNEL_RT_PRIORITY": "120"})
+
+
+def test_user_space_drop_tail_when_asked() -> None:
+    sc = from_dict(scenario(bottleneck={"rate": "10Mbit", "buffer": "30KB"}))
+    assert user_queue(sc) is None
+    q = user_queue(sc, KernelOptions(bottleneck="linkem"))
+    assert q == {
+        "rate_bps": 10_000_000,
+        "limit_bytes": 30_000,
+        "limit_pkts": None,
+        "red": None,
+        "mean_pkt_bytes": 1514,
+    }
+    topo = T.build(sc.resolved(), "0a1b2c", {"reno": "reno", "bbr": "bbr"})
+    assert not [
+        c for c in setup_commands(topo, sc, KernelOptions(bottleneck="linkem")) if c[0] == "tc"
+    ]

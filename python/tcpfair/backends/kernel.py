@@ -240,6 +240,7 @@ def to_result(
             "run_id": raw.run_id,
             "gso": opts.gso,
             "rt_priority": opts.rt_priority,
+            "bottleneck_option": opts.bottleneck,
             "offloads": "gso/tso/gro " + ("on" if opts.gso else "off") + " on every veth",
             "bottleneck": "tbf" if raw.tbf else "linkem",
             "tbf": raw.tbf,

@@ -39,12 +39,14 @@ class KernelOptions:
     probe_count: int = 15  # idle RTT probes per flow group
     link_sample_s: float = 0.1  # tc -s sampling period (at most the measurement interval)
     keep_workdir: bool = False
+    bottleneck: str = "tbf"  # "tbf" (kernel) or "linkem" (user-space drop-tail); RED: linkem
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> KernelOptions:
         """Options from ``TCPFAIR_KERNEL_GSO`` (on/off), ``TCPFAIR_KERNEL_RT_PRIORITY``
-        (0–99) and ``TCPFAIR_KERNEL_KEEP`` (keep the work directory with the raw iperf3
-        and linkem output); the way to set them for ``tcpfair run`` and ``tcpfair.run``."""
+        (0–99), ``TCPFAIR_KERNEL_BOTTLENECK`` (tbf/linkem) and ``TCPFAIR_KERNEL_KEEP``
+        (keep the work directory with the raw iperf3 and linkem output); the way to set
+        them for ``tcpfair run`` and ``tcpfair.run``."""
         e = os.environ if env is None else env
         o = cls()
         gso = e.get("TCPFAIR_KERNEL_GSO", "off").strip().lower()
@@ -58,6 +60,10 @@ class KernelOptions:
             )
         o.rt_priority = int(prio)
         o.keep_workdir = e.get("TCPFAIR_KERNEL_KEEP", "0").strip().lower() in ("1", "on", "true")
+        bn = e.get("TCPFAIR_KERNEL_BOTTLENECK", "tbf").strip().lower()
+        if bn not in ("tbf", "linkem"):
+            raise ValueError(f"TCPFAIR_KERNEL_BOTTLENECK={bn!r}: expected tbf or linkem")
+        o.bottleneck = bn
         return o
 
 
@@ -101,25 +107,26 @@ def _signals_as_interrupt() -> Iterator[None]:
             signal.signal(s, h)
 
 
-def user_queue(sc: Scenario) -> dict[str, Any] | None:
-    """linkem's bottleneck queue when the scenario asks for RED (the kernel has none)."""
+def linkem_is_bottleneck(sc: Scenario, opts: KernelOptions) -> bool:
+    """RED always runs in linkem (the kernel has no RED qdisc); drop-tail does when asked."""
+    return isinstance(sc.bottleneck.aqm, Red) or opts.bottleneck == "linkem"
+
+
+def user_queue(sc: Scenario, opts: KernelOptions | None = None) -> dict[str, Any] | None:
+    """linkem's bottleneck queue (rate, buffer, RED), or None when tbf is the bottleneck."""
     b = sc.bottleneck
-    if not isinstance(b.aqm, Red):
+    if not linkem_is_bottleneck(sc, opts or KernelOptions()):
         return None
     buf_bytes, buf_pkts = sc.buffer_limits()
     r = sc.resolved()["bottleneck"]["aqm"]
+    red = None
+    if r["kind"] == "red":
+        red = {k: r[k] for k in ("min_th", "max_th", "max_p", "wq", "bytes", "gentle")}
     return {
         "rate_bps": b.rate,
         "limit_bytes": buf_bytes,
         "limit_pkts": buf_pkts,
-        "red": {
-            "min_th": r["min_th"],
-            "max_th": r["max_th"],
-            "max_p": r["max_p"],
-            "wq": r["wq"],
-            "bytes": r["bytes"],
-            "gentle": r["gentle"],
-        },
+        "red": red,
         "mean_pkt_bytes": b.mtu + C.ETH_HDR,
     }
 
@@ -155,8 +162,8 @@ def setup_commands(topo: Topology, sc: Scenario, opts: KernelOptions) -> list[C.
 
 
 def tbf_for(sc: Scenario, opts: KernelOptions) -> C.TbfParams | None:
-    if isinstance(sc.bottleneck.aqm, Red):
-        return None  # linkem is the bottleneck
+    if linkem_is_bottleneck(sc, opts):
+        return None
     buf_bytes, buf_pkts = sc.buffer_limits()
     return C.tbf_params(sc.bottleneck.rate, buf_bytes, buf_pkts, sc.bottleneck.mtu, opts.gso)
 
@@ -297,7 +304,7 @@ def _execute(
         run_cmd(cmd)
     tbf = tbf_for(sc, opts)
     raw.tbf = tbf.as_dict() if tbf else None
-    raw.queue = user_queue(sc)
+    raw.queue = user_queue(sc, opts)
     cfg = C.relay_config(
         topo, sc.bottleneck.loss, sc.seed, raw.queue, opts.gso, sc.bottleneck.mtu, opts.rt_priority
     )
