@@ -206,6 +206,7 @@ pub trait CongestionControl {
 
 mod bbr;
 mod bic;
+mod compound;
 mod cubic;
 mod highspeed;
 mod params;
@@ -213,6 +214,7 @@ mod reno;
 mod vegas;
 pub use bbr::Bbr;
 pub use bic::Bic;
+pub use compound::Compound;
 pub use cubic::Cubic;
 pub use highspeed::HighSpeed;
 pub use params::Params;
@@ -266,10 +268,11 @@ pub enum AnyCc {
     Vegas(Vegas),
     Bic(Bic),
     HighSpeed(HighSpeed),
+    Compound(Compound),
 }
 
 /// Names accepted by `AnyCc::from_name`, for error messages.
-pub const CC_NAMES: &[&str] = &["reno", "newreno", "cubic", "bbr", "vegas", "bic", "highspeed"];
+pub const CC_NAMES: &[&str] = &["reno", "newreno", "cubic", "bbr", "vegas", "bic", "highspeed", "compound"];
 
 impl AnyCc {
     /// Build an algorithm from its scenario name and parameters (`cca_params`).
@@ -292,6 +295,7 @@ impl AnyCc {
             "vegas" => AnyCc::Vegas(Vegas::from_params(&mut p)?),
             "bic" => AnyCc::Bic(Bic::from_params(&mut p)?),
             "highspeed" => AnyCc::HighSpeed(HighSpeed::default()),
+            "compound" => AnyCc::Compound(Compound::from_params(&mut p)?),
             other => {
                 return Err(format!(
                     "unknown congestion control {other:?}; the simulator has: {}",
@@ -313,6 +317,7 @@ macro_rules! dispatch {
             AnyCc::Vegas($cc) => $e,
             AnyCc::Bic($cc) => $e,
             AnyCc::HighSpeed($cc) => $e,
+            AnyCc::Compound($cc) => $e,
         }
     };
 }
