@@ -39,6 +39,10 @@ pub enum TimerKind {
     App,
     /// The application stops writing (`stop`).
     Stop,
+    /// RACK reordering window expired (RFC 8985 §6.3).
+    Reo,
+    /// Tail loss probe timeout (RFC 8985 §7).
+    Tlp,
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -136,7 +136,10 @@ impl Sim {
                 break;
             }
             let (now, ev) = self.q.pop().expect("peeked");
-            self.dispatch(now, ev);
+            // At the very end only the last sample is taken: the run covers [0, end).
+            if now < self.end || ev == Ev::Sample {
+                self.dispatch(now, ev);
+            }
         }
         limit >= self.end || self.q.is_empty()
     }
@@ -217,6 +220,8 @@ impl Sim {
             TimerKind::DelAck => &mut fl.delack,
             TimerKind::Pacing => &mut fl.sender.pacing_timer,
             TimerKind::App => &mut fl.sender.app_timer,
+            TimerKind::Reo => &mut fl.sender.reo_timer,
+            TimerKind::Tlp => &mut fl.sender.tlp_timer,
         };
         if !t.on_pop(q, gen, now, f, kind) {
             return;
@@ -233,6 +238,8 @@ impl Sim {
             TimerKind::Start => fl.sender.start(now, fl.base_rtt, &mut io),
             TimerKind::Stop => fl.sender.stop(now, &mut io),
             TimerKind::Rto => fl.sender.on_rto(now, &mut io),
+            TimerKind::Reo => fl.sender.on_reo_timeout(now, &mut io),
+            TimerKind::Tlp => fl.sender.on_tlp(now, &mut io),
             TimerKind::Pacing | TimerKind::App => fl.sender.try_send(now, &mut io),
             TimerKind::DelAck => unreachable!(),
         }

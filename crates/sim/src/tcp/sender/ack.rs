@@ -9,7 +9,7 @@ impl Sender {
     /// Mark SACKed segments (Linux `tcp_sacktag_write_queue`). Returns whether anything new
     /// was SACKed, and the oldest/newest send times of newly SACKed never-retransmitted
     /// segments.
-    fn process_sacks(&mut self, ack: &Ack, acc: &mut RateAcc) -> (bool, Option<SimTime>, Option<SimTime>) {
+    fn process_sacks(&mut self, now: SimTime, ack: &Ack, acc: &mut RateAcc) -> (bool, Option<SimTime>, Option<SimTime>) {
         let mut any = false;
         let (mut oldest, mut newest): (Option<SimTime>, Option<SimTime>) = (None, None);
         let floor = self.snd_una.max(ack.cum);
@@ -48,6 +48,7 @@ impl Sender {
                 if let Some(t) = acc.delivered(i, tx, &snap, f & EVER_RETRANS != 0) {
                     self.first_tx = t;
                 }
+                self.rack_advance(now, i, tx, f & EVER_RETRANS != 0);
                 if f & EVER_RETRANS == 0 {
                     oldest = Some(oldest.map_or(tx, |o| o.min(tx)));
                     newest = Some(newest.map_or(tx, |o| o.max(tx)));
@@ -61,60 +62,6 @@ impl Sender {
             self.known_sacks[k] = *b;
         }
         (any, oldest, newest)
-    }
-
-    /// RFC 6675 §4 IsLost: mark every un-SACKed segment that has DupThresh SACKed segments
-    /// above it.
-    fn mark_lost_sack(&mut self) {
-        if self.sacked_out < DUPTHRESH {
-            return;
-        }
-        let lo = self.lost_frontier.max(self.snd_una);
-        let mut i = self.highest_sacked;
-        let mut count = 0;
-        let mut found = false;
-        while i > lo {
-            i -= 1;
-            if self.seg(i).flags & SACKED != 0 {
-                count += 1;
-                if count == DUPTHRESH {
-                    found = true;
-                    break;
-                }
-            }
-        }
-        if !found {
-            return;
-        }
-        for j in lo..i {
-            let s = self.seg_mut(j);
-            if s.flags & (SACKED | LOST) == 0 {
-                s.flags |= LOST;
-                self.lost_out += 1;
-                self.tcp.lost += 1;
-                self.retx_hint = self.retx_hint.min(j);
-            }
-        }
-        self.lost_frontier = self.lost_frontier.max(i);
-    }
-
-    /// A retransmission is lost when a segment first sent after it was SACKed (no
-    /// reordering in the simulator, so no reordering window is needed).
-    fn detect_lost_retrans(&mut self) {
-        if self.retrans_out == 0 {
-            return;
-        }
-        let hs = self.highest_sacked;
-        let end = self.retrans_high.min(self.snd_nxt);
-        for j in self.snd_una..end {
-            let s = self.seg_mut(j);
-            if s.flags & RETRANS != 0 && hs > s.retx_nxt {
-                s.flags &= !RETRANS;
-                self.retrans_out -= 1;
-                self.tcp.lost += 1;
-                self.retx_hint = self.retx_hint.min(j);
-            }
-        }
     }
 
     /// Mark the first unacknowledged segment lost (non-SACK recovery).
@@ -154,7 +101,7 @@ impl Sender {
         let mut acc = RateAcc::default();
 
         let (new_sack, sack_old, sack_new) =
-            if self.p.sack { self.process_sacks(ack, &mut acc) } else { (false, None, None) };
+            if self.p.sack { self.process_sacks(now, ack, &mut acc) } else { (false, None, None) };
 
         // Cumulative ACK (tcp_clean_rtx_queue).
         let cum = ack.cum.min(self.snd_nxt);
@@ -170,6 +117,7 @@ impl Sender {
                 } else {
                     if self.p.sack {
                         self.tcp.delivered += 1;
+                        self.rack_advance(now, i, seg.tx_time, seg.flags & EVER_RETRANS != 0);
                     }
                     if seg.flags & RATE_DONE == 0 {
                         if let Some(t) = acc.delivered(i, seg.tx_time, &seg.snap, seg.flags & EVER_RETRANS != 0) {
@@ -224,9 +172,9 @@ impl Sender {
             }
         }
 
-        if new_sack {
-            self.mark_lost_sack();
-            self.detect_lost_retrans();
+        self.process_tlp_ack(now, cum, una_adv, new_sack);
+        if self.p.sack {
+            self.rack_mark_lost(now, io);
         }
         self.fast_retrans_alert(now, una_adv);
 
@@ -274,6 +222,7 @@ impl Sender {
             }
         }
         self.try_send(now, io);
+        self.schedule_tlp(now, io);
     }
 
     /// Linux `tcp_fastretrans_alert`, reduced to what the simulator needs: leave Recovery or
@@ -314,20 +263,28 @@ impl Sender {
         }
     }
 
-    /// `tcp_enter_recovery` / `tcp_init_cwnd_reduction`.
-    fn enter_recovery(&mut self, now: SimTime) {
+    /// `tcp_init_cwnd_reduction`.
+    pub(super) fn init_cwnd_reduction(&mut self, now: SimTime) {
         self.high_seq = self.snd_nxt;
+        self.tlp_high_seq = None;
         self.tcp.cwnd_cnt = 0;
         self.tcp.prior_cwnd = self.tcp.cwnd;
         self.prr_delivered = 0;
         self.prr_out = 0;
         self.sync(now);
         self.tcp.ssthresh = self.cc.ssthresh(&mut self.tcp);
+    }
+
+    /// `tcp_enter_recovery`.
+    pub(super) fn enter_recovery(&mut self, now: SimTime) {
+        if self.tcp.ca_state != CaState::Cwr {
+            self.init_cwnd_reduction(now);
+        }
         self.set_state(now, CaState::Recovery);
     }
 
     /// `tcp_end_cwnd_reduction`.
-    fn end_cwnd_reduction(&mut self, now: SimTime) {
+    pub(super) fn end_cwnd_reduction(&mut self, now: SimTime) {
         if self.cc.has_cong_control() {
             return;
         }
@@ -341,7 +298,7 @@ impl Sender {
     /// RFC 6937 PRR as in Linux `tcp_cwnd_reduction`: proportional while pipe > ssthresh,
     /// then slow-start reduction bound (one extra segment per ACK that advanced snd_una
     /// without new losses), never below one segment on the first ACK of recovery.
-    fn prr(&mut self, newly: u64, newly_lost: u64, una_adv: bool) {
+    pub(super) fn prr(&mut self, newly: u64, newly_lost: u64, una_adv: bool) {
         if newly == 0 || self.tcp.prior_cwnd == 0 {
             return;
         }
@@ -371,6 +328,12 @@ impl Sender {
         if self.packets_out() == 0 {
             return;
         }
+        // Linux has one timer for both: a due loss probe goes first and re-arms the RTO.
+        if self.tlp_timer.deadline.is_some_and(|d| d <= now) {
+            self.tlp_timer.cancel();
+            self.on_tlp(now, io);
+            return;
+        }
         self.stats.timeouts += 1;
         let st = self.tcp.ca_state;
         if matches!(st, CaState::Open | CaState::Disorder)
@@ -397,7 +360,9 @@ impl Sender {
         if !self.p.sack {
             self.sacked_out = 0;
         }
-        self.lost_frontier = self.snd_nxt;
+        self.tlp_high_seq = None;
+        self.reo_timer.cancel();
+        self.tlp_timer.cancel();
         self.retx_hint = self.snd_una;
         self.tcp.set_cwnd(self.in_flight() as u32 + 1);
         self.tcp.cwnd_cnt = 0;

@@ -3,10 +3,9 @@
 //! - sequence space in segments; a scoreboard entry per outstanding segment (a ring);
 //! - `packets_in_flight = packets_out − sacked_out − lost_out + retrans_out` (RFC 6675
 //!   "pipe", Linux `tcp_packets_in_flight`), sending while it is below cwnd;
-//! - SACK (RFC 2018) scoreboard; a segment is lost when DupThresh = 3 segments above it
-//!   are SACKed (RFC 6675 §4 `IsLost`); a retransmission is lost when a segment first sent
-//!   after it is SACKed (Linux `tcp_mark_lost_retrans`; RACK gives the same without
-//!   reordering);
+//! - SACK (RFC 2018) scoreboard with RFC 6675's pipe; losses are detected by RACK-TLP
+//!   (RFC 8985, Linux's default, `rack.rs`): a segment is lost once a segment sent after it
+//!   was delivered and the reordering window passed; tail losses are probed (TLP);
 //! - without SACK, duplicate ACKs count as SACKed segments (Linux `tcp_add_reno_sack`);
 //!   3 dupACKs mark the head lost; a partial ACK in recovery marks the new head lost and
 //!   retransmits it (RFC 6582 §3.2 step 3);
@@ -20,8 +19,8 @@
 //!   (Linux internal pacing: starts after 10 data segments);
 //! - slow start after idle (`tcp_cwnd_restart`) for algorithms without `cong_control`.
 //!
-//! Not modelled: tail loss probes (TLP), undo of spurious recoveries (no reordering and no
-//! DSACK here), ECN/CWR, TSO autosizing.
+//! Not modelled: undo of spurious recoveries (no reordering and no DSACK here), F-RTO,
+//! ECN, TSO autosizing.
 
 use super::rate::{RateAcc, TxSnapshot};
 use super::rtt::RttEstimator;
@@ -32,6 +31,7 @@ use crate::units::SimTime;
 use std::collections::VecDeque;
 
 mod ack;
+mod rack;
 #[cfg(test)]
 mod tests;
 
@@ -111,12 +111,8 @@ pub struct Sender {
     retrans_out: u64,
     /// One past the highest SACKed segment.
     highest_sacked: u64,
-    /// Segments below this were already checked by the IsLost rule.
-    lost_frontier: u64,
     /// No segment below this needs a retransmission.
     retx_hint: u64,
-    /// One past the highest segment retransmitted.
-    retrans_high: u64,
     /// Recovery point (RFC 6582 `recover`, Linux `high_seq`).
     high_seq: u64,
     prr_delivered: u64,
@@ -127,6 +123,13 @@ pub struct Sender {
     pub rto_timer: Timer,
     pub pacing_timer: Timer,
     pub app_timer: Timer,
+    pub reo_timer: Timer,
+    pub tlp_timer: Timer,
+    rack: rack::Rack,
+    /// snd_nxt when the outstanding tail loss probe was sent (Linux `tlp_high_seq`).
+    tlp_high_seq: Option<u64>,
+    /// The outstanding probe was a retransmission.
+    tlp_retrans: bool,
     next_send: SimTime,
     first_tx: SimTime,
     last_send: Option<SimTime>,
@@ -156,9 +159,7 @@ impl Sender {
             lost_out: 0,
             retrans_out: 0,
             highest_sacked: 0,
-            lost_frontier: 0,
             retx_hint: 0,
-            retrans_high: 0,
             high_seq: 0,
             prr_delivered: 0,
             prr_out: 0,
@@ -167,6 +168,11 @@ impl Sender {
             rto_timer: Timer::default(),
             pacing_timer: Timer::default(),
             app_timer: Timer::default(),
+            reo_timer: Timer::default(),
+            tlp_timer: Timer::default(),
+            rack: rack::Rack::default(),
+            tlp_high_seq: None,
+            tlp_retrans: false,
             next_send: SimTime::ZERO,
             first_tx: SimTime::ZERO,
             last_send: None,
@@ -213,9 +219,9 @@ impl Sender {
     /// A one-line summary of the sender's state, for debugging.
     pub fn debug_state(&self) -> String {
         format!(
-            "srtt={:?} rttvar={} rto={:?} una={} nxt={} out={} sacked={} lost={} retrans={} cwnd={} ssthresh={} state={:?} high_seq={} rto_armed={:?} retx_hint={} frontier={}",
+            "srtt={:?} rttvar={} rto={:?} una={} nxt={} out={} sacked={} lost={} retrans={} cwnd={} ssthresh={} state={:?} high_seq={} rto_armed={:?} retx_hint={} tlp={:?}",
             self.rtt.srtt(), self.rtt.rttvar, self.rtt.rto(), self.snd_una, self.snd_nxt, self.packets_out(), self.sacked_out, self.lost_out, self.retrans_out,
-            self.tcp.cwnd, self.tcp.ssthresh, self.tcp.ca_state, self.high_seq, self.rto_timer.deadline, self.retx_hint, self.lost_frontier
+            self.tcp.cwnd, self.tcp.ssthresh, self.tcp.ca_state, self.high_seq, self.rto_timer.deadline, self.retx_hint, self.tlp_high_seq
         )
     }
 
@@ -339,6 +345,7 @@ impl Sender {
             return;
         }
         let mut sent = 0;
+        let mut sent_new = false;
         let mut cwnd_limited = false;
         loop {
             if self.tcp.pacing && self.tcp.pacing_rate > 0 && now < self.next_send {
@@ -364,6 +371,7 @@ impl Sender {
                     }
                     self.send_new(now, len, io);
                     sent += 1;
+                    sent_new = true;
                 }
                 NewData::NoData => {
                     self.check_app_limited();
@@ -380,6 +388,9 @@ impl Sender {
                 self.max_packets_out = self.packets_out();
                 self.cwnd_usage_seq = self.snd_nxt;
             }
+        }
+        if sent_new {
+            self.schedule_tlp(now, io);
         }
     }
 
@@ -481,7 +492,6 @@ impl Sender {
         s.tx_time = now;
         s.snap = snap;
         self.retrans_out += 1;
-        self.retrans_high = self.retrans_high.max(i + 1);
         let len = self.seg_len(i);
         self.stats.retransmits += 1;
         self.stats.bytes_retransmitted += len as u64;

@@ -16,13 +16,17 @@ struct H {
 
 impl H {
     fn new(sack: bool) -> H {
+        H::with_size(sack, None)
+    }
+
+    fn with_size(sack: bool, size_bytes: Option<u64>) -> H {
         let p = SenderParams {
             id: 0,
             mss: MSS,
             sack,
             rwnd_bytes: 10_000_000,
             sndbuf_bytes: 10_000_000,
-            size_bytes: None,
+            size_bytes,
             app_rate_bps: None,
             cwnd_clamp: u32::MAX,
         };
@@ -49,6 +53,16 @@ impl H {
         a.nsack = sacks.len() as u8;
         let mut io = Io { q: &mut self.q, fwd: &mut self.fwd, fwd_delay: SimTime::ZERO };
         self.s.on_ack(self.now, &a, &mut io);
+    }
+
+    fn tlp(&mut self) {
+        let mut io = Io { q: &mut self.q, fwd: &mut self.fwd, fwd_delay: SimTime::ZERO };
+        self.s.on_tlp(self.now, &mut io);
+    }
+
+    fn reo(&mut self) {
+        let mut io = Io { q: &mut self.q, fwd: &mut self.fwd, fwd_delay: SimTime::ZERO };
+        self.s.on_reo_timeout(self.now, &mut io);
     }
 
     fn rto(&mut self) {
@@ -139,6 +153,11 @@ fn newreno_retransmits_on_three_dupacks_and_on_each_partial_ack() {
 fn rto_marks_everything_lost_sets_cwnd_one_and_backs_off() {
     let mut h = H::new(true);
     h.sent();
+    // Nothing comes back. First the loss probe (2·SRTT + 2 ms): one new segment.
+    h.advance(SimTime::from_millis(202));
+    assert_eq!(h.s.tlp_timer.deadline, Some(h.now));
+    h.tlp();
+    assert_eq!(h.sent(), vec![10]);
     h.advance(SimTime::from_secs(1));
     let rto0 = h.s.rto();
     h.rto();
@@ -171,4 +190,44 @@ fn lost_retransmission_is_detected_by_later_sacks() {
     h.ack(0, &[(1, 10), (10, 11)]);
     assert!(h.sent().contains(&0), "0 must be retransmitted again");
     assert_eq!(h.s.stats.retransmits, 2);
+}
+
+#[test]
+fn tail_loss_probe_retransmits_the_last_segment_before_the_rto() {
+    // A 10-segment transfer whose last segment is lost.
+    let mut h = H::with_size(true, Some(10 * MSS as u64));
+    assert_eq!(h.sent().len(), 10);
+    h.advance(RTT);
+    h.ack(8, &[]);
+    // Two segments out: PTO = 2·SRTT + 2 ms, well before the RTO (SRTT + 200 ms).
+    let srtt = h.s.srtt();
+    assert_eq!(h.s.tlp_timer.deadline, Some(h.now + SimTime(2 * srtt.0) + SimTime::from_millis(2)));
+    h.ack(9, &[]);
+    // One segment out: 2·SRTT + 200 ms (room for a delayed ACK), but never after the RTO.
+    assert_eq!(h.s.tlp_timer.deadline, h.s.rto_timer.deadline);
+    h.advance(h.s.rto());
+    // Both are due; as in Linux (one timer), the probe goes first and re-arms the RTO.
+    h.rto();
+    assert_eq!(h.s.stats.timeouts, 0);
+    assert_eq!(h.sent(), vec![9]);
+    assert_eq!(h.s.stats.retransmits, 1);
+    h.advance(RTT);
+    h.ack(10, &[]);
+    assert_eq!(h.s.stats.completion, Some(h.now));
+    assert_eq!(h.s.stats.timeouts, 0);
+}
+
+#[test]
+fn rack_reordering_timer_recovers_a_loss_with_one_dupack() {
+    let mut h = H::with_size(true, Some(3 * MSS as u64));
+    h.sent(); // only 3 segments: at most 2 dupACKs, never DupThresh
+    h.advance(RTT);
+    h.ack(0, &[(1, 2)]);
+    assert_eq!(h.s.tcp.ca_state, CaState::Disorder);
+    // reo_wnd = min_rtt/4 = 25 ms; the timer adds Linux's 2 ms.
+    assert_eq!(h.s.reo_timer.deadline, Some(h.now + SimTime::from_millis(27)));
+    h.advance(SimTime::from_millis(27));
+    h.reo();
+    assert_eq!(h.s.tcp.ca_state, CaState::Recovery);
+    assert_eq!(h.sent(), vec![0]);
 }

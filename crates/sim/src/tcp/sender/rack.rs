@@ -1,0 +1,204 @@
+//! RACK-TLP loss detection for SACK connections (RFC 8985), as Linux does it by default
+//! (`net.ipv4.tcp_recovery = 1`, `tcp_early_retrans = 3`; `tcp_recovery.c`,
+//! `tcp_send_loss_probe`):
+//!
+//! - RACK (§6): remember the send time of the most recently sent segment that was
+//!   delivered (`rack.mstamp`) and its RTT. An outstanding segment sent before it is lost
+//!   once `now ≥ its send time + rack.rtt + reo_wnd`; otherwise a reordering timer waits for
+//!   the remaining time. Lost retransmissions are found the same way.
+//! - reo_wnd (Linux `tcp_rack_reo_wnd`, no reordering ever seen in the simulator): 0 in
+//!   Recovery/Loss or once DupThresh = 3 segments are SACKed; otherwise min_rtt/4 (at most
+//!   SRTT), so one or two dupACKs still lead to recovery after a quarter RTT.
+//! - TLP (§7): in the Open/CWR states, a probe timeout PTO = 2·SRTT (+ 200 ms when one
+//!   segment is out — the delayed-ACK allowance — else + 2 ms), at most the RTO, sends one
+//!   new segment, or retransmits the last one, to elicit the SACK that lets RACK repair a
+//!   tail loss without an RTO. If the probe itself repaired a loss, cwnd is reduced
+//!   through a CWR episode (`tcp_process_tlp_ack`).
+
+use super::*;
+
+/// Linux TCP_TIMEOUT_MIN (2 jiffies at HZ=1000), added to the reordering and probe timers.
+const TIMEOUT_MIN: SimTime = SimTime::from_millis(2);
+
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Rack {
+    /// Send time and end (segment + 1) of the most recently sent delivered segment.
+    mstamp: SimTime,
+    end_seq: u64,
+    rtt: SimTime,
+    valid: bool,
+    /// A delivery advanced the state since the last detection.
+    advanced: bool,
+}
+
+/// `tcp_skb_sent_after`: was (t1, seq1) sent after (t2, seq2)?
+fn sent_after(t1: SimTime, seq1: u64, t2: SimTime, seq2: u64) -> bool {
+    t1 > t2 || (t1 == t2 && seq1 > seq2)
+}
+
+impl Sender {
+    /// `tcp_rack_advance`: segment `seg`, last sent at `tx`, was just delivered.
+    pub(super) fn rack_advance(&mut self, now: SimTime, seg: u64, tx: SimTime, ever_retrans: bool) {
+        let rtt = now.saturating_sub(tx);
+        // An ACK of a retransmitted segment faster than min_rtt acknowledges the original.
+        if ever_retrans && rtt < self.tcp.min_rtt {
+            return;
+        }
+        let r = &mut self.rack;
+        r.advanced = true;
+        r.rtt = rtt;
+        if !r.valid || sent_after(tx, seg + 1, r.mstamp, r.end_seq) {
+            r.mstamp = tx;
+            r.end_seq = seg + 1;
+            r.valid = true;
+        }
+    }
+
+    fn rack_reo_wnd(&self) -> SimTime {
+        if self.tcp.ca_state >= CaState::Recovery || self.sacked_out >= DUPTHRESH {
+            return SimTime::ZERO;
+        }
+        SimTime(self.tcp.min_rtt.0 / 4).min(self.rtt.srtt())
+    }
+
+    /// `tcp_rack_detect_loss`: mark what RACK deems lost; returns the longest remaining
+    /// wait of the segments not yet deemed lost.
+    fn rack_detect_loss(&mut self, now: SimTime) -> Option<SimTime> {
+        if !self.rack.valid {
+            return None;
+        }
+        let reo = self.rack_reo_wnd();
+        let Rack { mstamp, end_seq, rtt, .. } = self.rack;
+        let mut wait = 0u64;
+        for i in self.snd_una..self.snd_nxt {
+            let s = self.seg(i);
+            let f = s.flags;
+            if f & SACKED != 0 || (f & LOST != 0 && f & RETRANS == 0) {
+                continue; // delivered, or already waiting for its retransmission
+            }
+            if sent_after(s.tx_time, i + 1, mstamp, end_seq) {
+                if f & EVER_RETRANS == 0 {
+                    break; // new data is sent in sequence order: everything later is later
+                }
+                continue;
+            }
+            let deadline = s.tx_time + rtt + reo;
+            if deadline <= now {
+                let s = self.seg_mut(i);
+                let f = s.flags;
+                s.flags = (f & !RETRANS) | LOST;
+                if f & RETRANS != 0 {
+                    self.retrans_out -= 1;
+                }
+                if f & LOST == 0 {
+                    self.lost_out += 1;
+                }
+                self.tcp.lost += 1;
+                self.retx_hint = self.retx_hint.min(i);
+            } else {
+                wait = wait.max((deadline - now).0);
+            }
+        }
+        (wait > 0).then_some(SimTime(wait))
+    }
+
+    /// `tcp_rack_mark_lost`: detection after an ACK that delivered something.
+    pub(super) fn rack_mark_lost(&mut self, now: SimTime, io: &mut Io) {
+        if !self.rack.advanced {
+            return;
+        }
+        self.rack.advanced = false;
+        match self.rack_detect_loss(now) {
+            Some(w) => self.reo_timer.arm(io.q, now + w + TIMEOUT_MIN, self.p.id, TimerKind::Reo),
+            None => self.reo_timer.cancel(),
+        }
+    }
+
+    /// The reordering timer fired (`tcp_rack_reo_timeout`).
+    pub fn on_reo_timeout(&mut self, now: SimTime, io: &mut Io) {
+        let prior_lost = self.lost_out;
+        if let Some(w) = self.rack_detect_loss(now) {
+            self.reo_timer.arm(io.q, now + w + TIMEOUT_MIN, self.p.id, TimerKind::Reo);
+        }
+        if self.lost_out > prior_lost {
+            if matches!(self.tcp.ca_state, CaState::Open | CaState::Disorder | CaState::Cwr) {
+                self.enter_recovery(now);
+                if !self.cc.has_cong_control() {
+                    self.prr(1, self.lost_out - prior_lost, false);
+                }
+            }
+            self.try_send(now, io);
+        }
+    }
+
+    // ------------------------------------------------------------------ TLP
+    /// `tcp_schedule_loss_probe`: arm (or disarm) the probe timer.
+    pub(super) fn schedule_tlp(&mut self, now: SimTime, io: &mut Io) {
+        let eligible = self.p.sack
+            && self.packets_out() > 0
+            && matches!(self.tcp.ca_state, CaState::Open | CaState::Cwr)
+            && self.tlp_high_seq.is_none();
+        if !eligible {
+            self.tlp_timer.cancel();
+            return;
+        }
+        let srtt = self.rtt.srtt();
+        let mut pto = SimTime(2 * srtt.0) + if self.packets_out() == 1 { super::super::rtt::RTO_MIN } else { TIMEOUT_MIN };
+        if let Some(rto_at) = self.rto_timer.deadline {
+            pto = pto.min(rto_at.saturating_sub(now));
+        }
+        self.tlp_timer.arm(io.q, now + pto, self.p.id, TimerKind::Tlp);
+    }
+
+    /// The probe timeout fired (`tcp_send_loss_probe`).
+    pub fn on_tlp(&mut self, now: SimTime, io: &mut Io) {
+        self.tlp_timer.cancel();
+        if self.packets_out() == 0 || self.tlp_high_seq.is_some() {
+            return;
+        }
+        if let NewData::Yes(len) = self.new_data(now) {
+            self.send_new(now, len, io);
+            self.tlp_retrans = false;
+        } else {
+            // Retransmit the last segment (not counted in retrans_out: Linux's
+            // __tcp_retransmit_skb, not tcp_retransmit_skb).
+            let i = self.snd_nxt - 1;
+            let snap = self.snapshot(now);
+            let s = self.seg_mut(i);
+            s.flags |= EVER_RETRANS;
+            s.flags &= !RATE_DONE;
+            s.tx_time = now;
+            s.snap = snap;
+            let len = self.seg_len(i);
+            self.stats.retransmits += 1;
+            self.stats.bytes_retransmitted += len as u64;
+            self.transmit(now, i, len, io);
+            self.tlp_retrans = true;
+        }
+        self.tlp_high_seq = Some(self.snd_nxt);
+        self.rto_timer.arm(io.q, now + self.rtt.rto(), self.p.id, TimerKind::Rto);
+    }
+
+    /// `tcp_process_tlp_ack`: end the probe episode; if the retransmitted probe repaired a
+    /// loss, reduce cwnd (a CWR episode ending at once).
+    pub(super) fn process_tlp_ack(&mut self, now: SimTime, cum: u64, una_adv: bool, new_sack: bool) {
+        let Some(h) = self.tlp_high_seq else { return };
+        if cum < h {
+            return;
+        }
+        if !self.tlp_retrans {
+            self.tlp_high_seq = None;
+        } else if cum > h {
+            self.tlp_high_seq = None;
+            self.init_cwnd_reduction(now);
+            self.set_state(now, CaState::Cwr);
+            self.end_cwnd_reduction(now);
+            // tcp_try_keep_open
+            let st = if self.sacked_out + self.lost_out > 0 || self.retrans_out > 0 { CaState::Disorder } else { CaState::Open };
+            self.set_state(now, st);
+            self.high_seq = self.snd_nxt;
+        } else if !una_adv && !new_sack {
+            self.tlp_high_seq = None; // a pure dupACK: the original and the probe both arrived
+        }
+    }
+}
