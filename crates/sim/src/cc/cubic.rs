@@ -27,8 +27,6 @@ const HYSTART_MIN_SAMPLES: u8 = 8;
 /// Bounds of the delay-increase threshold, in µs (`HYSTART_DELAY_MIN/MAX`).
 const HYSTART_DELAY_MIN_US: u32 = 4_000;
 const HYSTART_DELAY_MAX_US: u32 = 16_000;
-/// `GSO_LEGACY_MAX_SIZE`, for HyStart's TSO/GRO allowance (`hystart_ack_delay`).
-const GSO_MAX_SIZE: u64 = 65_536;
 
 #[derive(Clone, Debug)]
 pub struct Cubic {
@@ -44,6 +42,9 @@ pub struct Cubic {
     hystart_detect: u32,
     hystart_low_window: u32,
     hystart_ack_delta_us: u32,
+    /// `sk_gso_max_size` in bytes (64 KB with GSO, Linux's default; 0 without), for
+    /// HyStart's allowance for TSO/GRO delays.
+    gso_max_size: u32,
     // Derived constants (`cubictcp_register`).
     /// Acks per Reno-friendly cwnd increment, ×8/cwnd: 8·(1+β)/(3·(1−β)) (RFC 9438 §4.3:
     /// α_cubic = 3(1−β)/(1+β) segments per RTT).
@@ -83,7 +84,7 @@ pub struct Cubic {
 
 impl Default for Cubic {
     fn default() -> Self {
-        Self::with(true, 717, 41, true, true, HYSTART_ACK_TRAIN | HYSTART_DELAY, 16, 2000, 0)
+        Self::with(true, 717, 41, true, true, HYSTART_ACK_TRAIN | HYSTART_DELAY, 16, 2000, 0, 65_536)
     }
 }
 
@@ -99,6 +100,7 @@ impl Cubic {
         hystart_low_window: u32,
         hystart_ack_delta_us: u32,
         initial_ssthresh: u32,
+        gso_max_size: u32,
     ) -> Self {
         let cube_rtt_scale = bic_scale * 10;
         Cubic {
@@ -111,6 +113,7 @@ impl Cubic {
             hystart_detect,
             hystart_low_window,
             hystart_ack_delta_us,
+            gso_max_size,
             beta_scale: 8 * (BETA_SCALE + beta) / 3 / (BETA_SCALE - beta),
             cube_rtt_scale,
             cube_factor: (1u64 << (10 + 3 * BICTCP_HZ)) / u64::from(cube_rtt_scale),
@@ -136,7 +139,8 @@ impl Cubic {
     /// Parameters, named after Linux's module parameters: `beta` and `c` as fractions
     /// (stored as Linux does, β·1024 and C·1024/10), the switches `fast_convergence`,
     /// `tcp_friendliness`, `hystart` (0/1), `hystart_detect` (1 ACK train, 2 delay, 3 both),
-    /// `hystart_low_window` (segments), `hystart_ack_delta_us`, `initial_ssthresh`.
+    /// `hystart_low_window` (segments), `hystart_ack_delta_us`, `initial_ssthresh`, and
+    /// `gso_max_size` (bytes; 0 models a host with GSO off).
     pub fn from_params(p: &mut Params) -> Result<Self, String> {
         let beta = p.real("beta", 717.0 / 1024.0, 0.05, 0.95)?;
         let c = p.real("c", 0.4, 0.01, 10.0)?;
@@ -150,6 +154,7 @@ impl Cubic {
             p.int("hystart_low_window", 16, 2, 1 << 20)?,
             p.int("hystart_ack_delta_us", 2000, 0, 1_000_000)?,
             p.int("initial_ssthresh", 0, 0, 1 << 30)?,
+            p.int("gso_max_size", 65_536, 0, 1 << 20)?,
         ))
     }
 
@@ -165,6 +170,7 @@ impl Cubic {
             self.hystart_low_window,
             self.hystart_ack_delta_us,
             self.initial_ssthresh,
+            self.gso_max_size,
         );
         *self = fresh;
     }
@@ -256,14 +262,30 @@ impl Cubic {
         }
     }
 
-    /// TSO/GRO allowance of the ACK-train test (`hystart_ack_delay`), in µs: four
-    /// 64 KB GSO packets at the current pacing rate, at most 1 ms. Zero when the sender
-    /// reports no pacing rate.
-    fn hystart_ack_delay_us(tcp: &TcpCc) -> u64 {
-        if tcp.pacing_rate == 0 {
+    /// TSO/GRO allowance of the ACK-train test (`hystart_ack_delay`), in µs: four GSO
+    /// packets at the socket's pacing rate, at most 1 ms. Linux computes `sk_pacing_rate`
+    /// for every flow, paced or not (`tcp_update_pacing_rate`): mss·cwnd/srtt × 200 % in
+    /// slow start (below ssthresh/2), × 120 % otherwise; we do the same when the sender
+    /// reports no rate. In practice the allowance is 1 ms below ~2 Gbit/s.
+    fn hystart_ack_delay_us(&self, tcp: &TcpCc) -> u64 {
+        if self.gso_max_size == 0 {
             return 0;
         }
-        (GSO_MAX_SIZE * 4 * 1_000_000 / tcp.pacing_rate).min(1_000)
+        let rate = if tcp.pacing_rate > 0 {
+            tcp.pacing_rate
+        } else {
+            let srtt_us = tcp.srtt.as_micros();
+            if srtt_us == 0 {
+                return 0; // Linux: no srtt yet, the rate is huge and the allowance ~0
+            }
+            let ratio = if tcp.cwnd < tcp.ssthresh / 2 { 200 } else { 120 };
+            let w = u64::from(tcp.cwnd.max(tcp.packets_in_flight));
+            u64::from(tcp.mss) * ratio * w * 10_000 / srtt_us
+        };
+        if rate == 0 {
+            return 0;
+        }
+        (u64::from(self.gso_max_size) * 4 * 1_000_000 / rate).min(1_000)
     }
 
     /// HyStart (Ha & Rhee 2008): leave slow start (ssthresh = cwnd) when the ACKs of a
@@ -280,7 +302,7 @@ impl Cubic {
             let now = tcp.now.as_micros();
             if now.saturating_sub(self.last_ack_us) <= u64::from(self.hystart_ack_delta_us) {
                 self.last_ack_us = now;
-                let mut threshold = u64::from(self.delay_min) + Self::hystart_ack_delay_us(tcp);
+                let mut threshold = u64::from(self.delay_min) + self.hystart_ack_delay_us(tcp);
                 // Unpaced: the train reaches delay_min/2 (pacing may spread it over RTT/2).
                 if !tcp.pacing {
                     threshold >>= 1;
@@ -612,7 +634,9 @@ mod tests {
         s.ack_with_rtt(1, Some(ms(40))); // delay_min 40 ms; round starts now
         s.cc.end_seq = u64::MAX; // one long round
         // ACKs every 1 ms (≤ hystart_ack_delta 2 ms) at the minimum RTT: the train is
-        // "long" once it spans more than delay_min/2 = 20 ms (unpaced, no GSO allowance).
+        // "long" once it spans more than (delay_min + allowance)/2 = (40 + 1)/2 = 20.5 ms
+        // (unpaced; the TSO/GRO allowance is 4·64 KB at 2·30·1448 B/40 ms = 2.2 MB/s, i.e.
+        // 0.12 s, capped at 1 ms).
         for i in 1..=21 {
             s.advance(ms(1));
             s.ack_with_rtt(1, Some(ms(40)));
@@ -714,5 +738,33 @@ mod tests {
             let w = avg_window(10, p);
             assert!((w / model - 1.0).abs() < 0.04, "p {p}: {w:.1} vs model {model:.1}");
         }
+    }
+
+    #[test]
+    fn hystart_ack_train_without_gso_allowance_exits_at_half_the_min_rtt() {
+        let mut p = std::collections::BTreeMap::new();
+        p.insert("gso_max_size".to_string(), 0.0);
+        let mut s = TestSender::new(Cubic::from_params(&mut Params::new("cubic", &p)).unwrap());
+        s.tcp.cwnd = 30;
+        s.ack_with_rtt(1, Some(ms(40)));
+        s.cc.end_seq = u64::MAX;
+        // Threshold 40/2 = 20 ms: the ACK at 21 ms exits (20 ms is not "more than").
+        for i in 1..=21 {
+            s.advance(ms(1));
+            s.ack_with_rtt(1, Some(ms(40)));
+            assert_eq!(s.cc.found, i == 21, "ack {i}");
+        }
+        // With the 1 ms allowance (default) the threshold is 20.5 ms: same ACK here, so
+        // check the allowance itself.
+        let s = TestSender::new(Cubic::default());
+        let mut tcp = s.tcp.clone();
+        tcp.srtt = ms(40);
+        tcp.cwnd = 30;
+        assert_eq!(s.cc.hystart_ack_delay_us(&tcp), 1_000);
+        // At 10 Gbit/s-like rates it shrinks: cwnd 20000, srtt 20 ms: 2·20000·1448/0.02 s
+        // = 2.9 GB/s → 4·65536/2.9e9 s = 90 µs.
+        tcp.srtt = ms(20);
+        tcp.cwnd = 20_000;
+        assert_eq!(s.cc.hystart_ack_delay_us(&tcp), 90);
     }
 }
