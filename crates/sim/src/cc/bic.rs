@@ -12,7 +12,9 @@
 //! with delayed ACKs; with one segment per ACK the ratio's EWMA sticks at 31/16, since
 //! 31 + 1 − ⌊31/16⌋ = 31). We do what Linux does.
 
-use super::{cong_avoid_ai, jiffies, slow_start, AckEvent, CaState, CongestionControl, Params, TcpCc, HZ};
+use super::{
+    cong_avoid_ai, jiffies, slow_start, AckEvent, CaState, CongestionControl, Params, TcpCc, HZ,
+};
 
 const BETA_SCALE: u32 = 1024;
 /// Binary search divides the distance to W_max by B.
@@ -46,7 +48,14 @@ impl Default for Bic {
 }
 
 impl Bic {
-    fn with(fast_convergence: bool, max_increment: u32, low_window: u32, beta: u32, smooth_part: u32, initial_ssthresh: u32) -> Self {
+    fn with(
+        fast_convergence: bool,
+        max_increment: u32,
+        low_window: u32,
+        beta: u32,
+        smooth_part: u32,
+        initial_ssthresh: u32,
+    ) -> Self {
         Bic {
             fast_convergence,
             max_increment,
@@ -172,7 +181,8 @@ impl CongestionControl for Bic {
     /// Packets-per-ACK ratio, EWMA with weight 1/16, in the Open state.
     fn pkts_acked(&mut self, tcp: &mut TcpCc, ev: &AckEvent) {
         if tcp.ca_state == CaState::Open {
-            self.delayed_ack = (self.delayed_ack + ev.acked).saturating_sub(self.delayed_ack >> ACK_RATIO_SHIFT);
+            self.delayed_ack =
+                (self.delayed_ack + ev.acked).saturating_sub(self.delayed_ack >> ACK_RATIO_SHIFT);
         }
     }
 
@@ -196,7 +206,13 @@ mod tests {
         s.tcp.cwnd = w;
         s.tcp.ssthresh = w;
         for _ in 0..100 {
-            s.cc.pkts_acked(&mut s.tcp, &AckEvent { acked: 1, ..AckEvent::default() });
+            s.cc.pkts_acked(
+                &mut s.tcp,
+                &AckEvent {
+                    acked: 1,
+                    ..AckEvent::default()
+                },
+            );
         }
         assert_eq!(s.cc.delayed_ack, 31);
         s.lose();

@@ -114,7 +114,11 @@ impl Compound {
             } else {
                 let cut = diff * u64::from(self.eta);
                 let d2 = u64::from(self.dwnd) << SHIFT;
-                self.dwnd = if d2 < cut { 0 } else { ((d2 - cut) >> SHIFT) as u32 };
+                self.dwnd = if d2 < cut {
+                    0
+                } else {
+                    ((d2 - cut) >> SHIFT) as u32
+                };
             }
         }
         self.cnt_rtt = 0;
@@ -262,7 +266,10 @@ mod tests {
         let win = s.cc.cwnd + d0; // roughly the window of the round just measured
         let step = s.cc.dwnd - d0;
         let expected = (quartic_root(u64::from(win).pow(3)) >> 3) as u32 - 1;
-        assert!(step.abs_diff(expected) <= 1, "step {step}, expected {expected} at {win}");
+        assert!(
+            step.abs_diff(expected) <= 1,
+            "step {step}, expected {expected} at {win}"
+        );
         assert!((20..=23).contains(&step));
         assert_eq!(s.cwnd(), s.cc.cwnd + s.cc.dwnd);
     }
@@ -289,7 +296,11 @@ mod tests {
         round(&mut s, ms(105));
         // diff = 2·w − ⌊2·w·100001/105001⌋ half packets for the ~1100 sent: ≈ 105 (52.4
         // packets) ≥ γ = 30: dwnd −= 52.
-        assert!(d - s.cc.dwnd >= 50 && d - s.cc.dwnd <= 54, "{d} → {}", s.cc.dwnd);
+        assert!(
+            d - s.cc.dwnd >= 50 && d - s.cc.dwnd <= 54,
+            "{d} → {}",
+            s.cc.dwnd
+        );
     }
 
     #[test]

@@ -12,7 +12,10 @@
 //! α = 3(1−β)/(1+β) even above W_max (§4.3 switches to α = 1 there); no HyStart++
 //! (RFC 9406) but the original HyStart (Ha & Rhee 2008) with ACK-train and delay detection.
 
-use super::{cong_avoid_ai, jiffies, slow_start, AckEvent, CaState, CongestionControl, CwndEvent, Params, TcpCc, HZ};
+use super::{
+    cong_avoid_ai, jiffies, slow_start, AckEvent, CaState, CongestionControl, CwndEvent, Params,
+    TcpCc, HZ,
+};
 
 /// Fixed-point scale of β (`BICTCP_BETA_SCALE`).
 const BETA_SCALE: u32 = 1024;
@@ -84,7 +87,18 @@ pub struct Cubic {
 
 impl Default for Cubic {
     fn default() -> Self {
-        Self::with(true, 717, 41, true, true, HYSTART_ACK_TRAIN | HYSTART_DELAY, 16, 2000, 0, 65_536)
+        Self::with(
+            true,
+            717,
+            41,
+            true,
+            true,
+            HYSTART_ACK_TRAIN | HYSTART_DELAY,
+            16,
+            2000,
+            0,
+            65_536,
+        )
     }
 }
 
@@ -230,7 +244,8 @@ impl Cubic {
         let t = ((now - epoch_start + rtt_j) << BICTCP_HZ) / HZ;
         let offs = t.abs_diff(self.k);
         // Eq. 1: C·(t−K)³, with C = cube_rtt_scale/1024 and t in 2^-10 s.
-        let delta = (u128::from(self.cube_rtt_scale) * u128::from(offs).pow(3)) >> (10 + 3 * BICTCP_HZ);
+        let delta =
+            (u128::from(self.cube_rtt_scale) * u128::from(offs).pow(3)) >> (10 + 3 * BICTCP_HZ);
         let delta = u32::try_from(delta).unwrap_or(u32::MAX);
         let target = if t < self.k {
             self.origin_point.saturating_sub(delta) // concave region, §4.4
@@ -238,7 +253,11 @@ impl Cubic {
             self.origin_point.saturating_add(delta) // convex region, §4.5
         };
         // §4.4/§4.5: cwnd grows by (target − cwnd)/cwnd per acked segment.
-        self.cnt = if target > cwnd { cwnd / (target - cwnd) } else { 100 * cwnd };
+        self.cnt = if target > cwnd {
+            cwnd / (target - cwnd)
+        } else {
+            100 * cwnd
+        };
         // Linux: with no W_max yet (no loss so far), grow at least 5 % per RTT.
         if self.last_max_cwnd == 0 && self.cnt > 20 {
             self.cnt = 20;
@@ -278,7 +297,11 @@ impl Cubic {
             if srtt_us == 0 {
                 return 0; // Linux: no srtt yet, the rate is huge and the allowance ~0
             }
-            let ratio = if tcp.cwnd < tcp.ssthresh / 2 { 200 } else { 120 };
+            let ratio = if tcp.cwnd < tcp.ssthresh / 2 {
+                200
+            } else {
+                120
+            };
             let w = u64::from(tcp.cwnd.max(tcp.packets_in_flight));
             u64::from(tcp.mss) * ratio * w * 10_000 / srtt_us
         };
@@ -318,7 +341,8 @@ impl Cubic {
             if self.sample_cnt < HYSTART_MIN_SAMPLES {
                 self.sample_cnt += 1;
             } else {
-                let thresh = (self.delay_min >> 3).clamp(HYSTART_DELAY_MIN_US, HYSTART_DELAY_MAX_US);
+                let thresh =
+                    (self.delay_min >> 3).clamp(HYSTART_DELAY_MIN_US, HYSTART_DELAY_MAX_US);
                 if self.curr_rtt > self.delay_min + thresh {
                     self.found = true;
                     tcp.ssthresh = tcp.cwnd;
@@ -432,8 +456,8 @@ impl Cubic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::SimTime;
     use crate::cc::harness::{periodic_loss_average_window, TestSender};
+    use crate::units::SimTime;
 
     fn ms(v: u64) -> SimTime {
         SimTime::from_millis(v)
@@ -555,8 +579,16 @@ mod tests {
         s.lose();
         assert_eq!(s.cwnd(), 14);
         run_acks(&mut s, SimTime::from_secs(1));
-        assert!(s.cc.tcp_cwnd >= 64 && s.cc.tcp_cwnd <= 68, "W_est {}", s.cc.tcp_cwnd);
-        assert!(s.cwnd() + 1 >= s.cc.tcp_cwnd && s.cwnd() <= s.cc.tcp_cwnd, "cwnd {}", s.cwnd());
+        assert!(
+            s.cc.tcp_cwnd >= 64 && s.cc.tcp_cwnd <= 68,
+            "W_est {}",
+            s.cc.tcp_cwnd
+        );
+        assert!(
+            s.cwnd() + 1 >= s.cc.tcp_cwnd && s.cwnd() <= s.cc.tcp_cwnd,
+            "cwnd {}",
+            s.cwnd()
+        );
         // Without the Reno-friendly region the window is the cubic curve's.
         let mut p = std::collections::BTreeMap::new();
         p.insert("tcp_friendliness".to_string(), 0.0);
@@ -633,10 +665,10 @@ mod tests {
         s.tcp.cwnd = 30;
         s.ack_with_rtt(1, Some(ms(40))); // delay_min 40 ms; round starts now
         s.cc.end_seq = u64::MAX; // one long round
-        // ACKs every 1 ms (≤ hystart_ack_delta 2 ms) at the minimum RTT: the train is
-        // "long" once it spans more than (delay_min + allowance)/2 = (40 + 1)/2 = 20.5 ms
-        // (unpaced; the TSO/GRO allowance is 4·64 KB at 2·30·1448 B/40 ms = 2.2 MB/s, i.e.
-        // 0.12 s, capped at 1 ms).
+                                 // ACKs every 1 ms (≤ hystart_ack_delta 2 ms) at the minimum RTT: the train is
+                                 // "long" once it spans more than (delay_min + allowance)/2 = (40 + 1)/2 = 20.5 ms
+                                 // (unpaced; the TSO/GRO allowance is 4·64 KB at 2·30·1448 B/40 ms = 2.2 MB/s, i.e.
+                                 // 0.12 s, capped at 1 ms).
         for i in 1..=21 {
             s.advance(ms(1));
             s.ack_with_rtt(1, Some(ms(40)));
@@ -666,7 +698,10 @@ mod tests {
         s.ack(1);
         s.rto();
         assert_eq!((s.cwnd(), s.tcp.ssthresh), (1, 49)); // 70·717/1024 = 49.01
-        assert_eq!((s.cc.last_max_cwnd, s.cc.epoch_start, s.cc.delay_min), (0, None, 0));
+        assert_eq!(
+            (s.cc.last_max_cwnd, s.cc.epoch_start, s.cc.delay_min),
+            (0, None, 0)
+        );
     }
 
     #[test]
@@ -724,7 +759,10 @@ mod tests {
             let model = cubic_model(0.1, p);
             assert!((model / table - 1.0).abs() < 0.001);
             let w = avg_window(100, p);
-            assert!((w / model - 1.0).abs() < 0.04, "p {p}: {w:.1} vs model {model:.1}");
+            assert!(
+                (w / model - 1.0).abs() < 0.04,
+                "p {p}: {w:.1} vs model {model:.1}"
+            );
         }
     }
 
@@ -736,7 +774,10 @@ mod tests {
         for p in [1e-4, 1e-5, 1e-6] {
             let model = cubic_model(0.01, p).max(reno_friendly_model(p));
             let w = avg_window(10, p);
-            assert!((w / model - 1.0).abs() < 0.04, "p {p}: {w:.1} vs model {model:.1}");
+            assert!(
+                (w / model - 1.0).abs() < 0.04,
+                "p {p}: {w:.1} vs model {model:.1}"
+            );
         }
     }
 

@@ -27,7 +27,11 @@ pub struct TestSender<C: CongestionControl> {
 impl<C: CongestionControl> TestSender<C> {
     /// A fresh connection (IW 10, no cwnd clamp) after `init`, with 100 ms RTT samples.
     pub fn new(cc: C) -> Self {
-        let mut s = TestSender { tcp: TcpCc::new(MSS, u32::MAX), cc, rtt: SimTime::from_millis(100) };
+        let mut s = TestSender {
+            tcp: TcpCc::new(MSS, u32::MAX),
+            cc,
+            rtt: SimTime::from_millis(100),
+        };
         s.cc.init(&mut s.tcp);
         s.fill();
         s
@@ -75,7 +79,12 @@ impl<C: CongestionControl> TestSender<C> {
                 self.tcp.srtt = r;
             }
         }
-        let ev = AckEvent { acked: n, rtt, prior_in_flight, ack_seq: self.tcp.snd_una };
+        let ev = AckEvent {
+            acked: n,
+            rtt,
+            prior_in_flight,
+            ack_seq: self.tcp.snd_una,
+        };
         self.cc.pkts_acked(&mut self.tcp, &ev);
         if matches!(self.tcp.ca_state, CaState::Open | CaState::Disorder) {
             self.cc.cong_avoid(&mut self.tcp, &ev);
@@ -189,12 +198,15 @@ pub fn periodic_loss_average_window<C: CongestionControl>(
             let n = peaks.len();
             match start {
                 None => {
-                    let settled = n >= 5
-                        && (0..2).all(|i| peaks[n - 1 - i].abs_diff(peaks[n - 3 - i]) <= 1);
+                    let settled =
+                        n >= 5 && (0..2).all(|i| peaks[n - 1 - i].abs_diff(peaks[n - 3 - i]) <= 1);
                     if settled {
                         start = Some((s.now(), s.tcp.delivered, n));
                     } else {
-                        assert!(n < max_warmup as usize, "no steady state after {n} losses: {peaks:?}");
+                        assert!(
+                            n < max_warmup as usize,
+                            "no steady state after {n} losses: {peaks:?}"
+                        );
                     }
                 }
                 Some((t0, d0, n0)) if n - n0 == measured as usize => {
@@ -266,10 +278,18 @@ impl Path {
         }
         loop {
             let can_send = (self.inflight.len() as u32) < s.tcp.cwnd;
-            let send_at = if s.tcp.pacing { self.next_send.max(s.now()) } else { s.now() };
+            let send_at = if s.tcp.pacing {
+                self.next_send.max(s.now())
+            } else {
+                s.now()
+            };
             let ack_at = self.inflight.front().map(|p| p.ack_at);
             let next_is_send = can_send && !matches!(ack_at, Some(a) if a <= send_at);
-            let t = if next_is_send { send_at } else { ack_at.unwrap_or(SimTime::MAX) };
+            let t = if next_is_send {
+                send_at
+            } else {
+                ack_at.unwrap_or(SimTime::MAX)
+            };
             if t > until {
                 s.tcp.now = until;
                 return;
@@ -313,7 +333,10 @@ impl Path {
 
     fn ack<C: CongestionControl>(&mut self, s: &mut TestSender<C>) {
         let now = s.now();
-        let p = self.inflight.pop_front().expect("an ACK needs a packet in flight");
+        let p = self
+            .inflight
+            .pop_front()
+            .expect("an ACK needs a packet in flight");
         let prior_in_flight = self.inflight.len() as u32 + 1;
         let rtt = now - p.sent_at;
         if s.tcp.min_rtt == SimTime::ZERO || rtt < s.tcp.min_rtt {
@@ -348,7 +371,12 @@ impl Path {
             is_retrans: false,
             is_ack_delayed: false,
         };
-        let ev = AckEvent { acked: 1, rtt: Some(rtt), prior_in_flight, ack_seq: s.tcp.snd_una };
+        let ev = AckEvent {
+            acked: 1,
+            rtt: Some(rtt),
+            prior_in_flight,
+            ack_seq: s.tcp.snd_una,
+        };
         s.cc.pkts_acked(&mut s.tcp, &ev);
         if s.cc.has_cong_control() {
             s.cc.cong_control(&mut s.tcp, &rs);

@@ -24,7 +24,9 @@ fn table() -> &'static [(u32, u32); ROWS] {
     static TABLE: OnceLock<[(u32, u32); ROWS]> = OnceLock::new();
     TABLE.get_or_init(|| {
         let b = |w: f64| {
-            (HIGH_DECREASE - 0.5) * (w.ln() - LOW_WINDOW.ln()) / (HIGH_WINDOW.ln() - LOW_WINDOW.ln()) + 0.5
+            (HIGH_DECREASE - 0.5) * (w.ln() - LOW_WINDOW.ln())
+                / (HIGH_WINDOW.ln() - LOW_WINDOW.ln())
+                + 0.5
         };
         let a = |w: f64| w * w * (0.078 / w.powf(1.2)) * 2.0 * b(w) / (2.0 - b(w));
         let mut t = [(0u32, 0u32); ROWS];
@@ -102,8 +104,17 @@ mod tests {
         assert_eq!(t[3], (347, 98));
         // Further rows within 0.3 % of the kernel's table (1793, 5497, 19965, 89053),
         // decrease factors equal (76, 61, 44, 24).
-        for (i, w, md) in [(10, 1793.0, 76), (20, 5497.0, 61), (40, 19965.0, 44), (71, 89053.0, 24)] {
-            assert!((f64::from(t[i].0) / w - 1.0).abs() < 0.003, "row {i}: {:?}", t[i]);
+        for (i, w, md) in [
+            (10, 1793.0, 76),
+            (20, 5497.0, 61),
+            (40, 19965.0, 44),
+            (71, 89053.0, 24),
+        ] {
+            assert!(
+                (f64::from(t[i].0) / w - 1.0).abs() < 0.003,
+                "row {i}: {:?}",
+                t[i]
+            );
             assert_eq!(t[i].1, md, "row {i}");
         }
     }

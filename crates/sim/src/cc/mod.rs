@@ -175,7 +175,9 @@ impl RateSample {
         if self.delivered <= 0 || self.interval.0 == 0 {
             return None;
         }
-        Some((self.delivered as u128 * mss as u128 * 1_000_000_000 / self.interval.0 as u128) as u64)
+        Some(
+            (self.delivered as u128 * mss as u128 * 1_000_000_000 / self.interval.0 as u128) as u64,
+        )
     }
 }
 
@@ -272,7 +274,16 @@ pub enum AnyCc {
 }
 
 /// Names accepted by `AnyCc::from_name`, for error messages.
-pub const CC_NAMES: &[&str] = &["reno", "newreno", "cubic", "bbr", "vegas", "bic", "highspeed", "compound"];
+pub const CC_NAMES: &[&str] = &[
+    "reno",
+    "newreno",
+    "cubic",
+    "bbr",
+    "vegas",
+    "bic",
+    "highspeed",
+    "compound",
+];
 
 impl AnyCc {
     /// Build an algorithm from its scenario name and parameters (`cca_params`).

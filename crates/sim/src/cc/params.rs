@@ -14,11 +14,21 @@ pub struct Params<'a> {
 
 impl<'a> Params<'a> {
     pub fn new(cca: &'a str, given: &'a BTreeMap<String, f64>) -> Self {
-        Params { cca, given, known: BTreeSet::new() }
+        Params {
+            cca,
+            given,
+            known: BTreeSet::new(),
+        }
     }
 
     /// A real-valued parameter in `[min, max]`, or `default` when absent.
-    pub fn real(&mut self, key: &'static str, default: f64, min: f64, max: f64) -> Result<f64, String> {
+    pub fn real(
+        &mut self,
+        key: &'static str,
+        default: f64,
+        min: f64,
+        max: f64,
+    ) -> Result<f64, String> {
         self.known.insert(key);
         match self.given.get(key) {
             None => Ok(default),
@@ -31,11 +41,19 @@ impl<'a> Params<'a> {
     }
 
     /// An integer parameter in `[min, max]`, or `default` when absent.
-    pub fn int(&mut self, key: &'static str, default: u32, min: u32, max: u32) -> Result<u32, String> {
+    pub fn int(
+        &mut self,
+        key: &'static str,
+        default: u32,
+        min: u32,
+        max: u32,
+    ) -> Result<u32, String> {
         self.known.insert(key);
         match self.given.get(key) {
             None => Ok(default),
-            Some(&v) if v.fract() == 0.0 && v >= f64::from(min) && v <= f64::from(max) => Ok(v as u32),
+            Some(&v) if v.fract() == 0.0 && v >= f64::from(min) && v <= f64::from(max) => {
+                Ok(v as u32)
+            }
             Some(&v) => Err(format!(
                 "{} parameter {key} = {v} is not allowed; allowed: an integer from {min} to {max}",
                 self.cca
@@ -50,8 +68,12 @@ impl<'a> Params<'a> {
 
     /// Reject parameters the algorithm did not ask for.
     pub fn finish(self) -> Result<(), String> {
-        let unknown: Vec<&str> =
-            self.given.keys().map(String::as_str).filter(|k| !self.known.contains(k)).collect();
+        let unknown: Vec<&str> = self
+            .given
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !self.known.contains(k))
+            .collect();
         if unknown.is_empty() {
             return Ok(());
         }
@@ -100,13 +122,19 @@ mod tests {
         );
         let given = map(&[("hystart", 0.5)]);
         let mut p = Params::new("cubic", &given);
-        assert!(p.flag("hystart", true).unwrap_err().contains("an integer from 0 to 1"));
+        assert!(p
+            .flag("hystart", true)
+            .unwrap_err()
+            .contains("an integer from 0 to 1"));
     }
 
     #[test]
     fn algorithm_without_parameters_rejects_any() {
         let given = map(&[("x", 1.0)]);
         let p = Params::new("reno", &given);
-        assert_eq!(p.finish().unwrap_err(), "unknown reno parameter x; reno accepts: none");
+        assert_eq!(
+            p.finish().unwrap_err(),
+            "unknown reno parameter x; reno accepts: none"
+        );
     }
 }

@@ -35,7 +35,10 @@ mod tests {
     use super::*;
 
     fn ack(acked: u32) -> AckEvent {
-        AckEvent { acked, ..AckEvent::default() }
+        AckEvent {
+            acked,
+            ..AckEvent::default()
+        }
     }
 
     #[test]
@@ -101,7 +104,10 @@ mod tests {
                 10,
             );
             let model = (1.5f64 / p).sqrt();
-            assert!((w / model - 1.0).abs() < 0.01, "p {p}: {w:.2} vs {model:.2}");
+            assert!(
+                (w / model - 1.0).abs() < 0.01,
+                "p {p}: {w:.2} vs {model:.2}"
+            );
         }
     }
 }

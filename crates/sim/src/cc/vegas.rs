@@ -33,7 +33,16 @@ const NONE: u32 = 0x7fff_ffff;
 impl Vegas {
     /// α, β, γ in packets (Linux module parameters; defaults 2, 4, 1).
     pub fn new(alpha: u32, beta: u32, gamma: u32) -> Self {
-        Vegas { alpha, beta, gamma, base_rtt: NONE, min_rtt: NONE, cnt_rtt: 0, doing_vegas_now: false, beg_snd_nxt: 0 }
+        Vegas {
+            alpha,
+            beta,
+            gamma,
+            base_rtt: NONE,
+            min_rtt: NONE,
+            cnt_rtt: 0,
+            doing_vegas_now: false,
+            beg_snd_nxt: 0,
+        }
     }
 
     /// Parameters `alpha`, `beta` (α ≤ β) and `gamma`, integers in packets.
@@ -263,7 +272,11 @@ mod tests {
         p.run_until(&mut s, SimTime::from_secs(20), |s| ws.push(s.tcp.cwnd));
         assert!(ws.iter().any(|&w| w > 100));
         let tail = &ws[ws.len() - 3000..];
-        assert!(tail.iter().all(|w| (42..=44).contains(w)), "{:?}", &tail[..20]);
+        assert!(
+            tail.iter().all(|w| (42..=44).contains(w)),
+            "{:?}",
+            &tail[..20]
+        );
         assert_eq!(s.cc.base_rtt, 40_001);
     }
 

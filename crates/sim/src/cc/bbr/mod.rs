@@ -29,7 +29,9 @@ mod startup;
 #[cfg(test)]
 mod tests;
 
-use super::{AckEvent, CaState, CongestionControl, CwndEvent, Params, RateSample, TcpCc, INFINITE_SSTHRESH};
+use super::{
+    AckEvent, CaState, CongestionControl, CwndEvent, Params, RateSample, TcpCc, INFINITE_SSTHRESH,
+};
 use crate::units::SimTime;
 use minmax::WindowedMax;
 use probe_bw::Rng;
@@ -231,7 +233,11 @@ impl Bbr {
     /// Segments per send quantum (`bbr_tso_segs_goal`): ~1 ms of data at the pacing rate.
     pub(crate) fn tso_segs_goal(tcp: &TcpCc) -> u32 {
         let bytes = (tcp.pacing_rate >> PACING_SHIFT).min(MAX_TSO_BYTES);
-        let min_segs = if tcp.pacing_rate < MIN_TSO_RATE_BPS / 8 { 1 } else { 2 };
+        let min_segs = if tcp.pacing_rate < MIN_TSO_RATE_BPS / 8 {
+            1
+        } else {
+            2
+        };
         let segs = (bytes / u64::from(tcp.mss.max(1))).max(min_segs);
         segs.min(0x7f) as u32
     }
@@ -270,7 +276,8 @@ impl Bbr {
     pub(crate) fn packets_in_net_at_edt(&self, tcp: &TcpCc, inflight_now: u32) -> u32 {
         let edt = tcp.wstamp.max(tcp.now);
         let interval_us = (edt - tcp.now).as_micros();
-        let interval_delivered = ((u128::from(self.bw()) * u128::from(interval_us)) >> BW_SCALE) as u64;
+        let interval_delivered =
+            ((u128::from(self.bw()) * u128::from(interval_us)) >> BW_SCALE) as u64;
         let mut inflight_at_edt = inflight_now;
         if self.pacing_gain > BBR_UNIT {
             inflight_at_edt += Self::tso_segs_goal(tcp);
@@ -304,7 +311,12 @@ impl Bbr {
     /// Loss recovery (draft §4.2.3.4): deduct lost packets; in the first round of
     /// Recovery send one packet per packet delivered (packet conservation); on leaving
     /// recovery restore the cwnd saved when it began. Returns (conserving, cwnd).
-    fn set_cwnd_to_recover_or_restore(&mut self, tcp: &TcpCc, rs: &RateSample, acked: u32) -> (bool, u32) {
+    fn set_cwnd_to_recover_or_restore(
+        &mut self,
+        tcp: &TcpCc,
+        rs: &RateSample,
+        acked: u32,
+    ) -> (bool, u32) {
         let prev = self.prev_ca_state;
         let state = tcp.ca_state;
         let mut cwnd = tcp.cwnd;
@@ -364,7 +376,8 @@ impl Bbr {
             self.packet_conservation = false;
         }
         self.lt_bw_sampling(tcp, rs);
-        let bw = (rs.delivered as u128 * u128::from(BW_UNIT) * 1_000 / u128::from(rs.interval.as_nanos())) as u64;
+        let bw = (rs.delivered as u128 * u128::from(BW_UNIT) * 1_000
+            / u128::from(rs.interval.as_nanos())) as u64;
         // App-limited samples underestimate the path; use them only if they raise the max.
         if !rs.is_app_limited || bw >= self.max_bw() {
             self.bw.update(10, self.rtt_cnt, bw);
@@ -373,7 +386,11 @@ impl Bbr {
 
     /// Track how much more was ACKed in an epoch than bw × its length (ACK aggregation).
     fn update_ack_aggregation(&mut self, tcp: &TcpCc, rs: &RateSample) {
-        if EXTRA_ACKED_GAIN == 0 || rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval == SimTime::ZERO {
+        if EXTRA_ACKED_GAIN == 0
+            || rs.acked_sacked == 0
+            || rs.delivered < 0
+            || rs.interval == SimTime::ZERO
+        {
             return;
         }
         if self.round_start {
@@ -384,8 +401,12 @@ impl Bbr {
                 self.extra_acked[self.extra_acked_win_idx] = 0;
             }
         }
-        let epoch_us = tcp.delivered_time.saturating_sub(self.ack_epoch_mstamp).as_micros();
-        let mut expected = (u128::from(self.bw()) * u128::from(epoch_us) / u128::from(BW_UNIT)) as u64;
+        let epoch_us = tcp
+            .delivered_time
+            .saturating_sub(self.ack_epoch_mstamp)
+            .as_micros();
+        let mut expected =
+            (u128::from(self.bw()) * u128::from(epoch_us) / u128::from(BW_UNIT)) as u64;
         if u64::from(self.ack_epoch_acked) <= expected
             || self.ack_epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH
         {
@@ -405,7 +426,11 @@ impl Bbr {
             Mode::Startup => (HIGH_GAIN, HIGH_GAIN),
             Mode::Drain => (DRAIN_GAIN, HIGH_GAIN),
             Mode::ProbeBw => {
-                let g = if self.lt_use_bw { BBR_UNIT } else { probe_bw::PACING_GAIN[self.cycle_idx] };
+                let g = if self.lt_use_bw {
+                    BBR_UNIT
+                } else {
+                    probe_bw::PACING_GAIN[self.cycle_idx]
+                };
                 (g, CWND_GAIN)
             }
             Mode::ProbeRtt => (BBR_UNIT, BBR_UNIT),
@@ -466,7 +491,10 @@ impl CongestionControl for Bbr {
             self.prev_ca_state = CaState::Loss;
             self.full_bw = 0;
             self.round_start = true;
-            let rs = RateSample { losses: 1, ..RateSample::default() };
+            let rs = RateSample {
+                losses: 1,
+                ..RateSample::default()
+            };
             self.lt_bw_sampling(tcp, &rs);
         }
     }

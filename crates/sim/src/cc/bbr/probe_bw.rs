@@ -66,7 +66,10 @@ impl Bbr {
     /// 5/4·BDP (or a loss shows it will not fit); the draining phase ends early once
     /// inflight is down to 1·BDP.
     fn is_next_cycle_phase(&self, tcp: &TcpCc, rs: &RateSample) -> bool {
-        let elapsed_us = tcp.delivered_time.saturating_sub(self.cycle_mstamp).as_micros();
+        let elapsed_us = tcp
+            .delivered_time
+            .saturating_sub(self.cycle_mstamp)
+            .as_micros();
         let is_full_length = elapsed_us > u64::from(self.min_rtt_us);
         if self.pacing_gain == BBR_UNIT {
             return is_full_length;
@@ -74,7 +77,8 @@ impl Bbr {
         let inflight = self.packets_in_net_at_edt(tcp, rs.prior_in_flight);
         let bw = self.max_bw();
         if self.pacing_gain > BBR_UNIT {
-            return is_full_length && (rs.losses > 0 || inflight >= self.inflight(tcp, bw, self.pacing_gain));
+            return is_full_length
+                && (rs.losses > 0 || inflight >= self.inflight(tcp, bw, self.pacing_gain));
         }
         is_full_length || inflight <= self.inflight(tcp, bw, BBR_UNIT)
     }

@@ -103,7 +103,11 @@ fn drain_sets_ssthresh_to_bdp_and_exits_when_inflight_is_down_to_it() {
     assert!(log[d0..d1].iter().all(|x| x.pacing_gain == 88));
     // It lasts while what is in the network at the next departure time (in flight,
     // less ⌊bw · (departure − now)⌋) exceeds 46, and ends at the first ACK where not.
-    assert!(log[d0..d1].iter().all(|x| x.in_net > 46), "{:?}", &log[d0..d1]);
+    assert!(
+        log[d0..d1].iter().all(|x| x.in_net > 46),
+        "{:?}",
+        &log[d0..d1]
+    );
     assert!(log[d1].in_net <= 46);
 }
 
@@ -163,8 +167,16 @@ fn cwnd_is_two_bdp_plus_allowances_in_probe_bw() {
     // Never above the cap once the startup's ACK-aggregation samples (larger: bursts)
     // have left their 5–10 round window.
     let start = log.iter().position(|x| x.mode == Mode::ProbeBw).unwrap();
-    let settled = start + log[start..].iter().position(|x| x.rtt_cnt >= log[start].rtt_cnt + 10).unwrap();
-    assert!(log[settled..].iter().all(|x| x.cwnd <= 90), "{:?}", log[settled..].iter().max_by_key(|x| x.cwnd));
+    let settled = start
+        + log[start..]
+            .iter()
+            .position(|x| x.rtt_cnt >= log[start].rtt_cnt + 10)
+            .unwrap();
+    assert!(
+        log[settled..].iter().all(|x| x.cwnd <= 90),
+        "{:?}",
+        log[settled..].iter().max_by_key(|x| x.cwnd)
+    );
 }
 
 #[test]
@@ -175,7 +187,10 @@ fn pacing_rate_is_gain_times_bw_less_one_percent() {
         assert_eq!(Bbr::rate_bytes_per_sec(&s.tcp, s.cc.bw(), gain), expected);
     }
     let g = s.cc.pacing_gain;
-    assert_eq!(s.tcp.pacing_rate, Bbr::rate_bytes_per_sec(&s.tcp, 16_777, g));
+    assert_eq!(
+        s.tcp.pacing_rate,
+        Bbr::rate_bytes_per_sec(&s.tcp, 16_777, g)
+    );
     // In steady state the flow gets the bottleneck: ~1000 packets/s.
     let mut p = path();
     let sent0 = s.tcp.delivered;
@@ -191,9 +206,17 @@ fn probe_rtt_after_ten_seconds_without_a_lower_rtt() {
     // The min RTT (40 ms, exactly, from the first packet) is never beaten, only
     // matched; it was stamped at jiffy 40 and expires after jiffy 40 + 10 000.
     let enter = log.iter().position(|x| x.mode == Mode::ProbeRtt).unwrap();
-    assert!(log[enter - 1].t <= ms(10_041) && log[enter].t > ms(10_040), "{:?}", log[enter]);
+    assert!(
+        log[enter - 1].t <= ms(10_041) && log[enter].t > ms(10_040),
+        "{:?}",
+        log[enter]
+    );
     assert_eq!(log[enter].cwnd, 4);
-    let exit = enter + log[enter..].iter().position(|x| x.mode != Mode::ProbeRtt).unwrap();
+    let exit = enter
+        + log[enter..]
+            .iter()
+            .position(|x| x.mode != Mode::ProbeRtt)
+            .unwrap();
     // cwnd 4 throughout, for at least 200 ms once inflight reached 4, plus a round trip.
     assert!(log[enter..exit].iter().all(|x| x.cwnd <= 4));
     let low = enter + log[enter..].iter().position(|x| x.in_flight <= 4).unwrap();
@@ -223,7 +246,12 @@ fn probe_bw_start_phase_is_random_but_never_the_draining_one() {
     // Deterministic per seed.
     let draw = |seed| {
         let mut b = Bbr::new(seed);
-        (0..5).map(|_| { b.reset_probe_bw_mode(&tcp); b.cycle_idx }).collect::<Vec<_>>()
+        (0..5)
+            .map(|_| {
+                b.reset_probe_bw_mode(&tcp);
+                b.cycle_idx
+            })
+            .collect::<Vec<_>>()
     };
     assert_eq!(draw(42), draw(42));
 }
@@ -266,8 +294,8 @@ fn packet_conservation_in_the_first_round_of_recovery_then_restore() {
     s.tcp.packets_in_flight = 58;
     s.rate_sample(rs(2, 0, d - 30, 60));
     assert_eq!(s.tcp.cwnd, 61); // max(61, 58 + 2)
-    // A packet sent after recovery began is acked: the round ends, conservation too;
-    // cwnd then grows by the packets acked (toward the 2·BDP target).
+                                // A packet sent after recovery began is acked: the round ends, conservation too;
+                                // cwnd then grows by the packets acked (toward the 2·BDP target).
     let d = s.tcp.delivered;
     s.tcp.packets_in_flight = 50;
     s.rate_sample(rs(3, 0, d, 53));
