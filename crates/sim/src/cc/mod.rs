@@ -362,3 +362,40 @@ impl CongestionControl for AnyCc {
         dispatch!(self, c => c.cong_control(tcp, rs))
     }
 }
+
+#[cfg(test)]
+mod registry_tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn every_listed_name_builds_with_defaults_and_only_bbr_is_rate_based() {
+        for name in CC_NAMES {
+            let cc = AnyCc::from_name(name, &BTreeMap::new(), 1).unwrap();
+            assert_eq!(cc.has_cong_control(), *name == "bbr", "{name}");
+        }
+    }
+
+    #[test]
+    fn unknown_name_lists_the_known_ones() {
+        let err = AnyCc::from_name("westwood", &BTreeMap::new(), 1).unwrap_err();
+        assert_eq!(
+            err,
+            "unknown congestion control \"westwood\"; the simulator has: reno, newreno, \
+             cubic, bbr, vegas, bic, highspeed, compound"
+        );
+    }
+
+    #[test]
+    fn parameters_of_one_algorithm_are_refused_by_another() {
+        let mut p = BTreeMap::new();
+        p.insert("alpha".to_string(), 1.0);
+        assert_eq!(
+            AnyCc::from_name("cubic", &p, 1).unwrap_err(),
+            "unknown cubic parameter alpha; cubic accepts: beta, c, fast_convergence, \
+             gso_max_size, hystart, hystart_ack_delta_us, hystart_detect, hystart_low_window, \
+             initial_ssthresh, tcp_friendliness"
+        );
+        assert!(AnyCc::from_name("vegas", &p, 1).is_ok());
+    }
+}

@@ -12,24 +12,18 @@
 //! α = 3(1−β)/(1+β) even above W_max (§4.3 switches to α = 1 there); no HyStart++
 //! (RFC 9406) but the original HyStart (Ha & Rhee 2008) with ACK-train and delay detection.
 
+mod hystart;
+
 use super::{
     cong_avoid_ai, jiffies, slow_start, AckEvent, CaState, CongestionControl, CwndEvent, Params,
     TcpCc, HZ,
 };
+use hystart::{HYSTART_ACK_TRAIN, HYSTART_DELAY};
 
 /// Fixed-point scale of β (`BICTCP_BETA_SCALE`).
 const BETA_SCALE: u32 = 1024;
 /// Time unit of the cubic function: 2^-10 s (`BICTCP_HZ`).
 const BICTCP_HZ: u32 = 10;
-
-/// HyStart detection methods (`hystart_detect` bits).
-const HYSTART_ACK_TRAIN: u32 = 0x1;
-const HYSTART_DELAY: u32 = 0x2;
-/// RTT samples per round before the delay-increase test (`HYSTART_MIN_SAMPLES`).
-const HYSTART_MIN_SAMPLES: u8 = 8;
-/// Bounds of the delay-increase threshold, in µs (`HYSTART_DELAY_MIN/MAX`).
-const HYSTART_DELAY_MIN_US: u32 = 4_000;
-const HYSTART_DELAY_MAX_US: u32 = 16_000;
 
 #[derive(Clone, Debug)]
 pub struct Cubic {
@@ -189,16 +183,6 @@ impl Cubic {
         *self = fresh;
     }
 
-    /// `bictcp_hystart_reset`: start a new HyStart round at the next window's end.
-    fn hystart_reset(&mut self, tcp: &TcpCc) {
-        let now = tcp.now.as_micros();
-        self.round_start_us = now;
-        self.last_ack_us = now;
-        self.end_seq = tcp.snd_nxt;
-        self.curr_rtt = u32::MAX;
-        self.sample_cnt = 0;
-    }
-
     /// `bictcp_update`: recompute `cnt` (segments acked per +1 segment).
     fn update(&mut self, tcp: &TcpCc, cwnd: u32, acked: u32) {
         let now = jiffies(tcp.now);
@@ -278,76 +262,6 @@ impl Cubic {
         if self.tcp_cwnd > cwnd {
             let max_cnt = cwnd / (self.tcp_cwnd - cwnd);
             self.cnt = self.cnt.min(max_cnt);
-        }
-    }
-
-    /// TSO/GRO allowance of the ACK-train test (`hystart_ack_delay`), in µs: four GSO
-    /// packets at the socket's pacing rate, at most 1 ms. Linux computes `sk_pacing_rate`
-    /// for every flow, paced or not (`tcp_update_pacing_rate`): mss·cwnd/srtt × 200 % in
-    /// slow start (below ssthresh/2), × 120 % otherwise; we do the same when the sender
-    /// reports no rate. In practice the allowance is 1 ms below ~2 Gbit/s.
-    fn hystart_ack_delay_us(&self, tcp: &TcpCc) -> u64 {
-        if self.gso_max_size == 0 {
-            return 0;
-        }
-        let rate = if tcp.pacing_rate > 0 {
-            tcp.pacing_rate
-        } else {
-            let srtt_us = tcp.srtt.as_micros();
-            if srtt_us == 0 {
-                return 0; // Linux: no srtt yet, the rate is huge and the allowance ~0
-            }
-            let ratio = if tcp.cwnd < tcp.ssthresh / 2 {
-                200
-            } else {
-                120
-            };
-            let w = u64::from(tcp.cwnd.max(tcp.packets_in_flight));
-            u64::from(tcp.mss) * ratio * w * 10_000 / srtt_us
-        };
-        if rate == 0 {
-            return 0;
-        }
-        (u64::from(self.gso_max_size) * 4 * 1_000_000 / rate).min(1_000)
-    }
-
-    /// HyStart (Ha & Rhee 2008): leave slow start (ssthresh = cwnd) when the ACKs of a
-    /// round keep arriving closely spaced for longer than half the minimum RTT (the pipe
-    /// is full), or when the round's minimum RTT grew by delay_min/8 (clamped to 4–16 ms).
-    fn hystart_update(&mut self, tcp: &mut TcpCc, delay: u32) {
-        if tcp.snd_una > self.end_seq {
-            self.hystart_reset(tcp);
-        }
-        if tcp.cwnd < self.hystart_low_window {
-            return;
-        }
-        if self.hystart_detect & HYSTART_ACK_TRAIN != 0 {
-            let now = tcp.now.as_micros();
-            if now.saturating_sub(self.last_ack_us) <= u64::from(self.hystart_ack_delta_us) {
-                self.last_ack_us = now;
-                let mut threshold = u64::from(self.delay_min) + self.hystart_ack_delay_us(tcp);
-                // Unpaced: the train reaches delay_min/2 (pacing may spread it over RTT/2).
-                if !tcp.pacing {
-                    threshold >>= 1;
-                }
-                if now.saturating_sub(self.round_start_us) > threshold {
-                    self.found = true;
-                    tcp.ssthresh = tcp.cwnd;
-                }
-            }
-        }
-        if self.hystart_detect & HYSTART_DELAY != 0 {
-            self.curr_rtt = self.curr_rtt.min(delay);
-            if self.sample_cnt < HYSTART_MIN_SAMPLES {
-                self.sample_cnt += 1;
-            } else {
-                let thresh =
-                    (self.delay_min >> 3).clamp(HYSTART_DELAY_MIN_US, HYSTART_DELAY_MAX_US);
-                if self.curr_rtt > self.delay_min + thresh {
-                    self.found = true;
-                    tcp.ssthresh = tcp.cwnd;
-                }
-            }
         }
     }
 }
