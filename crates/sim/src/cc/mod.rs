@@ -81,7 +81,8 @@ pub struct TcpCc {
     pub lost: u64,
     /// Non-zero while the sender is application-limited (`tp->app_limited`).
     pub app_limited: u64,
-    /// Pacing rate in bytes per second, used only when `pacing` is true.
+    /// Pacing rate in bytes per second, used only when `pacing` is true. CUBIC's HyStart
+    /// reads it when non-zero (else it computes Linux's default `sk_pacing_rate`).
     pub pacing_rate: u64,
     /// Set by algorithms that need pacing (Linux `sk_pacing_status`); BBR sets it in `init`.
     pub pacing: bool,
