@@ -39,18 +39,35 @@ TCPFAIR = Path(sys.executable).with_name("tcpfair")
 
 
 def _our_processes() -> set[tuple[int, str]]:
-    """(pid, exe) of every iperf3 and tcpfair-linkem process on the machine."""
+    """(pid, exe) of iperf3 and tcpfair-linkem processes that are not children of another
+    live tcpfair (another user's run on this machine is not ours to judge)."""
     out = set()
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
             continue
         try:
             exe = os.readlink(d / "exe")
-        except OSError:
+            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
             continue
         if exe.endswith("/iperf3") or exe.endswith("/tcpfair-linkem"):
-            out.add((int(d.name), exe))
+            if ppid in (1, os.getpid()) or not Path(f"/proc/{ppid}").exists():
+                out.add((int(d.name), exe))
     return out
+
+
+def _foreign(run_id: str) -> bool:
+    """A run of another live process (e.g. a concurrent sweep), not one of this test's."""
+    f = STATE_DIR / f"{run_id}.json"
+    try:
+        owner = int(json.loads(f.read_text())["owner_pid"])
+    except (OSError, ValueError, KeyError):
+        return False
+    return owner != os.getpid() and Path(f"/proc/{owner}").exists()
+
+
+def _ours(names: set[str]) -> list[str]:
+    return sorted(n for n in names if n.startswith(PREFIX) and not _foreign(n.split("-")[1]))
 
 
 def _iptables() -> str:
@@ -72,8 +89,9 @@ def nothing_left_behind() -> Iterator[None]:
     deadline = time.monotonic() + 5  # PDEATHSIG'd children may need a moment to exit
     while time.monotonic() < deadline and _our_processes() - pr0:
         time.sleep(0.1)
-    assert [n for n in set(list_namespaces()) - ns0 if n.startswith(PREFIX)] == []
-    assert (set(STATE_DIR.glob("*.json")) if STATE_DIR.is_dir() else set()) - st0 == set()
+    assert _ours(set(list_namespaces()) - ns0) == []
+    states = (set(STATE_DIR.glob("*.json")) if STATE_DIR.is_dir() else set()) - st0
+    assert [f for f in states if not _foreign(f.stem)] == []
     assert _our_processes() - pr0 == set()
     assert _strip_comments(_iptables()) == _strip_comments(ipt0)
 
@@ -241,9 +259,12 @@ def _start_cli(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
     while time.monotonic() < deadline:
         for f in (set(STATE_DIR.glob("*.json")) if STATE_DIR.is_dir() else set()) - before:
             try:
-                procs = json.loads(f.read_text())["procs"]
+                rec = json.loads(f.read_text())
+                procs = rec["procs"]
             except (OSError, ValueError, KeyError):
                 continue
+            if rec.get("owner_pid") != p.pid:
+                continue  # someone else's run
             if sum(p["name"].startswith("client") for p in procs) == 2:
                 time.sleep(1.0)  # traffic is flowing
                 return p, f
@@ -254,12 +275,17 @@ def _start_cli(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
     )
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_interrupted_run_leaves_nothing(tmp_path: Path, sig: int) -> None:
+@pytest.mark.parametrize(
+    ("sig", "times"), [(signal.SIGINT, 1), (signal.SIGTERM, 1), (signal.SIGINT, 3)]
+)
+def test_interrupted_run_leaves_nothing(tmp_path: Path, sig: int, times: int) -> None:
+    # times > 1: impatient Ctrl-C presses land during the tear-down itself
     p, state = _start_cli(tmp_path)
     rid = json.loads(state.read_text())["run_id"]
     assert any(n.startswith(f"{PREFIX}{rid}-") for n in list_namespaces())
-    p.send_signal(sig)
+    for _ in range(times):
+        p.send_signal(sig)
+        time.sleep(0.3)
     _, err = p.communicate(timeout=30)
     assert p.returncode == 130, err.decode()
     assert "interrupted" in err.decode()

@@ -112,6 +112,29 @@ def linkem_is_bottleneck(sc: Scenario, opts: KernelOptions) -> bool:
     return isinstance(sc.bottleneck.aqm, Red) or opts.bottleneck == "linkem"
 
 
+@contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM/SIGHUP during tear-down (a second Ctrl-C must not leave half a
+    topology behind); a signal that arrived is re-delivered as KeyboardInterrupt after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list[int] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        got.append(signum)
+
+    sigs = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    old = {s: signal.signal(s, handler) for s in sigs}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    if got:
+        raise KeyboardInterrupt(f"signal {got[0]} during tear-down")
+
+
 def user_queue(sc: Scenario, opts: KernelOptions | None = None) -> dict[str, Any] | None:
     """linkem's bottleneck queue (rate, buffer, RED), or None when tbf is the bottleneck."""
     b = sc.bottleneck
@@ -276,7 +299,8 @@ def execute(sc: Scenario, caps: Capabilities, opts: KernelOptions, progress: boo
         with _signals_as_interrupt():
             _execute(sc, topo, opts, linkem, pg, workdir, raw, progress)
     finally:
-        problems = teardown(state, pg)
+        with _signals_deferred():
+            problems = teardown(state, pg)
         if opts.keep_workdir:
             raw.workdir = str(workdir)
         else:
