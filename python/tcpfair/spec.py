@@ -154,9 +154,9 @@ class Flow(_Strict):
     wmem: Size = LINUX_WMEM
     cwnd_clamp: int | None = Field(None, ge=2)
     label: str | None = None
-    alpha: float | None = Field(None, ge=0)
-    beta: float | None = Field(None, ge=0)
-    gamma: float | None = Field(None, ge=0)
+    alpha: int | None = Field(None, ge=0)
+    beta: int | None = Field(None, ge=0)
+    gamma: int | None = Field(None, ge=0)
 
     @field_validator("cca")
     @classmethod
