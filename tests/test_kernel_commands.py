@@ -4,6 +4,7 @@ and the conversion of a captured iperf3 report. Nothing here touches the system.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -511,3 +512,22 @@ def test_user_space_drop_tail_when_asked() -> None:
     assert not [
         c for c in setup_commands(topo, sc, KernelOptions(bottleneck="linkem")) if c[0] == "tc"
     ]
+
+
+def test_one_kernel_run_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    import sys
+
+    from tcpfair.kernel import procs
+
+    monkeypatch.setattr(procs, "STATE_DIR", tmp_path)
+    probe = (
+        "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR)\n"
+        "try:\n fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+        "except BlockingIOError:\n sys.exit(3)"
+    )
+    with procs.machine_lock():
+        lock = tmp_path / "kernel.lock"
+        assert lock.read_text() == str(os.getpid())
+        assert subprocess.run([sys.executable, "-c", probe, str(lock)]).returncode == 3
+    assert subprocess.run([sys.executable, "-c", probe, str(lock)]).returncode == 0

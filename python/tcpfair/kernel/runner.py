@@ -26,7 +26,15 @@ from typing import Any
 from ..spec import Red, Scenario
 from . import commands as C
 from .capabilities import KERNEL_CCA, Capabilities
-from .procs import ProcessGroup, RunState, Spawned, proc_cpu_ticks, run_cmd, teardown
+from .procs import (
+    ProcessGroup,
+    RunState,
+    Spawned,
+    machine_lock,
+    proc_cpu_ticks,
+    run_cmd,
+    teardown,
+)
 from .topology import Topology, build, new_run_id
 
 
@@ -282,7 +290,15 @@ class _Sampler(threading.Thread):
 
 
 def execute(sc: Scenario, caps: Capabilities, opts: KernelOptions, progress: bool) -> RawRun:
-    """Run the scenario; always tears everything down before returning or raising."""
+    """Run the scenario (one run at a time per machine); always tears everything down
+    before returning or raising."""
+    with machine_lock():
+        return _execute_locked(sc, caps, opts, progress)
+
+
+def _execute_locked(
+    sc: Scenario, caps: Capabilities, opts: KernelOptions, progress: bool
+) -> RawRun:
     assert caps.linkem is not None
     linkem = caps.linkem
     rid = new_run_id()
