@@ -43,6 +43,8 @@ pub enum TimerKind {
     Reo,
     /// Tail loss probe timeout (RFC 8985 §7).
     Tlp,
+    /// The receiver's SACK-compression timer.
+    CompAck,
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -32,6 +32,7 @@ pub struct Flow {
     fwd: DelayLine<Packet>,
     rev: DelayLine<Ack>,
     delack: Timer,
+    comp_ack: Timer,
     start_timer: Timer,
     stop_timer: Timer,
     fwd_delay: SimTime,
@@ -88,10 +89,11 @@ impl Sim {
             };
             let mut fl = Flow {
                 sender: Sender::new(params, cc),
-                rx: Receiver::new(mss),
+                rx: Receiver::with_rtt(mss, SimTime(f.rtt_ns), f.sack),
                 fwd: DelayLine::new(),
                 rev: DelayLine::new(),
                 delack: Timer::default(),
+                comp_ack: Timer::default(),
                 start_timer: Timer::default(),
                 stop_timer: Timer::default(),
                 fwd_delay: SimTime(f.rtt_ns / 2),
@@ -200,11 +202,17 @@ impl Sim {
         match decision {
             AckDecision::Now(ack) => {
                 fl.delack.cancel();
+                fl.comp_ack.cancel();
                 fl.rev.push(&mut self.q, now + fl.rev_delay, ack, Ev::RevArrive(f));
             }
             AckDecision::Delay => {
                 if !fl.delack.is_armed() {
                     fl.delack.arm(&mut self.q, now + DELACK_TIMEOUT, f, TimerKind::DelAck);
+                }
+            }
+            AckDecision::Compress(d) => {
+                if !fl.comp_ack.is_armed() {
+                    fl.comp_ack.arm(&mut self.q, now + d, f, TimerKind::CompAck);
                 }
             }
         }
@@ -218,6 +226,7 @@ impl Sim {
             TimerKind::Stop => &mut fl.stop_timer,
             TimerKind::Rto => &mut fl.sender.rto_timer,
             TimerKind::DelAck => &mut fl.delack,
+            TimerKind::CompAck => &mut fl.comp_ack,
             TimerKind::Pacing => &mut fl.sender.pacing_timer,
             TimerKind::App => &mut fl.sender.app_timer,
             TimerKind::Reo => &mut fl.sender.reo_timer,
@@ -226,9 +235,15 @@ impl Sim {
         if !t.on_pop(q, gen, now, f, kind) {
             return;
         }
-        if kind == TimerKind::DelAck {
-            if fl.rx.has_pending_ack() {
-                let ack = fl.rx.on_delack_timeout();
+        if kind == TimerKind::DelAck || kind == TimerKind::CompAck {
+            let ack = if kind == TimerKind::DelAck {
+                fl.rx.has_pending_ack().then(|| fl.rx.on_delack_timeout())
+            } else {
+                fl.rx.on_comp_timeout()
+            };
+            if let Some(ack) = ack {
+                fl.delack.cancel();
+                fl.comp_ack.cancel();
                 fl.rev.push(q, now + fl.rev_delay, ack, Ev::RevArrive(f));
             }
             return;
@@ -241,7 +256,7 @@ impl Sim {
             TimerKind::Reo => fl.sender.on_reo_timeout(now, &mut io),
             TimerKind::Tlp => fl.sender.on_tlp(now, &mut io),
             TimerKind::Pacing | TimerKind::App => fl.sender.try_send(now, &mut io),
-            TimerKind::DelAck => unreachable!(),
+            TimerKind::DelAck | TimerKind::CompAck => unreachable!(),
         }
     }
 

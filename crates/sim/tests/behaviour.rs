@@ -24,16 +24,18 @@ fn sawtooth_utilization(p: f64, b: f64) -> f64 {
 }
 
 /// Link utilization over [10 s, end) for one SACK Reno flow, 50 Mbit/s, 40 ms RTT.
-fn reno_utilization(buffer_pkts: u64) -> (f64, f64) {
+fn reno_utilization(buffer_pkts: u64, sack: bool) -> (f64, f64) {
     let rate = 50_000_000;
     let rtt = 40 * MS;
     let dur = 130 * S;
-    let mut cfg = dumbbell(rate, 0, vec![flow(0, "reno", rtt)], dur);
+    let mut f = flow(0, "reno", rtt);
+    f.sack = sack;
+    let mut cfg = dumbbell(rate, 0, vec![f], dur);
     cfg.bottleneck.buffer_bytes = None;
     cfg.bottleneck.buffer_pkts = Some(buffer_pkts);
     let out = run(&cfg).unwrap();
-    let tx: u64 = out.link.tx_bytes[10..].iter().sum();
-    let util = tx as f64 * 8.0 / (rate as f64 * 120.0);
+    let tx: u64 = out.link.tx_bytes[40..].iter().sum();
+    let util = tx as f64 * 8.0 / (rate as f64 * 90.0);
     // Pipe in full-sized packets: 50 Mbit/s × 40 ms / 1500 B = 166.7 (the serialization of
     // one packet adds 0.24 ms to the RTT: 1 more packet).
     let p = rate as f64 * (rtt as f64 / 1e9 + 1500.0 * 8.0 / rate as f64) / 8.0 / 1500.0;
@@ -52,13 +54,33 @@ fn reno_utilization_follows_the_sawtooth_model() {
     // The model is a fluid: it ignores the one-RTT delay in detecting the overflow (cwnd
     // overshoots Wm a little, raising W0), the recovery episode (PRR holds the pipe near
     // ssthresh for an RTT) and segment granularity. Each is worth well under 1 % here; we
-    // accept ±0.02. (Measured at commit time: 0.751/0.886/0.959/1.000 against
-    // 0.759/0.893/0.963/1.000.)
+    // accept ±0.02, in steady state ([40 s, 130 s): NewReno needs ~20 s to dig out of the
+    // slow-start overshoot at 1 BDP). Measured at commit time (NewReno / SACK):
+    // 2 pkt 0.754/0.555, 42 pkt 0.887/0.885, 83 pkt 0.960/0.959, 167 pkt 1.000/1.000
+    // against 0.759, 0.893, 0.963, 1.000.
     for b in [2u64, 42, 83, 167] {
-        let (u, model) = reno_utilization(b);
-        eprintln!("buffer {b} pkts: utilization {u:.4}, sawtooth model {model:.4}");
-        assert!((u - model).abs() < 0.02 && u <= 1.0, "buffer {b}: {u} vs {model}");
+        let (u, model) = reno_utilization(b, false);
+        eprintln!("buffer {b} pkts, NewReno: utilization {u:.4}, sawtooth model {model:.4}");
+        assert!((u - model).abs() < 0.02 && u <= 1.0, "NewReno, buffer {b}: {u} vs {model}");
     }
+    for b in [42u64, 83, 167] {
+        let (u, model) = reno_utilization(b, true);
+        eprintln!("buffer {b} pkts, SACK: utilization {u:.4}, sawtooth model {model:.4}");
+        assert!((u - model).abs() < 0.02 && u <= 1.0, "SACK, buffer {b}: {u} vs {model}");
+    }
+}
+
+#[test]
+fn sack_compression_bursts_hurt_with_a_two_packet_buffer() {
+    // A known deviation from the fluid model, kept on purpose because Linux does it: with
+    // SACK the receiver compresses dupACKs (one per ms after the third), so in recovery
+    // each ACK reports several segments and PRR releases bursts of 3–5 segments, which a
+    // 2-packet buffer cannot absorb: extra losses in the same episode halve cwnd again.
+    // NewReno's dupACKs are not compressed and match the model (test above).
+    let (sack, model) = reno_utilization(2, true);
+    let (newreno, _) = reno_utilization(2, false);
+    eprintln!("buffer 2 pkts: SACK {sack:.4}, NewReno {newreno:.4}, model {model:.4}");
+    assert!(sack < model - 0.1 && sack < newreno, "{sack} vs {newreno} vs {model}");
 }
 
 /// Mathis et al., "The Macroscopic Behavior of the TCP Congestion Avoidance Algorithm",

@@ -5,14 +5,16 @@
 //!   block holds the segment that triggered the ACK, then the most recent others);
 //! - delayed ACKs (RFC 5681 §4.2, RFC 1122): an ACK for at least every second full-sized
 //!   segment, otherwise after the delayed-ACK timeout (Linux's minimum ATO, 40 ms);
-//! - an immediate ACK while out-of-order data is held, and when a segment fills a hole
-//!   (RFC 5681 §4.2), and for duplicate segments (Linux: DSACK + quickack);
+//! - an immediate ACK when a segment fills a hole (RFC 5681 §4.2) and for duplicate
+//!   segments (Linux: DSACK + quickack);
+//! - out-of-order segments: the first three dupACKs for a given `rcv_nxt` go at once,
+//!   later ones are compressed (Linux ≥ 4.19 `tcp_comp_sack_*`): one SACK after
+//!   min(RTT/20, 1 ms) or after 44 held back;
 //! - quickack at connection start: Linux ACKs the first segments one by one
 //!   (`tcp_incr_quickack`: up to TCP_MAX_QUICKACKS = 16).
 //!
-//! Not modelled: Linux's SACK compression (since 4.19 it delays dupACKs after the third by
-//! up to min(SRTT/20, 1 ms)), DSACK blocks, receive-buffer autotuning (see `rwnd` in
-//! `sender.rs`).
+//! Not modelled: DSACK blocks, receive-buffer autotuning (see `rwnd_from_rmem` in
+//! `sim.rs`).
 
 use crate::packet::{Ack, Packet, MAX_SACK_BLOCKS};
 use crate::units::SimTime;
@@ -21,6 +23,11 @@ use crate::units::SimTime;
 pub const DELACK_TIMEOUT: SimTime = SimTime::from_millis(40);
 /// Linux TCP_MAX_QUICKACKS.
 pub const MAX_QUICKACKS: u32 = 16;
+/// Linux `tcp_comp_sack_nr` and `tcp_comp_sack_delay_ns` defaults; dupACKs sent before
+/// compressing (TCP_FASTRETRANS_THRESH).
+pub const COMP_SACK_NR: u32 = 44;
+pub const COMP_SACK_DELAY: SimTime = SimTime::from_millis(1);
+const FASTRETRANS_THRESH: u32 = 3;
 
 #[derive(Debug)]
 pub struct Receiver {
@@ -41,6 +48,15 @@ pub struct Receiver {
     /// RFC 7323 §4.3: TS.Recent and Last.ACK.sent (as a segment number).
     ts_recent: SimTime,
     last_ack_sent: u64,
+    // SACK compression (Linux compressed_ack, compressed_ack_rcv_nxt, dup_ack_counter).
+    compressed: u32,
+    comp_rcv_nxt: u64,
+    dup_ack_counter: u32,
+    last_ooo: u64,
+    /// The path's RTT as the receiver estimates it, for the compression delay.
+    rtt: SimTime,
+    /// SACK was negotiated (Linux compresses only SACK dupACKs).
+    sack: bool,
 }
 
 /// What the receiver wants done after a segment arrived.
@@ -49,9 +65,17 @@ pub enum AckDecision {
     Now(Ack),
     /// Arm the delayed-ACK timer (if not armed).
     Delay,
+    /// Arm the SACK-compression timer for this delay (if not armed).
+    Compress(SimTime),
 }
 
 impl Receiver {
+    /// A receiver on a path with round-trip time `rtt` (Linux measures it with timestamps;
+    /// the simulator gives the base RTT).
+    pub fn with_rtt(mss: u32, rtt: SimTime, sack: bool) -> Receiver {
+        Receiver { rtt, sack, ..Receiver::new(mss) }
+    }
+
     pub fn new(mss: u32) -> Receiver {
         Receiver {
             mss,
@@ -64,6 +88,12 @@ impl Receiver {
             dup_segments: 0,
             ts_recent: SimTime::ZERO,
             last_ack_sent: 0,
+            compressed: 0,
+            comp_rcv_nxt: u64::MAX,
+            dup_ack_counter: 0,
+            last_ooo: 0,
+            rtt: SimTime::from_millis(100),
+            sack: true,
         }
     }
 
@@ -133,13 +163,33 @@ impl Receiver {
             (false, true) => self.ooo[i].0 = s,
             (false, false) => self.ooo.insert(i, (s, s + 1)),
         }
+        self.last_ooo = s;
         self.unacked = 0;
-        (AckDecision::Now(self.ack(s, false)), 0)
+        // Linux __tcp_ack_snd_check with out-of-order data queued.
+        if !self.sack || self.compressed >= COMP_SACK_NR {
+            return (AckDecision::Now(self.ack(s, false)), 0);
+        }
+        if self.comp_rcv_nxt != self.rcv_nxt {
+            self.comp_rcv_nxt = self.rcv_nxt;
+            self.dup_ack_counter = 0;
+        }
+        if self.dup_ack_counter < FASTRETRANS_THRESH {
+            self.dup_ack_counter += 1;
+            return (AckDecision::Now(self.ack(s, false)), 0);
+        }
+        self.compressed += 1;
+        (AckDecision::Compress(COMP_SACK_DELAY.min(SimTime(self.rtt.0 / 20))), 0)
+    }
+
+    /// The SACK-compression timer fired: the ACK to send, if any was held back.
+    pub fn on_comp_timeout(&mut self) -> Option<Ack> {
+        (self.compressed > 0).then(|| self.ack(self.last_ooo, false))
     }
 
     /// The ACK the receiver would send now; `trigger` is the segment that caused it.
     pub fn ack(&mut self, trigger: u64, delayed: bool) -> Ack {
         self.last_ack_sent = self.rcv_nxt;
+        self.compressed = 0;
         let mut a = Ack { cum: self.rcv_nxt, delayed, tsecr: self.ts_recent, ..Ack::default() };
         let first = self.ooo.iter().position(|&(x, y)| trigger >= x && trigger < y);
         if let Some(f) = first {
@@ -259,6 +309,38 @@ mod tests {
         }
         let a = r.ack(4, false);
         assert_eq!(a.blocks(), &[(4, 5), (10, 11), (8, 9)][..]);
+    }
+
+    #[test]
+    fn dupacks_after_the_third_are_compressed() {
+        let mut r = Receiver::with_rtt(1000, SimTime::from_millis(10), true);
+        r.quickacks = 0;
+        r.on_segment(&seg(0));
+        for s in 2..5 {
+            assert!(matches!(r.on_segment(&seg(s)).0, AckDecision::Now(_)), "dupACK {s}");
+        }
+        // 4th and later: held back for min(RTT/20, 1 ms) = 0.5 ms.
+        assert_eq!(r.on_segment(&seg(5)).0, AckDecision::Compress(SimTime::from_micros(500)));
+        assert_eq!(r.on_segment(&seg(6)).0, AckDecision::Compress(SimTime::from_micros(500)));
+        let a = r.on_comp_timeout().unwrap();
+        assert_eq!((a.cum, a.blocks()[0]), (1, (2, 7)));
+        assert_eq!(r.on_comp_timeout(), None);
+        // 44 held back: the 45th goes at once.
+        for s in 7..51 {
+            assert!(matches!(r.on_segment(&seg(s)).0, AckDecision::Compress(_)));
+        }
+        assert!(matches!(r.on_segment(&seg(51)).0, AckDecision::Now(_)));
+        // The hole is filled: rcv_nxt moves, an immediate ACK.
+        let (d, b) = r.on_segment(&seg(1));
+        assert!(matches!(d, AckDecision::Now(Ack { cum: 52, .. })));
+        assert_eq!(b, 51_000);
+        // Without SACK every dupACK goes at once (Linux: `!tcp_is_sack(tp)` → send now).
+        let mut r = Receiver::with_rtt(1000, SimTime::from_millis(10), false);
+        r.quickacks = 0;
+        r.on_segment(&seg(0));
+        for s in 2..60 {
+            assert!(matches!(r.on_segment(&seg(s)).0, AckDecision::Now(_)));
+        }
     }
 
     #[test]
