@@ -33,19 +33,28 @@ impl Simulation {
 
     /// Simulate up to `until_ns`; returns True when the run is complete.
     fn advance(&mut self, py: Python<'_>, until_ns: u64) -> PyResult<bool> {
-        let sim = self.sim.as_mut().ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
+        let sim = self
+            .sim
+            .as_mut()
+            .ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
         Ok(py.detach(|| sim.run_until(tcpfair_sim::units::SimTime(until_ns))))
     }
 
     /// Simulated time reached (ns) and the end of the run (ns).
     fn progress(&self) -> PyResult<(u64, u64)> {
-        let sim = self.sim.as_ref().ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
+        let sim = self
+            .sim
+            .as_ref()
+            .ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
         Ok((sim.now().as_nanos(), sim.end().as_nanos()))
     }
 
     /// Run to the end and return the output dict.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let mut sim = self.sim.take().ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
+        let mut sim = self
+            .sim
+            .take()
+            .ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
         let out = py.detach(move || {
             sim.run_until(sim.end());
             sim.finish()
@@ -57,7 +66,11 @@ impl Simulation {
 fn to_py_err(e: tcpfair_sim::SimError) -> PyErr {
     match e {
         tcpfair_sim::SimError::Config { key, message } => {
-            let err = PyValueError::new_err(if key.is_empty() { message.clone() } else { format!("{key}: {message}") });
+            let err = PyValueError::new_err(if key.is_empty() {
+                message.clone()
+            } else {
+                format!("{key}: {message}")
+            });
             Python::attach(|py| {
                 let _ = err.value(py).setattr("key", key);
             });
@@ -70,17 +83,39 @@ fn output_to_dict(py: Python<'_>, out: tcpfair_sim::Output) -> PyResult<Bound<'_
     let d = PyDict::new(py);
 
     let flows = PyDict::new(py);
-    let col = |f: fn(&tcpfair_sim::output::FlowSummary) -> u64| out.flows.iter().map(f).collect::<Vec<u64>>();
-    flows.set_item("id", out.flows.iter().map(|f| f.id).collect::<Vec<u32>>().into_pyarray(py))?;
+    let col = |f: fn(&tcpfair_sim::output::FlowSummary) -> u64| {
+        out.flows.iter().map(f).collect::<Vec<u64>>()
+    };
+    flows.set_item(
+        "id",
+        out.flows
+            .iter()
+            .map(|f| f.id)
+            .collect::<Vec<u32>>()
+            .into_pyarray(py),
+    )?;
     flows.set_item("bytes_sent", col(|f| f.bytes_sent).into_pyarray(py))?;
-    flows.set_item("bytes_retransmitted", col(|f| f.bytes_retransmitted).into_pyarray(py))?;
-    flows.set_item("bytes_delivered", col(|f| f.bytes_delivered).into_pyarray(py))?;
-    flows.set_item("bytes_delivered_window", col(|f| f.bytes_delivered_window).into_pyarray(py))?;
+    flows.set_item(
+        "bytes_retransmitted",
+        col(|f| f.bytes_retransmitted).into_pyarray(py),
+    )?;
+    flows.set_item(
+        "bytes_delivered",
+        col(|f| f.bytes_delivered).into_pyarray(py),
+    )?;
+    flows.set_item(
+        "bytes_delivered_window",
+        col(|f| f.bytes_delivered_window).into_pyarray(py),
+    )?;
     flows.set_item("retransmits", col(|f| f.retransmits).into_pyarray(py))?;
     flows.set_item("timeouts", col(|f| f.timeouts).into_pyarray(py))?;
     flows.set_item(
         "completion_ns",
-        out.flows.iter().map(|f| f.completion_ns.map_or(-1, |v| v as i64)).collect::<Vec<i64>>().into_pyarray(py),
+        out.flows
+            .iter()
+            .map(|f| f.completion_ns.map_or(-1, |v| v as i64))
+            .collect::<Vec<i64>>()
+            .into_pyarray(py),
     )?;
     d.set_item("flows", flows)?;
 

@@ -3,7 +3,9 @@
 use std::time::Instant;
 
 fn main() {
-    let path = std::env::args().nth(1).expect("usage: run_json scenario.json");
+    let path = std::env::args()
+        .nth(1)
+        .expect("usage: run_json scenario.json");
     let text = std::fs::read_to_string(&path).expect("readable file");
     let cfg = tcpfair_sim::Config::from_json(&text).unwrap_or_else(|e| panic!("{e}"));
     let t0 = Instant::now();

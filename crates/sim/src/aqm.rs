@@ -34,7 +34,16 @@ pub struct Red {
 
 impl Red {
     #[allow(clippy::too_many_arguments)]
-    pub fn new(min_th: f64, max_th: f64, max_p: f64, wq: f64, bytes: bool, gentle: bool, typical_tx: SimTime, mtu: u32) -> Red {
+    pub fn new(
+        min_th: f64,
+        max_th: f64,
+        max_p: f64,
+        wq: f64,
+        bytes: bool,
+        gentle: bool,
+        typical_tx: SimTime,
+        mtu: u32,
+    ) -> Red {
         Red {
             min_th,
             max_th,
@@ -81,10 +90,18 @@ impl Red {
             self.count = 0;
             return true;
         };
-        let pb = if self.bytes { pb * pkt_bytes as f64 / self.mtu as f64 } else { pb };
+        let pb = if self.bytes {
+            pb * pkt_bytes as f64 / self.mtu as f64
+        } else {
+            pb
+        };
         self.count += 1;
         let denom = 1.0 - self.count as f64 * pb;
-        let pa = if denom <= 0.0 { 1.0 } else { (pb / denom).min(1.0) };
+        let pa = if denom <= 0.0 {
+            1.0
+        } else {
+            (pb / denom).min(1.0)
+        };
         if rng.uniform() < pa {
             self.count = 0;
             true
@@ -123,7 +140,9 @@ mod tests {
         let mut r = red();
         let mut rng = Rng::new(2);
         let n = 210_000;
-        let drops = (0..n).filter(|_| r.should_drop(SimTime(0), 10.0, 1500, &mut rng)).count();
+        let drops = (0..n)
+            .filter(|_| r.should_drop(SimTime(0), 10.0, 1500, &mut rng))
+            .count();
         let gap = n as f64 / drops as f64;
         assert!((gap - 10.0).abs() < 0.2, "mean gap {gap}");
     }
@@ -134,7 +153,9 @@ mod tests {
         r.gentle = true;
         let mut rng = Rng::new(3);
         // avg = 22.5: p_b = 0.1 + 0.9·7.5/15 = 0.55 — some packets pass, some are dropped.
-        let drops = (0..10_000).filter(|_| r.should_drop(SimTime(0), 22.5, 1500, &mut rng)).count();
+        let drops = (0..10_000)
+            .filter(|_| r.should_drop(SimTime(0), 22.5, 1500, &mut rng))
+            .count();
         assert!(drops > 5000 && drops < 10_000, "{drops}");
         assert!(r.should_drop(SimTime(0), 30.0, 1500, &mut rng));
     }

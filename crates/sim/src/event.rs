@@ -82,7 +82,12 @@ pub struct EventQueue {
 
 impl EventQueue {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), seq: 0, now: 0, popped: 0 }
+        EventQueue {
+            heap: BinaryHeap::with_capacity(1024),
+            seq: 0,
+            now: 0,
+            popped: 0,
+        }
     }
 
     pub fn now(&self) -> SimTime {
@@ -91,9 +96,18 @@ impl EventQueue {
 
     /// Schedule `ev` at `t` (never before the current time).
     pub fn push(&mut self, t: SimTime, ev: Ev) {
-        debug_assert!(t.0 >= self.now, "scheduling in the past: {} < {}", t.0, self.now);
+        debug_assert!(
+            t.0 >= self.now,
+            "scheduling in the past: {} < {}",
+            t.0,
+            self.now
+        );
         self.seq += 1;
-        self.heap.push(Entry { time: t.0.max(self.now), seq: self.seq, ev });
+        self.heap.push(Entry {
+            time: t.0.max(self.now),
+            seq: self.seq,
+            ev,
+        });
     }
 
     /// Time of the next event, if any.
@@ -104,7 +118,12 @@ impl EventQueue {
     /// Remove the next event and advance the clock to it. Time never goes backwards.
     pub fn pop(&mut self) -> Option<(SimTime, Ev)> {
         let e = self.heap.pop()?;
-        assert!(e.time >= self.now, "time went backwards: {} < {}", e.time, self.now);
+        assert!(
+            e.time >= self.now,
+            "time went backwards: {} < {}",
+            e.time,
+            self.now
+        );
         self.now = e.time;
         self.popped += 1;
         Some((SimTime(e.time), e.ev))
@@ -150,7 +169,14 @@ impl Timer {
 
     /// A heap entry of this timer came out at `now`. Returns true when the timer fires;
     /// re-schedules it when its deadline moved later.
-    pub fn on_pop(&mut self, q: &mut EventQueue, gen: u32, now: SimTime, flow: u32, kind: TimerKind) -> bool {
+    pub fn on_pop(
+        &mut self,
+        q: &mut EventQueue,
+        gen: u32,
+        now: SimTime,
+        flow: u32,
+        kind: TimerKind,
+    ) -> bool {
         if gen != self.gen {
             return false; // superseded entry
         }
@@ -180,12 +206,17 @@ pub struct DelayLine<T> {
 
 impl<T: Copy> DelayLine<T> {
     pub fn new() -> Self {
-        DelayLine { items: VecDeque::new() }
+        DelayLine {
+            items: VecDeque::new(),
+        }
     }
 
     /// Put `item` on the line to arrive at `at`; schedules `ev` if the line was empty.
     pub fn push(&mut self, q: &mut EventQueue, at: SimTime, item: T, ev: Ev) {
-        debug_assert!(self.items.back().is_none_or(|b| b.0 <= at), "delay line out of order");
+        debug_assert!(
+            self.items.back().is_none_or(|b| b.0 <= at),
+            "delay line out of order"
+        );
         if self.items.is_empty() {
             q.push(at, ev);
         }
@@ -194,7 +225,10 @@ impl<T: Copy> DelayLine<T> {
 
     /// Take the head (its event fired); schedules `ev` for the next one.
     pub fn pop(&mut self, q: &mut EventQueue, ev: Ev) -> T {
-        let (_, item) = self.items.pop_front().expect("delay-line event without an item");
+        let (_, item) = self
+            .items
+            .pop_front()
+            .expect("delay-line event without an item");
         if let Some(&(t, _)) = self.items.front() {
             q.push(t, ev);
         }
@@ -227,7 +261,15 @@ mod tests {
         q.push(SimTime(5), Ev::FwdArrive(3));
         q.push(SimTime(5), Ev::FwdArrive(4));
         let order: Vec<Ev> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
-        assert_eq!(order, vec![Ev::FwdArrive(2), Ev::FwdArrive(1), Ev::FwdArrive(3), Ev::FwdArrive(4)]);
+        assert_eq!(
+            order,
+            vec![
+                Ev::FwdArrive(2),
+                Ev::FwdArrive(1),
+                Ev::FwdArrive(3),
+                Ev::FwdArrive(4)
+            ]
+        );
     }
 
     #[test]

@@ -63,9 +63,23 @@ impl Bottleneck {
         };
         let red = match cfg.aqm {
             AqmConfig::Droptail => None,
-            AqmConfig::Red { min_th, max_th, max_p, wq, bytes, gentle } => {
-                Some(Red::new(min_th, max_th, max_p, wq, bytes, gentle, rate.tx_time(cfg.mtu_bytes as u64), cfg.mtu_bytes))
-            }
+            AqmConfig::Red {
+                min_th,
+                max_th,
+                max_p,
+                wq,
+                bytes,
+                gentle,
+            } => Some(Red::new(
+                min_th,
+                max_th,
+                max_p,
+                wq,
+                bytes,
+                gentle,
+                rate.tx_time(cfg.mtu_bytes as u64),
+                cfg.mtu_bytes,
+            )),
         };
         Bottleneck {
             rate,
@@ -114,7 +128,11 @@ impl Bottleneck {
             return Arrival::RandomLoss;
         }
         if let Some(red) = self.red.as_mut() {
-            let q = if red.bytes { self.q_bytes as f64 } else { self.queue.len() as f64 };
+            let q = if red.bytes {
+                self.q_bytes as f64
+            } else {
+                self.queue.len() as f64
+            };
             if red.should_drop(now, q, pkt.wire, rng) {
                 self.drop();
                 return Arrival::Dropped;
@@ -148,7 +166,10 @@ impl Bottleneck {
     /// The packet in service finished serializing at `now`. Returns it, and the completion
     /// time of the next one if the queue was not empty.
     pub fn done(&mut self, now: SimTime) -> (Packet, Option<SimTime>) {
-        let pkt = self.in_service.take().expect("link completion without a packet");
+        let pkt = self
+            .in_service
+            .take()
+            .expect("link completion without a packet");
         let t = &mut self.totals;
         t.tx_packets += 1;
         t.tx_bytes += pkt.wire as u64;
@@ -188,14 +209,23 @@ mod tests {
     }
 
     fn pkt(i: u64) -> Packet {
-        Packet { flow: 0, seg: i, len: 1448, wire: 1500, ts: SimTime::ZERO }
+        Packet {
+            flow: 0,
+            seg: i,
+            len: 1448,
+            wire: 1500,
+            ts: SimTime::ZERO,
+        }
     }
 
     #[test]
     fn packet_limit_counts_waiting_packets_only() {
         let mut l = Bottleneck::new(&cfg(None, Some(2)), (SimTime(0), SimTime::MAX));
         let mut rng = Rng::new(1);
-        assert_eq!(l.arrive(SimTime(0), pkt(0), &mut rng), Arrival::Started(SimTime(120_000)));
+        assert_eq!(
+            l.arrive(SimTime(0), pkt(0), &mut rng),
+            Arrival::Started(SimTime(120_000))
+        );
         assert_eq!(l.arrive(SimTime(0), pkt(1), &mut rng), Arrival::Queued);
         assert_eq!(l.arrive(SimTime(0), pkt(2), &mut rng), Arrival::Queued);
         assert_eq!(l.arrive(SimTime(0), pkt(3), &mut rng), Arrival::Dropped);
@@ -219,7 +249,10 @@ mod tests {
     fn zero_buffer_serializes_one_packet_at_a_time() {
         let mut l = Bottleneck::new(&cfg(Some(0), None), (SimTime(0), SimTime::MAX));
         let mut rng = Rng::new(1);
-        assert!(matches!(l.arrive(SimTime(0), pkt(0), &mut rng), Arrival::Started(_)));
+        assert!(matches!(
+            l.arrive(SimTime(0), pkt(0), &mut rng),
+            Arrival::Started(_)
+        ));
         assert_eq!(l.arrive(SimTime(1), pkt(1), &mut rng), Arrival::Dropped);
         let (_, next) = l.done(SimTime(120_000));
         assert_eq!(next, None);

@@ -70,7 +70,11 @@ impl Recorder {
             self.last_retx[i] = r;
         }
         let c = std::mem::take(&mut link.interval);
-        let IntervalCounters { drops, random_losses, tx_bytes } = c;
+        let IntervalCounters {
+            drops,
+            random_losses,
+            tx_bytes,
+        } = c;
         let l = &mut self.link;
         l.t_ns.push(now.0);
         l.queue_bytes.push(link.queue_bytes());

@@ -76,7 +76,11 @@ impl Sim {
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
             let key = |k: &str| format!("flows.{}.{k}", f.group);
-            let cc = AnyCc::from_name(&f.cca, &f.cca_params, crate::rng::flow_seed(cfg.seed, f.id)).map_err(|message| SimError::Config { key: key("cca"), message })?;
+            let cc = AnyCc::from_name(&f.cca, &f.cca_params, crate::rng::flow_seed(cfg.seed, f.id))
+                .map_err(|message| SimError::Config {
+                    key: key("cca"),
+                    message,
+                })?;
             let params = SenderParams {
                 id: i as u32,
                 mss,
@@ -102,9 +106,15 @@ impl Sim {
                 start: SimTime(f.start_ns),
                 delivered_window: 0,
             };
-            fl.start_timer.arm(&mut q, SimTime(f.start_ns.saturating_add(f.rtt_ns)), i as u32, TimerKind::Start);
+            fl.start_timer.arm(
+                &mut q,
+                SimTime(f.start_ns.saturating_add(f.rtt_ns)),
+                i as u32,
+                TimerKind::Start,
+            );
             if let Some(stop) = f.stop_ns {
-                fl.stop_timer.arm(&mut q, SimTime(stop), i as u32, TimerKind::Stop);
+                fl.stop_timer
+                    .arm(&mut q, SimTime(stop), i as u32, TimerKind::Stop);
             }
             flows.push(fl);
         }
@@ -179,7 +189,11 @@ impl Sim {
             Ev::RevArrive(f) => {
                 let fl = &mut self.flows[f as usize];
                 let ack = fl.rev.pop(&mut self.q, ev);
-                let mut io = Io { q: &mut self.q, fwd: &mut fl.fwd, fwd_delay: fl.fwd_delay };
+                let mut io = Io {
+                    q: &mut self.q,
+                    fwd: &mut fl.fwd,
+                    fwd_delay: fl.fwd_delay,
+                };
                 fl.sender.on_ack(now, &ack, &mut io);
             }
             Ev::Timer(f, kind, gen) => self.timer(now, f, kind, gen),
@@ -203,11 +217,13 @@ impl Sim {
             AckDecision::Now(ack) => {
                 fl.delack.cancel();
                 fl.comp_ack.cancel();
-                fl.rev.push(&mut self.q, now + fl.rev_delay, ack, Ev::RevArrive(f));
+                fl.rev
+                    .push(&mut self.q, now + fl.rev_delay, ack, Ev::RevArrive(f));
             }
             AckDecision::Delay => {
                 if !fl.delack.is_armed() {
-                    fl.delack.arm(&mut self.q, now + DELACK_TIMEOUT, f, TimerKind::DelAck);
+                    fl.delack
+                        .arm(&mut self.q, now + DELACK_TIMEOUT, f, TimerKind::DelAck);
                 }
             }
             AckDecision::Compress(d) => {
@@ -248,7 +264,11 @@ impl Sim {
             }
             return;
         }
-        let mut io = Io { q, fwd: &mut fl.fwd, fwd_delay: fl.fwd_delay };
+        let mut io = Io {
+            q,
+            fwd: &mut fl.fwd,
+            fwd_delay: fl.fwd_delay,
+        };
         match kind {
             TimerKind::Start => fl.sender.start(now, fl.base_rtt, &mut io),
             TimerKind::Stop => fl.sender.stop(now, &mut io),
@@ -286,12 +306,21 @@ impl Sim {
             simulated_ns: self.end.0,
         };
         let (samples, link) = self.rec.into_columns();
-        Output { flows, samples, link, link_totals: self.link.totals.clone(), stats }
+        Output {
+            flows,
+            samples,
+            link,
+            link_totals: self.link.totals.clone(),
+            stats,
+        }
     }
 }
 
 fn err(key: &str, message: String) -> SimError {
-    SimError::Config { key: key.to_string(), message }
+    SimError::Config {
+        key: key.to_string(),
+        message,
+    }
 }
 
 /// Checks the simulator needs beyond what `tcpfair.spec` validates (the config may also
@@ -302,20 +331,42 @@ fn validate(cfg: &Config) -> Result<(), SimError> {
         return Err(err("bottleneck.rate", "must be positive".into()));
     }
     if b.mtu_bytes < 576 || b.mtu_bytes > 65536 {
-        return Err(err("bottleneck.mtu", format!("must be between 576B and 65536B, got {}B", b.mtu_bytes)));
+        return Err(err(
+            "bottleneck.mtu",
+            format!("must be between 576B and 65536B, got {}B", b.mtu_bytes),
+        ));
     }
     if !(0.0..1.0).contains(&b.loss) {
-        return Err(err("bottleneck.loss", format!("must be in [0, 1), got {}", b.loss)));
+        return Err(err(
+            "bottleneck.loss",
+            format!("must be in [0, 1), got {}", b.loss),
+        ));
     }
     if b.buffer_bytes.is_none() && b.buffer_pkts.is_none() {
-        return Err(err("bottleneck.buffer", "one of buffer_bytes/buffer_pkts must be set".into()));
+        return Err(err(
+            "bottleneck.buffer",
+            "one of buffer_bytes/buffer_pkts must be set".into(),
+        ));
     }
-    if let crate::config::AqmConfig::Red { min_th, max_th, max_p, wq, .. } = b.aqm {
+    if let crate::config::AqmConfig::Red {
+        min_th,
+        max_th,
+        max_p,
+        wq,
+        ..
+    } = b.aqm
+    {
         if !(0.0 <= min_th && min_th < max_th) {
-            return Err(err("bottleneck.aqm", format!("need 0 <= min_th < max_th, got {min_th} and {max_th}")));
+            return Err(err(
+                "bottleneck.aqm",
+                format!("need 0 <= min_th < max_th, got {min_th} and {max_th}"),
+            ));
         }
         if !(max_p > 0.0 && max_p <= 1.0) || !(wq > 0.0 && wq <= 1.0) {
-            return Err(err("bottleneck.aqm", format!("max_p and wq must be in (0, 1], got {max_p} and {wq}")));
+            return Err(err(
+                "bottleneck.aqm",
+                format!("max_p and wq must be in (0, 1], got {max_p} and {wq}"),
+            ));
         }
     }
     if cfg.measure.interval_ns == 0 {
@@ -331,10 +382,24 @@ fn validate(cfg: &Config) -> Result<(), SimError> {
             return Err(err(&key("rtt"), "must be positive".into()));
         }
         if rwnd_from_rmem(f.rmem_bytes) < 2 * mss {
-            return Err(err(&key("rmem"), format!("{}B leaves a window below 2 segments; need at least {}B", f.rmem_bytes, 4 * mss)));
+            return Err(err(
+                &key("rmem"),
+                format!(
+                    "{}B leaves a window below 2 segments; need at least {}B",
+                    f.rmem_bytes,
+                    4 * mss
+                ),
+            ));
         }
         if sndbuf_from_wmem(f.wmem_bytes) < 2 * mss {
-            return Err(err(&key("wmem"), format!("{}B is below 2 segments; need at least {}B", f.wmem_bytes, 2 * mss)));
+            return Err(err(
+                &key("wmem"),
+                format!(
+                    "{}B is below 2 segments; need at least {}B",
+                    f.wmem_bytes,
+                    2 * mss
+                ),
+            ));
         }
         if f.cwnd_clamp == Some(0) || f.cwnd_clamp == Some(1) {
             return Err(err(&key("cwnd_clamp"), "must be at least 2".into()));
@@ -348,4 +413,3 @@ fn validate(cfg: &Config) -> Result<(), SimError> {
     }
     Ok(())
 }
-

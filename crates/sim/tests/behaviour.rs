@@ -61,12 +61,18 @@ fn reno_utilization_follows_the_sawtooth_model() {
     for b in [2u64, 42, 83, 167] {
         let (u, model) = reno_utilization(b, false);
         eprintln!("buffer {b} pkts, NewReno: utilization {u:.4}, sawtooth model {model:.4}");
-        assert!((u - model).abs() < 0.02 && u <= 1.0, "NewReno, buffer {b}: {u} vs {model}");
+        assert!(
+            (u - model).abs() < 0.02 && u <= 1.0,
+            "NewReno, buffer {b}: {u} vs {model}"
+        );
     }
     for b in [42u64, 83, 167] {
         let (u, model) = reno_utilization(b, true);
         eprintln!("buffer {b} pkts, SACK: utilization {u:.4}, sawtooth model {model:.4}");
-        assert!((u - model).abs() < 0.02 && u <= 1.0, "SACK, buffer {b}: {u} vs {model}");
+        assert!(
+            (u - model).abs() < 0.02 && u <= 1.0,
+            "SACK, buffer {b}: {u} vs {model}"
+        );
     }
 }
 
@@ -80,7 +86,10 @@ fn sack_compression_bursts_hurt_with_a_two_packet_buffer() {
     let (sack, model) = reno_utilization(2, true);
     let (newreno, _) = reno_utilization(2, false);
     eprintln!("buffer 2 pkts: SACK {sack:.4}, NewReno {newreno:.4}, model {model:.4}");
-    assert!(sack < model - 0.1 && sack < newreno, "{sack} vs {newreno} vs {model}");
+    assert!(
+        sack < model - 0.1 && sack < newreno,
+        "{sack} vs {newreno} vs {model}"
+    );
 }
 
 /// Mathis et al., "The Macroscopic Behavior of the TCP Congestion Avoidance Algorithm",
@@ -132,7 +141,11 @@ fn two_reno_flows_same_rtt_converge_to_a_fair_share() {
     let out = run(&cfg).unwrap();
     let x: Vec<f64> = (0..2u32)
         .map(|f| {
-            out.samples.flow.iter().zip(&out.samples.t_ns).zip(&out.samples.delivered_bytes)
+            out.samples
+                .flow
+                .iter()
+                .zip(&out.samples.t_ns)
+                .zip(&out.samples.delivered_bytes)
                 .filter(|((&i, &t), _)| i == f && t > 100 * S)
                 .map(|(_, &b)| b as f64)
                 .sum()

@@ -8,7 +8,11 @@ use tcpfair_sim::output::Output;
 use tcpfair_sim::{run, Config};
 
 fn mixed() -> Config {
-    let mut flows = vec![flow(0, "reno", 20 * MS), flow(1, "reno", 60 * MS), flow(2, "reno", 40 * MS)];
+    let mut flows = vec![
+        flow(0, "reno", 20 * MS),
+        flow(1, "reno", 60 * MS),
+        flow(2, "reno", 40 * MS),
+    ];
     flows[1].sack = false;
     flows[2].start_ns = 2 * S;
     let mut c = dumbbell(20_000_000, bdp_bytes(20_000_000, 40 * MS), flows, 20 * S);
@@ -21,12 +25,32 @@ fn check(cfg: &Config, out: &Output) {
     for (f, fl) in out.flows.iter().zip(&cfg.flows) {
         // No byte is delivered twice: in-order delivery can never exceed the distinct bytes
         // ever sent (first transmissions).
-        assert!(f.bytes_delivered <= f.bytes_sent, "flow {}: {} > {}", f.id, f.bytes_delivered, f.bytes_sent);
+        assert!(
+            f.bytes_delivered <= f.bytes_sent,
+            "flow {}: {} > {}",
+            f.id,
+            f.bytes_delivered,
+            f.bytes_sent
+        );
         assert!(f.bytes_delivered_window <= f.bytes_delivered);
         // The samples add up to the total (sampling covers the whole run here).
-        let sum: u64 = out.samples.flow.iter().zip(&out.samples.delivered_bytes).filter(|(&i, _)| i == f.id).map(|(_, &b)| b).sum();
+        let sum: u64 = out
+            .samples
+            .flow
+            .iter()
+            .zip(&out.samples.delivered_bytes)
+            .filter(|(&i, _)| i == f.id)
+            .map(|(_, &b)| b)
+            .sum();
         assert_eq!(sum, f.bytes_delivered, "flow {}", f.id);
-        let retx: u64 = out.samples.flow.iter().zip(&out.samples.retransmits).filter(|(&i, _)| i == f.id).map(|(_, &b)| b).sum();
+        let retx: u64 = out
+            .samples
+            .flow
+            .iter()
+            .zip(&out.samples.retransmits)
+            .filter(|(&i, _)| i == f.id)
+            .map(|(_, &b)| b)
+            .sum();
         assert_eq!(retx, f.retransmits);
         // Samples only after the flow started.
         for (&i, &t) in out.samples.flow.iter().zip(&out.samples.t_ns) {
@@ -36,9 +60,13 @@ fn check(cfg: &Config, out: &Output) {
         }
     }
     // Capacity: bytes serialized per interval ≤ rate·interval (+ the packet that straddles).
-    let per_interval = cfg.bottleneck.rate_bps as u128 * cfg.measure.interval_ns as u128 / 8 / 1_000_000_000;
+    let per_interval =
+        cfg.bottleneck.rate_bps as u128 * cfg.measure.interval_ns as u128 / 8 / 1_000_000_000;
     for &b in &out.link.tx_bytes {
-        assert!(b as u128 <= per_interval + cfg.bottleneck.mtu_bytes as u128, "{b} > {per_interval}");
+        assert!(
+            b as u128 <= per_interval + cfg.bottleneck.mtu_bytes as u128,
+            "{b} > {per_interval}"
+        );
     }
     let t = &out.link_totals;
     assert!(t.busy_ns <= dur + 1_000_000);
@@ -75,7 +103,14 @@ fn invariants_hold_with_packet_limit_and_red() {
     let mut cfg = mixed();
     cfg.bottleneck.buffer_bytes = None;
     cfg.bottleneck.buffer_pkts = Some(60);
-    cfg.bottleneck.aqm = AqmConfig::Red { min_th: 5.0, max_th: 15.0, max_p: 0.1, wq: 0.002, bytes: false, gentle: false };
+    cfg.bottleneck.aqm = AqmConfig::Red {
+        min_th: 5.0,
+        max_th: 15.0,
+        max_p: 0.1,
+        wq: 0.002,
+        bytes: false,
+        gentle: false,
+    };
     let out = run(&cfg).unwrap();
     check(&cfg, &out);
     // RED keeps the average queue near its thresholds (5..15 packets); drop-tail on the same
@@ -85,9 +120,14 @@ fn invariants_hold_with_packet_limit_and_red() {
     dt.bottleneck.aqm = AqmConfig::Droptail;
     let out_dt = run(&dt).unwrap();
     check(&dt, &out_dt);
-    let mean = |o: &Output| o.link.queue_pkts[5..].iter().sum::<u64>() as f64 / (o.link.queue_pkts.len() - 5) as f64;
+    let mean = |o: &Output| {
+        o.link.queue_pkts[5..].iter().sum::<u64>() as f64 / (o.link.queue_pkts.len() - 5) as f64
+    };
     let (red, droptail) = (mean(&out), mean(&out_dt));
-    assert!(red < 15.0 && red < droptail / 2.0, "RED {red} vs drop-tail {droptail}");
+    assert!(
+        red < 15.0 && red < droptail / 2.0,
+        "RED {red} vs drop-tail {droptail}"
+    );
 }
 
 #[test]
@@ -191,7 +231,10 @@ fn cwnd_clamp_caps_the_window() {
     assert!(out.samples.cwnd_bytes.iter().all(|&c| c <= 20 * 1448));
     let bytes: u64 = out.samples.delivered_bytes[2..].iter().sum();
     let expect = 20.0 * 1448.0 / 0.100_12 * 3.0;
-    assert!((bytes as f64 - expect).abs() < 0.02 * expect, "{bytes} vs {expect}");
+    assert!(
+        (bytes as f64 - expect).abs() < 0.02 * expect,
+        "{bytes} vs {expect}"
+    );
 }
 
 #[test]

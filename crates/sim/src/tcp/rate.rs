@@ -38,7 +38,13 @@ impl RateAcc {
     /// `tcp_rate_skb_delivered`: segment `seg`, last sent at `tx_time` with `snap`, was just
     /// delivered. Returns the new `first_tx_mstamp` of the connection if this segment
     /// becomes the baseline.
-    pub fn delivered(&mut self, seg: u64, tx_time: SimTime, snap: &TxSnapshot, retrans: bool) -> Option<SimTime> {
+    pub fn delivered(
+        &mut self,
+        seg: u64,
+        tx_time: SimTime,
+        snap: &TxSnapshot,
+        retrans: bool,
+    ) -> Option<SimTime> {
         let newer = match self.prior {
             None => true,
             Some(_) => tx_time > self.last_tx || (tx_time == self.last_tx && seg > self.last_seg),
@@ -56,7 +62,13 @@ impl RateAcc {
     }
 
     /// `tcp_rate_gen`: finish the sample after the ACK was processed.
-    pub fn finish(&self, now: SimTime, delivered_total: u64, min_rtt: SimTime, rs: &mut RateSample) {
+    pub fn finish(
+        &self,
+        now: SimTime,
+        delivered_total: u64,
+        min_rtt: SimTime,
+        rs: &mut RateSample,
+    ) {
         rs.is_app_limited = self.is_app_limited;
         rs.is_retrans = self.is_retrans;
         let Some((prior_delivered, prior_time)) = self.prior else {
@@ -69,7 +81,11 @@ impl RateAcc {
         let ack_phase = now.saturating_sub(prior_time);
         let interval = self.send_phase.max(ack_phase);
         // Linux: an interval below min_rtt means ACK compression or a stretch ACK: no sample.
-        rs.interval = if interval < min_rtt { SimTime::ZERO } else { interval };
+        rs.interval = if interval < min_rtt {
+            SimTime::ZERO
+        } else {
+            interval
+        };
     }
 }
 
@@ -80,11 +96,21 @@ mod tests {
     #[test]
     fn rate_uses_the_longer_of_send_and_ack_phases() {
         // 10 segments delivered since the baseline; sent over 8 ms, acked over 10 ms.
-        let snap = TxSnapshot { first_tx: SimTime::from_millis(100), delivered_time: SimTime::from_millis(95), delivered: 40, app_limited: false };
+        let snap = TxSnapshot {
+            first_tx: SimTime::from_millis(100),
+            delivered_time: SimTime::from_millis(95),
+            delivered: 40,
+            app_limited: false,
+        };
         let mut acc = RateAcc::default();
         acc.delivered(60, SimTime::from_millis(108), &snap, false);
         let mut rs = RateSample::default();
-        acc.finish(SimTime::from_millis(105 + 0), 50, SimTime::from_millis(1), &mut rs);
+        acc.finish(
+            SimTime::from_millis(105 + 0),
+            50,
+            SimTime::from_millis(1),
+            &mut rs,
+        );
         // ack phase = 105 − 95 = 10 ms > send phase 8 ms.
         assert_eq!((rs.delivered, rs.interval), (10, SimTime::from_millis(10)));
         assert_eq!(rs.rate_bytes_per_sec(1000), Some(1_000_000));
@@ -92,8 +118,18 @@ mod tests {
 
     #[test]
     fn newest_sent_segment_is_the_baseline_and_short_intervals_are_invalid() {
-        let old = TxSnapshot { first_tx: SimTime(0), delivered_time: SimTime(0), delivered: 1, app_limited: true };
-        let new = TxSnapshot { first_tx: SimTime(0), delivered_time: SimTime(50), delivered: 5, app_limited: false };
+        let old = TxSnapshot {
+            first_tx: SimTime(0),
+            delivered_time: SimTime(0),
+            delivered: 1,
+            app_limited: true,
+        };
+        let new = TxSnapshot {
+            first_tx: SimTime(0),
+            delivered_time: SimTime(50),
+            delivered: 5,
+            app_limited: false,
+        };
         let mut acc = RateAcc::default();
         assert!(acc.delivered(3, SimTime(200), &new, false).is_some());
         assert!(acc.delivered(2, SimTime(100), &old, true).is_none());

@@ -73,7 +73,11 @@ impl Receiver {
     /// A receiver on a path with round-trip time `rtt` (Linux measures it with timestamps;
     /// the simulator gives the base RTT).
     pub fn with_rtt(mss: u32, rtt: SimTime, sack: bool) -> Receiver {
-        Receiver { rtt, sack, ..Receiver::new(mss) }
+        Receiver {
+            rtt,
+            sack,
+            ..Receiver::new(mss)
+        }
     }
 
     pub fn new(mss: u32) -> Receiver {
@@ -153,7 +157,8 @@ impl Receiver {
         let i = self.ooo.partition_point(|&(_, b)| b < s);
         let merges_left = i < self.ooo.len() && self.ooo[i].1 == s;
         let merges_right_idx = if merges_left { i + 1 } else { i };
-        let merges_right = merges_right_idx < self.ooo.len() && self.ooo[merges_right_idx].0 == s + 1;
+        let merges_right =
+            merges_right_idx < self.ooo.len() && self.ooo[merges_right_idx].0 == s + 1;
         match (merges_left, merges_right) {
             (true, true) => {
                 self.ooo[i].1 = self.ooo[i + 1].1;
@@ -178,7 +183,10 @@ impl Receiver {
             return (AckDecision::Now(self.ack(s, false)), 0);
         }
         self.compressed += 1;
-        (AckDecision::Compress(COMP_SACK_DELAY.min(SimTime(self.rtt.0 / 20))), 0)
+        (
+            AckDecision::Compress(COMP_SACK_DELAY.min(SimTime(self.rtt.0 / 20))),
+            0,
+        )
     }
 
     /// The SACK-compression timer fired: the ACK to send, if any was held back.
@@ -190,8 +198,16 @@ impl Receiver {
     pub fn ack(&mut self, trigger: u64, delayed: bool) -> Ack {
         self.last_ack_sent = self.rcv_nxt;
         self.compressed = 0;
-        let mut a = Ack { cum: self.rcv_nxt, delayed, tsecr: self.ts_recent, ..Ack::default() };
-        let first = self.ooo.iter().position(|&(x, y)| trigger >= x && trigger < y);
+        let mut a = Ack {
+            cum: self.rcv_nxt,
+            delayed,
+            tsecr: self.ts_recent,
+            ..Ack::default()
+        };
+        let first = self
+            .ooo
+            .iter()
+            .position(|&(x, y)| trigger >= x && trigger < y);
         if let Some(f) = first {
             a.sack[0] = self.ooo[f];
             a.nsack = 1;
@@ -228,7 +244,13 @@ mod tests {
     use super::*;
 
     fn seg(s: u64) -> Packet {
-        Packet { flow: 0, seg: s, len: 1000, wire: 1052, ts: SimTime(s) }
+        Packet {
+            flow: 0,
+            seg: s,
+            len: 1000,
+            wire: 1052,
+            ts: SimTime(s),
+        }
     }
 
     fn rx_after_quickacks() -> Receiver {
@@ -252,7 +274,14 @@ mod tests {
         assert_eq!(r.on_segment(&seg(0)), (AckDecision::Delay, 1000));
         let (d, b) = r.on_segment(&seg(1));
         assert_eq!(b, 1000);
-        assert!(matches!(d, AckDecision::Now(Ack { cum: 2, nsack: 0, .. })));
+        assert!(matches!(
+            d,
+            AckDecision::Now(Ack {
+                cum: 2,
+                nsack: 0,
+                ..
+            })
+        ));
         assert_eq!(r.on_segment(&seg(2)).0, AckDecision::Delay);
         assert!(r.has_pending_ack());
         let a = r.on_delack_timeout();
@@ -263,10 +292,14 @@ mod tests {
     fn out_of_order_gets_immediate_ack_with_sack_blocks_newest_first() {
         let mut r = rx_after_quickacks();
         r.on_segment(&seg(0));
-        let AckDecision::Now(a) = r.on_segment(&seg(2)).0 else { panic!() };
+        let AckDecision::Now(a) = r.on_segment(&seg(2)).0 else {
+            panic!()
+        };
         assert_eq!((a.cum, a.blocks()), (1, &[(2, 3)][..]));
         r.on_segment(&seg(5));
-        let AckDecision::Now(a) = r.on_segment(&seg(3)).0 else { panic!() };
+        let AckDecision::Now(a) = r.on_segment(&seg(3)).0 else {
+            panic!()
+        };
         assert_eq!(a.blocks(), &[(2, 4), (5, 6)][..]);
         // Filling the first hole delivers 1..4 and ACKs at once.
         let (d, b) = r.on_segment(&seg(1));
@@ -275,7 +308,14 @@ mod tests {
         assert_eq!((a.cum, a.blocks()), (4, &[(5, 6)][..]));
         let (d, b) = r.on_segment(&seg(4));
         assert_eq!(b, 2000);
-        assert!(matches!(d, AckDecision::Now(Ack { cum: 6, nsack: 0, .. })));
+        assert!(matches!(
+            d,
+            AckDecision::Now(Ack {
+                cum: 6,
+                nsack: 0,
+                ..
+            })
+        ));
         assert_eq!(r.delivered_bytes, 6000);
     }
 
@@ -296,7 +336,13 @@ mod tests {
     #[test]
     fn short_final_segment_counts_its_own_length() {
         let mut r = rx_after_quickacks();
-        r.on_segment(&Packet { flow: 0, seg: 1, len: 300, wire: 352, ts: SimTime::ZERO });
+        r.on_segment(&Packet {
+            flow: 0,
+            seg: 1,
+            len: 300,
+            wire: 352,
+            ts: SimTime::ZERO,
+        });
         let (_, b) = r.on_segment(&seg(0));
         assert_eq!(b, 1300);
     }
@@ -317,11 +363,20 @@ mod tests {
         r.quickacks = 0;
         r.on_segment(&seg(0));
         for s in 2..5 {
-            assert!(matches!(r.on_segment(&seg(s)).0, AckDecision::Now(_)), "dupACK {s}");
+            assert!(
+                matches!(r.on_segment(&seg(s)).0, AckDecision::Now(_)),
+                "dupACK {s}"
+            );
         }
         // 4th and later: held back for min(RTT/20, 1 ms) = 0.5 ms.
-        assert_eq!(r.on_segment(&seg(5)).0, AckDecision::Compress(SimTime::from_micros(500)));
-        assert_eq!(r.on_segment(&seg(6)).0, AckDecision::Compress(SimTime::from_micros(500)));
+        assert_eq!(
+            r.on_segment(&seg(5)).0,
+            AckDecision::Compress(SimTime::from_micros(500))
+        );
+        assert_eq!(
+            r.on_segment(&seg(6)).0,
+            AckDecision::Compress(SimTime::from_micros(500))
+        );
         let a = r.on_comp_timeout().unwrap();
         assert_eq!((a.cum, a.blocks()[0]), (1, (2, 7)));
         assert_eq!(r.on_comp_timeout(), None);
@@ -347,13 +402,19 @@ mod tests {
     fn timestamp_echo_follows_rfc7323() {
         let mut r = rx_after_quickacks();
         r.on_segment(&seg(0)); // delayed
-        let AckDecision::Now(a) = r.on_segment(&seg(1)).0 else { panic!() };
+        let AckDecision::Now(a) = r.on_segment(&seg(1)).0 else {
+            panic!()
+        };
         assert_eq!(a.tsecr, SimTime(0)); // the earlier of the two acked segments
-        let AckDecision::Now(a) = r.on_segment(&seg(3)).0 else { panic!() };
+        let AckDecision::Now(a) = r.on_segment(&seg(3)).0 else {
+            panic!()
+        };
         assert_eq!(a.tsecr, SimTime(0)); // out of order: TS.Recent unchanged
         let mut fill = seg(2);
         fill.ts = SimTime(99);
-        let AckDecision::Now(a) = r.on_segment(&fill).0 else { panic!() };
+        let AckDecision::Now(a) = r.on_segment(&fill).0 else {
+            panic!()
+        };
         assert_eq!((a.cum, a.tsecr), (4, SimTime(99))); // the hole filler is echoed
     }
 }

@@ -52,7 +52,12 @@ impl RttEstimator {
     /// RTO including exponential backoff.
     pub fn rto(&self) -> SimTime {
         let b = self.base_rto().0;
-        SimTime(b.checked_shl(self.backoff).filter(|v| v >> self.backoff == b).unwrap_or(u64::MAX)).min(RTO_MAX)
+        SimTime(
+            b.checked_shl(self.backoff)
+                .filter(|v| v >> self.backoff == b)
+                .unwrap_or(u64::MAX),
+        )
+        .min(RTO_MAX)
     }
 }
 

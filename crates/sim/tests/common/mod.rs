@@ -25,7 +25,12 @@ pub fn flow(id: u32, cca: &str, rtt_ns: u64) -> FlowConfig {
 }
 
 /// A dumbbell at `rate_bps` with a drop-tail buffer of `buffer_bytes`, flows given.
-pub fn dumbbell(rate_bps: u64, buffer_bytes: u64, flows: Vec<FlowConfig>, duration_ns: u64) -> Config {
+pub fn dumbbell(
+    rate_bps: u64,
+    buffer_bytes: u64,
+    flows: Vec<FlowConfig>,
+    duration_ns: u64,
+) -> Config {
     Config {
         name: "test".into(),
         duration_ns,
@@ -39,7 +44,11 @@ pub fn dumbbell(rate_bps: u64, buffer_bytes: u64, flows: Vec<FlowConfig>, durati
             mtu_bytes: 1500,
         },
         flows,
-        measure: MeasureConfig { interval_ns: S, from_ns: 0, to_ns: duration_ns },
+        measure: MeasureConfig {
+            interval_ns: S,
+            from_ns: 0,
+            to_ns: duration_ns,
+        },
     }
 }
 

@@ -9,7 +9,12 @@ impl Sender {
     /// Mark SACKed segments (Linux `tcp_sacktag_write_queue`). Returns whether anything new
     /// was SACKed, and the oldest/newest send times of newly SACKed never-retransmitted
     /// segments.
-    fn process_sacks(&mut self, now: SimTime, ack: &Ack, acc: &mut RateAcc) -> (bool, Option<SimTime>, Option<SimTime>) {
+    fn process_sacks(
+        &mut self,
+        now: SimTime,
+        ack: &Ack,
+        acc: &mut RateAcc,
+    ) -> (bool, Option<SimTime>, Option<SimTime>) {
         let mut any = false;
         let (mut oldest, mut newest): (Option<SimTime>, Option<SimTime>) = (None, None);
         let floor = self.snd_una.max(ack.cum);
@@ -100,8 +105,11 @@ impl Sender {
         let prior_lost = self.tcp.lost;
         let mut acc = RateAcc::default();
 
-        let (new_sack, sack_old, sack_new) =
-            if self.p.sack { self.process_sacks(now, ack, &mut acc) } else { (false, None, None) };
+        let (new_sack, sack_old, sack_new) = if self.p.sack {
+            self.process_sacks(now, ack, &mut acc)
+        } else {
+            (false, None, None)
+        };
 
         // Cumulative ACK (tcp_clean_rtx_queue).
         let cum = ack.cum.min(self.snd_nxt);
@@ -110,7 +118,10 @@ impl Sender {
         if cum > self.snd_una {
             let mut acked = 0;
             for i in self.snd_una..cum {
-                let seg = self.ring.pop_front().expect("scoreboard shorter than the window");
+                let seg = self
+                    .ring
+                    .pop_front()
+                    .expect("scoreboard shorter than the window");
                 acked += 1;
                 if seg.flags & SACKED != 0 {
                     self.sacked_out -= 1;
@@ -120,7 +131,9 @@ impl Sender {
                         self.rack_advance(now, i, seg.tx_time, seg.flags & EVER_RETRANS != 0);
                     }
                     if seg.flags & RATE_DONE == 0 {
-                        if let Some(t) = acc.delivered(i, seg.tx_time, &seg.snap, seg.flags & EVER_RETRANS != 0) {
+                        if let Some(t) =
+                            acc.delivered(i, seg.tx_time, &seg.snap, seg.flags & EVER_RETRANS != 0)
+                        {
                             self.first_tx = t;
                         }
                     }
@@ -199,7 +212,12 @@ impl Sender {
 
         // Congestion control (tcp_cong_control).
         self.sync(now);
-        let ev = AckEvent { acked: newly as u32, rtt: ca_rtt, prior_in_flight, ack_seq: self.bytes_at(self.snd_una) };
+        let ev = AckEvent {
+            acked: newly as u32,
+            rtt: ca_rtt,
+            prior_in_flight,
+            ack_seq: self.bytes_at(self.snd_una),
+        };
         if newly > 0 || ca_rtt.is_some() {
             self.cc.pkts_acked(&mut self.tcp, &ev);
         }
@@ -214,7 +232,8 @@ impl Sender {
         if self.packets_out() == 0 {
             self.rto_timer.cancel();
         } else if una_adv {
-            self.rto_timer.arm(io.q, now + self.rtt.rto(), self.p.id, TimerKind::Rto);
+            self.rto_timer
+                .arm(io.q, now + self.rtt.rto(), self.p.id, TimerKind::Rto);
         }
         if let Some(size) = self.p.size_bytes {
             if self.stats.completion.is_none() && self.bytes_at(self.snd_una) >= size {
@@ -319,7 +338,8 @@ impl Sender {
             s.min(delta)
         };
         sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
-        self.tcp.set_cwnd((in_flight + sndcnt).clamp(1, u32::MAX as i64) as u32);
+        self.tcp
+            .set_cwnd((in_flight + sndcnt).clamp(1, u32::MAX as i64) as u32);
     }
 
     // ------------------------------------------------------------------ timers
@@ -370,7 +390,8 @@ impl Sender {
         self.high_seq = self.snd_nxt;
         self.rto_count += 1;
         self.rtt.backoff += 1;
-        self.rto_timer.arm(io.q, now + self.rtt.rto(), self.p.id, TimerKind::Rto);
+        self.rto_timer
+            .arm(io.q, now + self.rtt.rto(), self.p.id, TimerKind::Rto);
         self.try_send(now, io);
     }
 }

@@ -24,7 +24,9 @@
 
 use super::rate::{RateAcc, TxSnapshot};
 use super::rtt::RttEstimator;
-use crate::cc::{AckEvent, AnyCc, CaState, CongestionControl, CwndEvent, RateSample, TcpCc, INFINITE_SSTHRESH};
+use crate::cc::{
+    AckEvent, AnyCc, CaState, CongestionControl, CwndEvent, RateSample, TcpCc, INFINITE_SSTHRESH,
+};
 use crate::event::{DelayLine, Ev, EventQueue, Timer, TimerKind};
 use crate::packet::{Ack, Packet, HEADER_BYTES};
 use crate::units::SimTime;
@@ -283,7 +285,9 @@ impl Sender {
     /// Bytes the application has written by `now` (`u64::MAX`: unlimited).
     fn written(&self, now: SimTime) -> u64 {
         let mut w = match self.p.app_rate_bps {
-            Some(r) => (now.saturating_sub(self.data_start).0 as u128 * r as u128 / 8_000_000_000) as u64,
+            Some(r) => {
+                (now.saturating_sub(self.data_start).0 as u128 * r as u128 / 8_000_000_000) as u64
+            }
             None => u64::MAX,
         };
         if let Some(e) = self.data_end {
@@ -298,7 +302,10 @@ impl Sender {
     pub fn stop(&mut self, now: SimTime, io: &mut Io) {
         let queue = (2 * self.tcp.cwnd as u64 * self.p.mss as u64).min(self.p.sndbuf_bytes);
         let queued = self.bytes_at(self.snd_una).saturating_add(queue);
-        let end = self.written(now).min(queued).max(self.bytes_at(self.snd_nxt));
+        let end = self
+            .written(now)
+            .min(queued)
+            .max(self.bytes_at(self.snd_nxt));
         self.data_end = Some(self.data_end.map_or(end, |e| e.min(end)));
         self.app_timer.cancel();
         self.try_send(now, io);
@@ -316,7 +323,9 @@ impl Sender {
             return NewData::NoData; // Nagle: wait for a full segment
         }
         let out = self.packets_out() + 1;
-        if out * self.p.mss as u64 > self.p.rwnd_bytes || out * self.p.mss as u64 > self.p.sndbuf_bytes {
+        if out * self.p.mss as u64 > self.p.rwnd_bytes
+            || out * self.p.mss as u64 > self.p.sndbuf_bytes
+        {
             return NewData::Blocked;
         }
         NewData::Yes(len)
@@ -324,7 +333,9 @@ impl Sender {
 
     /// When an app-limited writer will have written the next full segment.
     fn schedule_app(&mut self, now: SimTime, io: &mut Io) {
-        let Some(rate) = self.p.app_rate_bps else { return };
+        let Some(rate) = self.p.app_rate_bps else {
+            return;
+        };
         let mut need = (self.snd_nxt + 1) * self.p.mss as u64;
         if let Some(e) = self.data_end {
             if self.snd_nxt * self.p.mss as u64 >= e {
@@ -349,7 +360,8 @@ impl Sender {
         let mut cwnd_limited = false;
         loop {
             if self.tcp.pacing && self.tcp.pacing_rate > 0 && now < self.next_send {
-                self.pacing_timer.arm(io.q, self.next_send, self.p.id, TimerKind::Pacing);
+                self.pacing_timer
+                    .arm(io.q, self.next_send, self.p.id, TimerKind::Pacing);
                 break;
             }
             if self.in_flight() >= self.tcp.cwnd as u64 {
@@ -448,11 +460,17 @@ impl Sender {
     fn send_new(&mut self, now: SimTime, len: u32, io: &mut Io) {
         let snap = self.snapshot(now);
         let i = self.snd_nxt;
-        self.ring.push_back(Seg { tx_time: now, snap, retx_nxt: 0, flags: 0 });
+        self.ring.push_back(Seg {
+            tx_time: now,
+            snap,
+            retx_nxt: 0,
+            flags: 0,
+        });
         self.snd_nxt += 1;
         self.stats.bytes_sent += len as u64;
         if !self.rto_timer.is_armed() {
-            self.rto_timer.arm(io.q, now + self.rtt.rto(), self.p.id, TimerKind::Rto);
+            self.rto_timer
+                .arm(io.q, now + self.rtt.rto(), self.p.id, TimerKind::Rto);
         }
         self.transmit(now, i, len, io);
     }
@@ -496,14 +514,22 @@ impl Sender {
         self.stats.retransmits += 1;
         self.stats.bytes_retransmitted += len as u64;
         if i == self.snd_una {
-            self.rto_timer.arm(io.q, now + self.rtt.rto(), self.p.id, TimerKind::Rto);
+            self.rto_timer
+                .arm(io.q, now + self.rtt.rto(), self.p.id, TimerKind::Rto);
         }
         self.transmit(now, i, len, io);
     }
 
     fn transmit(&mut self, now: SimTime, seg: u64, len: u32, io: &mut Io) {
-        let pkt = Packet { flow: self.p.id, seg, len, wire: len + HEADER_BYTES, ts: now };
-        io.fwd.push(io.q, now + io.fwd_delay, pkt, Ev::FwdArrive(self.p.id));
+        let pkt = Packet {
+            flow: self.p.id,
+            seg,
+            len,
+            wire: len + HEADER_BYTES,
+            ts: now,
+        };
+        io.fwd
+            .push(io.q, now + io.fwd_delay, pkt, Ev::FwdArrive(self.p.id));
         self.data_segs_out += 1;
         self.last_send = Some(now);
         self.tcp.lsndtime = now;

@@ -68,7 +68,12 @@ impl Sender {
             return None;
         }
         let reo = self.rack_reo_wnd();
-        let Rack { mstamp, end_seq, rtt, .. } = self.rack;
+        let Rack {
+            mstamp,
+            end_seq,
+            rtt,
+            ..
+        } = self.rack;
         let mut wait = 0u64;
         for i in self.snd_una..self.snd_nxt {
             let s = self.seg(i);
@@ -109,7 +114,9 @@ impl Sender {
         }
         self.rack.advanced = false;
         match self.rack_detect_loss(now) {
-            Some(w) => self.reo_timer.arm(io.q, now + w + TIMEOUT_MIN, self.p.id, TimerKind::Reo),
+            Some(w) => self
+                .reo_timer
+                .arm(io.q, now + w + TIMEOUT_MIN, self.p.id, TimerKind::Reo),
             None => self.reo_timer.cancel(),
         }
     }
@@ -118,10 +125,14 @@ impl Sender {
     pub fn on_reo_timeout(&mut self, now: SimTime, io: &mut Io) {
         let prior_lost = self.lost_out;
         if let Some(w) = self.rack_detect_loss(now) {
-            self.reo_timer.arm(io.q, now + w + TIMEOUT_MIN, self.p.id, TimerKind::Reo);
+            self.reo_timer
+                .arm(io.q, now + w + TIMEOUT_MIN, self.p.id, TimerKind::Reo);
         }
         if self.lost_out > prior_lost {
-            if matches!(self.tcp.ca_state, CaState::Open | CaState::Disorder | CaState::Cwr) {
+            if matches!(
+                self.tcp.ca_state,
+                CaState::Open | CaState::Disorder | CaState::Cwr
+            ) {
                 self.enter_recovery(now);
                 if !self.cc.has_cong_control() {
                     self.prr(1, self.lost_out - prior_lost, false);
@@ -143,11 +154,17 @@ impl Sender {
             return;
         }
         let srtt = self.rtt.srtt();
-        let mut pto = SimTime(2 * srtt.0) + if self.packets_out() == 1 { super::super::rtt::RTO_MIN } else { TIMEOUT_MIN };
+        let mut pto = SimTime(2 * srtt.0)
+            + if self.packets_out() == 1 {
+                super::super::rtt::RTO_MIN
+            } else {
+                TIMEOUT_MIN
+            };
         if let Some(rto_at) = self.rto_timer.deadline {
             pto = pto.min(rto_at.saturating_sub(now));
         }
-        self.tlp_timer.arm(io.q, now + pto, self.p.id, TimerKind::Tlp);
+        self.tlp_timer
+            .arm(io.q, now + pto, self.p.id, TimerKind::Tlp);
     }
 
     /// The probe timeout fired (`tcp_send_loss_probe`).
@@ -176,12 +193,19 @@ impl Sender {
             self.tlp_retrans = true;
         }
         self.tlp_high_seq = Some(self.snd_nxt);
-        self.rto_timer.arm(io.q, now + self.rtt.rto(), self.p.id, TimerKind::Rto);
+        self.rto_timer
+            .arm(io.q, now + self.rtt.rto(), self.p.id, TimerKind::Rto);
     }
 
     /// `tcp_process_tlp_ack`: end the probe episode; if the retransmitted probe repaired a
     /// loss, reduce cwnd (a CWR episode ending at once).
-    pub(super) fn process_tlp_ack(&mut self, now: SimTime, cum: u64, una_adv: bool, new_sack: bool) {
+    pub(super) fn process_tlp_ack(
+        &mut self,
+        now: SimTime,
+        cum: u64,
+        una_adv: bool,
+        new_sack: bool,
+    ) {
         let Some(h) = self.tlp_high_seq else { return };
         if cum < h {
             return;
@@ -194,7 +218,11 @@ impl Sender {
             self.set_state(now, CaState::Cwr);
             self.end_cwnd_reduction(now);
             // tcp_try_keep_open
-            let st = if self.sacked_out + self.lost_out > 0 || self.retrans_out > 0 { CaState::Disorder } else { CaState::Open };
+            let st = if self.sacked_out + self.lost_out > 0 || self.retrans_out > 0 {
+                CaState::Disorder
+            } else {
+                CaState::Open
+            };
             self.set_state(now, st);
             self.high_seq = self.snd_nxt;
         } else if !una_adv && !new_sack {

@@ -30,8 +30,17 @@ impl H {
             app_rate_bps: None,
             cwnd_clamp: u32::MAX,
         };
-        let mut h = H { q: EventQueue::new(), fwd: DelayLine::new(), s: Sender::new(p, AnyCc::Reno(Reno)), now: SimTime::ZERO };
-        let mut io = Io { q: &mut h.q, fwd: &mut h.fwd, fwd_delay: SimTime::ZERO };
+        let mut h = H {
+            q: EventQueue::new(),
+            fwd: DelayLine::new(),
+            s: Sender::new(p, AnyCc::Reno(Reno)),
+            now: SimTime::ZERO,
+        };
+        let mut io = Io {
+            q: &mut h.q,
+            fwd: &mut h.fwd,
+            fwd_delay: SimTime::ZERO,
+        };
         h.s.start(SimTime::ZERO, RTT, &mut io);
         h
     }
@@ -46,27 +55,47 @@ impl H {
     }
 
     fn ack(&mut self, cum: u64, sacks: &[(u64, u64)]) {
-        let mut a = Ack { cum, tsecr: SimTime(1), ..Ack::default() };
+        let mut a = Ack {
+            cum,
+            tsecr: SimTime(1),
+            ..Ack::default()
+        };
         for (i, &b) in sacks.iter().enumerate() {
             a.sack[i] = b;
         }
         a.nsack = sacks.len() as u8;
-        let mut io = Io { q: &mut self.q, fwd: &mut self.fwd, fwd_delay: SimTime::ZERO };
+        let mut io = Io {
+            q: &mut self.q,
+            fwd: &mut self.fwd,
+            fwd_delay: SimTime::ZERO,
+        };
         self.s.on_ack(self.now, &a, &mut io);
     }
 
     fn tlp(&mut self) {
-        let mut io = Io { q: &mut self.q, fwd: &mut self.fwd, fwd_delay: SimTime::ZERO };
+        let mut io = Io {
+            q: &mut self.q,
+            fwd: &mut self.fwd,
+            fwd_delay: SimTime::ZERO,
+        };
         self.s.on_tlp(self.now, &mut io);
     }
 
     fn reo(&mut self) {
-        let mut io = Io { q: &mut self.q, fwd: &mut self.fwd, fwd_delay: SimTime::ZERO };
+        let mut io = Io {
+            q: &mut self.q,
+            fwd: &mut self.fwd,
+            fwd_delay: SimTime::ZERO,
+        };
         self.s.on_reo_timeout(self.now, &mut io);
     }
 
     fn rto(&mut self) {
-        let mut io = Io { q: &mut self.q, fwd: &mut self.fwd, fwd_delay: SimTime::ZERO };
+        let mut io = Io {
+            q: &mut self.q,
+            fwd: &mut self.fwd,
+            fwd_delay: SimTime::ZERO,
+        };
         self.s.on_rto(self.now, &mut io);
     }
 }
@@ -103,9 +132,9 @@ fn three_sacked_segments_above_a_hole_start_sack_recovery() {
     h.ack(0, &[(1, 4)]);
     assert_eq!(h.s.tcp.ca_state, CaState::Recovery);
     assert_eq!(h.s.tcp.ssthresh, 5); // Reno: cwnd 10 / 2
-    // PRR (RFC 6937): pipe = 12 − 3 SACKed − 1 lost = 8 > ssthresh, so
-    // sndcnt = ceil(prr_delivered·ssthresh/prior_cwnd) − prr_out = ceil(1·5/10) − 0 = 1:
-    // cwnd = 9 and the one segment sent is the retransmission.
+                                     // PRR (RFC 6937): pipe = 12 − 3 SACKed − 1 lost = 8 > ssthresh, so
+                                     // sndcnt = ceil(prr_delivered·ssthresh/prior_cwnd) − prr_out = ceil(1·5/10) − 0 = 1:
+                                     // cwnd = 9 and the one segment sent is the retransmission.
     assert_eq!(h.s.tcp.cwnd, 9);
     assert_eq!(h.sent(), vec![0]);
     assert_eq!(h.s.stats.retransmits, 1);
@@ -201,7 +230,10 @@ fn tail_loss_probe_retransmits_the_last_segment_before_the_rto() {
     h.ack(8, &[]);
     // Two segments out: PTO = 2·SRTT + 2 ms, well before the RTO (SRTT + 200 ms).
     let srtt = h.s.srtt();
-    assert_eq!(h.s.tlp_timer.deadline, Some(h.now + SimTime(2 * srtt.0) + SimTime::from_millis(2)));
+    assert_eq!(
+        h.s.tlp_timer.deadline,
+        Some(h.now + SimTime(2 * srtt.0) + SimTime::from_millis(2))
+    );
     h.ack(9, &[]);
     // One segment out: 2·SRTT + 200 ms (room for a delayed ACK), but never after the RTO.
     assert_eq!(h.s.tlp_timer.deadline, h.s.rto_timer.deadline);
@@ -225,7 +257,10 @@ fn rack_reordering_timer_recovers_a_loss_with_one_dupack() {
     h.ack(0, &[(1, 2)]);
     assert_eq!(h.s.tcp.ca_state, CaState::Disorder);
     // reo_wnd = min_rtt/4 = 25 ms; the timer adds Linux's 2 ms.
-    assert_eq!(h.s.reo_timer.deadline, Some(h.now + SimTime::from_millis(27)));
+    assert_eq!(
+        h.s.reo_timer.deadline,
+        Some(h.now + SimTime::from_millis(27))
+    );
     h.advance(SimTime::from_millis(27));
     h.reo();
     assert_eq!(h.s.tcp.ca_state, CaState::Recovery);
