@@ -149,7 +149,6 @@ class LocalExecutor:
                 f.result()
         return self.pool
 
-
     @staticmethod
     def _context() -> Any:
         return get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")

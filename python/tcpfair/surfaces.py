@@ -100,7 +100,8 @@ def _save(fig: Any, base: Path, formats: Sequence[str]) -> list[Path]:
 
 
 def _heat(ax: Any, grid: pd.DataFrame, cmap: str, norm: Any = None, vmin: float | None = None,
-          vmax: float | None = None, annotate: bool = True, mark: pd.DataFrame | None = None) -> Any:
+          vmax: float | None = None, annotate: bool = True, mark: pd.DataFrame | None = None,
+          fmt: str = ".2f") -> Any:
     z = grid.to_numpy(dtype=float)
     im = ax.imshow(np.ma.masked_invalid(z), origin="lower", aspect="auto", cmap=cmap, norm=norm,
                    vmin=None if norm else vmin, vmax=None if norm else vmax, interpolation="nearest")
@@ -111,7 +112,7 @@ def _heat(ax: Any, grid: pd.DataFrame, cmap: str, norm: Any = None, vmin: float 
             for j in range(z.shape[1]):
                 if np.isfinite(z[i, j]):
                     star = "*" if mark is not None and bool(mark.iat[i, j]) else ""
-                    ax.text(j, i, f"{z[i, j]:.2f}{star}", ha="center", va="center", fontsize=5.5)
+                    ax.text(j, i, f"{z[i, j]:{fmt}}{star}", ha="center", va="center", fontsize=5.5)
     return im
 
 
@@ -212,7 +213,7 @@ def difference_figure(c: Comparison, x: str, y: str, out: str | Path,
         norm = TwoSlopeNorm(vcenter=0.0, vmin=-span, vmax=span)
         fig = plt.figure(figsize=(12, 4.8))
         ax1 = fig.add_subplot(1, 2, 1)
-        im = _heat(ax1, grid, "RdBu_r", norm=norm, mark=grid >= 0)
+        im = _heat(ax1, grid, "RdBu_r", norm=norm, mark=grid >= 0, fmt="+.3f")
         ax1.set_xlabel(axis_label(x, list(grid.columns)))
         ax1.set_ylabel(axis_label(y, list(grid.index)))
         fig.colorbar(im, ax=ax1, label="W = |A − B| − 2σ(B)   (* marks W ≥ 0)")

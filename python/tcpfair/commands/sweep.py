@@ -288,8 +288,12 @@ def compare(a: Path, b: Path, metric: str, a_sweep: str | None, b_sweep: str | N
     la, lb = f"{na}/{ba}", f"{nb}/{bb}"
     if la == lb:
         la, lb = f"A:{la}", f"B:{lb}"
-    c = do_compare(sa.table(sweep=na, backend=ba), sb.table(sweep=nb, backend=bb), metric,
-                   sa.sweep_axes(na, ba), sb.sweep_axes(nb, bb), labels=(la, lb))
+    ta, tb = sa.table(sweep=na, backend=ba), sb.table(sweep=nb, backend=bb)
+    c = do_compare(ta, tb, metric, sa.sweep_axes(na, ba), sb.sweep_axes(nb, bb), labels=(la, lb))
+    for lab, t in ((la, ta), (lb, tb)):
+        if "valid" in t.columns and ((t["status"] == "done") & (t["valid"] == 0)).any():
+            click.echo(f"{lab}: ", nl=False, err=True)
+            _note_invalid(t)
     for line in summary_lines(c):
         click.echo(line)
     if c.n_points == 0:
