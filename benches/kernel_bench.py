@@ -1,6 +1,9 @@
 """Accuracy and capacity of the kernel backend on this machine (needs root).
 
     .venv/bin/python benches/kernel_bench.py [rtt|rate|long|maxrate|all] [--json out.json]
+                                             [--rates 100,200,500]   (maxrate, Mbit/s)
+
+Set TCPFAIR_KERNEL_GSO=on to measure with offloads on.
 
 Prints markdown tables for docs/performance.md:
 
@@ -36,6 +39,7 @@ def emu(r: tcpfair.RunResult) -> dict[str, Any]:
         "over_1ms": e["late"]["over_1ms"],
         "rx_lag_max_us": max(e["a2b"]["rx_lag_max_ns"], e["b2a"]["rx_lag_max_ns"]) / 1e3,
         "emu_cpu": cpu["emulator_core_frac"],
+        "emu_thread_max": cpu["emulator_thread_max_frac"],
         "machine_busy": cpu["machine_busy_frac"],
         "valid": r.meta["valid"],
         "failed": [c["name"] for c in r.meta["checks"] if not c["ok"]],
@@ -56,8 +60,15 @@ def bench_rtt() -> list[dict[str, Any]]:
     probes = r.meta["kernel"]["rtt_probes"]
     for g, x in enumerate(rtts):
         p = probes[str(g)]
-        out.append({"rtt_ms": x, "probe_median_ms": p["median_ns"] / 1e6, "probe_min_ms": p["min_ns"] / 1e6,
-                    "probe_max_ms": p["max_ns"] / 1e6, "error_ms": p["median_ns"] / 1e6 - x})
+        out.append(
+            {
+                "rtt_ms": x,
+                "probe_median_ms": p["median_ns"] / 1e6,
+                "probe_min_ms": p["min_ns"] / 1e6,
+                "probe_max_ms": p["max_ns"] / 1e6,
+                "error_ms": p["median_ns"] / 1e6 - x,
+            }
+        )
     return out
 
 
@@ -72,13 +83,20 @@ def bench_rate() -> list[dict[str, Any]]:
             "measure": {"interval": "1s", "from": "4s"},
         }
         r = run(d)
-        lk = r.link[(r.link["t_s"] > 4) & (r.link["t_s"] <= 11)]
-        span = lk["t_s"].iloc[-1] - lk["t_s"].iloc[0] + (lk["t_s"].iloc[1] - lk["t_s"].iloc[0])
-        wire = lk["tx_bytes"].sum() * 8 / span
+        lk = r.link.assign(dt=r.link["t_s"].diff())
+        lk = lk[(lk["t_s"] > 4) & (lk["t_s"] <= 11)]
+        wire = lk["tx_bytes"].sum() * 8 / lk["dt"].sum()
         good = r.metrics()["sum_bps"]
-        out.append({"rate_mbit": rate, "wire_mbit": wire / 1e6, "wire_error_pct": 100 * (wire / (rate * 1e6) - 1),
-                    "goodput_mbit": good / 1e6, "goodput_of_capacity_pct": 100 * good / r.meta["goodput_capacity_bps"],
-                    **emu(r)})
+        out.append(
+            {
+                "rate_mbit": rate,
+                "wire_mbit": wire / 1e6,
+                "wire_error_pct": 100 * (wire / (rate * 1e6) - 1),
+                "goodput_mbit": good / 1e6,
+                "goodput_of_capacity_pct": 100 * good / r.meta["goodput_capacity_bps"],
+                **emu(r),
+            }
+        )
     return out
 
 
@@ -87,13 +105,17 @@ def bench_long() -> list[dict[str, Any]]:
         "name": "long",
         "duration": "30s",
         "bottleneck": {"rate": "100Mbit", "buffer": "1bdp"},
-        "flows": [{"cca": "cubic", "rtt": "400ms", "rmem": "32MB", "wmem": "32MB"},
-                  {"cca": "reno", "rtt": "400ms", "rmem": "32MB", "wmem": "32MB"}],
+        "flows": [
+            {"cca": "cubic", "rtt": "400ms", "rmem": "32MB", "wmem": "32MB"},
+            {"cca": "reno", "rtt": "400ms", "rmem": "32MB", "wmem": "32MB"},
+        ],
         "measure": {"interval": "1s", "from": "10s"},
     }
     r = run(d)
     m = r.metrics()
-    return [{"rate_mbit": 100, "rtt_ms": 400, "flows": 2, "utilization": m["utilization"], **emu(r)}]
+    return [
+        {"rate_mbit": 100, "rtt_ms": 400, "flows": 2, "utilization": m["utilization"], **emu(r)}
+    ]
 
 
 def bench_maxrate(rates: tuple[int, ...] = (100, 200, 500, 1000)) -> list[dict[str, Any]]:
@@ -103,8 +125,10 @@ def bench_maxrate(rates: tuple[int, ...] = (100, 200, 500, 1000)) -> list[dict[s
             "name": "maxrate",
             "duration": "10s",
             "bottleneck": {"rate": f"{rate}Mbit", "buffer": "1bdp"},
-            "flows": [{"cca": "cubic", "rtt": "20ms", "rmem": "32MB", "wmem": "32MB"},
-                      {"cca": "cubic", "rtt": "20ms", "rmem": "32MB", "wmem": "32MB"}],
+            "flows": [
+                {"cca": "cubic", "rtt": "20ms", "rmem": "32MB", "wmem": "32MB"},
+                {"cca": "cubic", "rtt": "20ms", "rmem": "32MB", "wmem": "32MB"},
+            ],
             "measure": {"interval": "1s", "from": "3s"},
         }
         r = run(d)
@@ -118,14 +142,27 @@ def table(rows: list[dict[str, Any]]) -> str:
     cols = list(rows[0])
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in rows:
-        cells = [(f"{v:.3f}" if abs(v) < 1e4 else f"{v:.4g}") if isinstance(v, float) else str(v) for v in r.values()]
+        cells = [
+            (f"{v:.3f}" if abs(v) < 1e4 else f"{v:.4g}") if isinstance(v, float) else str(v)
+            for v in r.values()
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def main(argv: list[str]) -> None:
     what = argv[0] if argv else "all"
-    benches = {"rtt": bench_rtt, "rate": bench_rate, "long": bench_long, "maxrate": bench_maxrate}
+    rates = (
+        tuple(int(x) for x in argv[argv.index("--rates") + 1].split(","))
+        if "--rates" in argv
+        else None
+    )
+    benches = {
+        "rtt": bench_rtt,
+        "rate": bench_rate,
+        "long": bench_long,
+        "maxrate": (lambda: bench_maxrate(rates)) if rates else bench_maxrate,
+    }
     results: dict[str, Any] = {"time": time.strftime("%Y-%m-%d %H:%M:%S")}
     for name, fn in benches.items():
         if what in (name, "all"):

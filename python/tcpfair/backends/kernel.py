@@ -276,7 +276,7 @@ def run_checks(sc: Scenario, raw: RawRun, result: RunResult, goodput_cap: float)
         checks.append(V.loss_check(sc.bottleneck.loss, int(a["loss_drops"]), int(offered)))
     cpu = raw.cpu
     checks += V.cpu_checks(
-        cpu.get("emulator_core_frac"), cpu.get("machine_busy_frac"), int(cpu.get("n_cpus", 1))
+        cpu.get("emulator_thread_max_frac"), cpu.get("machine_busy_frac"), int(cpu.get("n_cpus", 1))
     )
     for g in topo.groups:
         if g.index not in raw.exit_s:

@@ -94,6 +94,23 @@ def proc_cpu_ticks(pid: int) -> int | None:
     return int(rest[11]) + int(rest[12])
 
 
+def thread_cpu_ticks(pid: int) -> dict[int, int]:
+    """utime + stime of each thread of a process, in clock ticks."""
+    out: dict[int, int] = {}
+    try:
+        tids = [int(t.name) for t in Path(f"/proc/{pid}/task").iterdir()]
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            text = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+        except OSError:
+            continue
+        rest = text[text.rindex(")") + 2 :].split()
+        out[tid] = int(rest[11]) + int(rest[12])
+    return out
+
+
 def alive(pid: int, start_time: int | None) -> bool:
     st = proc_start_time(pid)
     return st is not None and (start_time is None or st == start_time)

@@ -34,6 +34,7 @@ from .procs import (
     proc_cpu_ticks,
     run_cmd,
     teardown,
+    thread_cpu_ticks,
 )
 from .topology import Topology, build, new_run_id
 
@@ -411,6 +412,7 @@ def _execute(
     if sampler:
         sampler.start()
     cpu0, em0, mono0 = _cpu_totals(), proc_cpu_ticks(relay.popen.pid), time.monotonic()
+    th0 = thread_cpu_ticks(relay.popen.pid)
     pending = sorted(topo.groups, key=lambda g: res_flows[g.index]["start_ns"])
     clients: dict[int, Spawned] = {}
     duration_s = sc.duration / 1e9
@@ -449,9 +451,13 @@ def _execute(
             sampler.stop_evt.set()
             sampler.join(5)
     em1, mono1, cpu1 = proc_cpu_ticks(relay.popen.pid), time.monotonic(), _cpu_totals()
+    th1 = thread_cpu_ticks(relay.popen.pid)
     hz = os.sysconf("SC_CLK_TCK")
     wall = mono1 - mono0
+    per_thread = [(th1[t] - th0.get(t, 0)) / hz / wall for t in th1] if wall > 0 else []
     raw.cpu = {
+        # the busiest emulator thread (each direction has one): saturation is per thread
+        "emulator_thread_max_frac": max(per_thread) if per_thread else None,
         "emulator_core_frac": ((em1 - em0) / hz / wall)
         if em0 is not None and em1 is not None and wall > 0
         else None,

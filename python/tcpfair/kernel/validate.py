@@ -122,18 +122,20 @@ def goodput_check(sum_bps: float, capacity_bps: float) -> Check:
 
 
 def cpu_checks(
-    emulator_core_frac: float | None, machine_busy_frac: float | None, n_cpus: int
+    emulator_thread_frac: float | None, machine_busy_frac: float | None, n_cpus: int
 ) -> list[Check]:
+    """``emulator_thread_frac``: CPU share of linkem's busiest thread (one per direction;
+    it includes the downstream namespaces' softirq work done inside its send calls)."""
     out: list[Check] = []
-    if emulator_core_frac is not None:
+    if emulator_thread_frac is not None:
         out.append(
             check(
                 "cpu.emulator",
-                emulator_core_frac < CPU_SATURATION,
-                emulator_core_frac,
+                emulator_thread_frac < CPU_SATURATION,
+                emulator_thread_frac,
                 CPU_SATURATION,
-                f"emulator used {100 * emulator_core_frac:.1f} % of one core (saturated above "
-                f"{100 * CPU_SATURATION:g} %)",
+                f"busiest emulator thread used {100 * emulator_thread_frac:.1f} % of a core "
+                f"(saturated above {100 * CPU_SATURATION:g} %)",
             )
         )
     if machine_busy_frac is not None:
