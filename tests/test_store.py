@@ -207,3 +207,23 @@ def test_backend_accuracy_checks_are_recorded(tmp_path: Path, capsys: pytest.Cap
         main(["results", str(tmp_path)])
     assert "note: 4 finished runs failed the backend's accuracy checks (column valid = 0): lateness.p99 (4×)" \
         in capsys.readouterr().err
+
+
+def test_results_check_reports_inconsistencies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    from tcpfair.cli import main
+
+    run_sweep(make(repeats=1), run_fn=fake_run, output=tmp_path, jobs=1)
+    with pytest.raises(SystemExit) as e:
+        main(["results", str(tmp_path), "--check"])
+    assert e.value.code == 0 and "consistent" in capsys.readouterr().out
+    t = Store(tmp_path).table()
+    (tmp_path / t["run_dir"][0] / "samples.parquet").unlink()
+    shutil.copytree(tmp_path / t["run_dir"][1], tmp_path / "runs" / "sim" / "0123456789abcdef")
+    with pytest.raises(SystemExit) as e:
+        main(["results", str(tmp_path), "--check"])
+    out = capsys.readouterr().out
+    assert e.value.code == 1 and "2 problems" in out
+    assert f"done run sim/{t['run_hash'][0]} has no samples.parquet" in out
+    assert "run directory sim/0123456789abcdef has no done row" in out

@@ -166,14 +166,24 @@ def draw_plots(store: Any, sweep: str, backend: str, plots: list[Any], out: Path
 @click.option("--figures", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Figure directory (default: DIRECTORY/figures/<sweep>).")
 @click.option("--format", "fmt", default="png,svg", show_default=True, help=FORMAT_HELP)
+@click.option("--check", is_flag=True, help="Check the store's consistency (catalog vs run directories).")
 @_wrap
 def results(directory: Path, sweep_name: str | None, backend: str | None, export: Path | None, aggregated: bool,
-            metric: str | None, x: str | None, y: str | None, by: str | None, figures: Path | None, fmt: str) -> None:
+            metric: str | None, x: str | None, y: str | None, by: str | None, figures: Path | None, fmt: str,
+            check: bool) -> None:
     """Show the runs of a results store, export them, or plot them."""
     from ..aggregate import aggregate
     from ..store import Store
 
     s = Store(directory, create=False)
+    if check:
+        problems = s.check()
+        for p in problems:
+            click.echo(p)
+        click.echo(f"{s.root}: " + (f"{len(problems)} problems" if problems else "consistent"))
+        if problems:
+            raise SystemExit(1)
+        return
     if export is not None:
         suffix = export.suffix.lower()
         if suffix not in (".csv", ".parquet"):
