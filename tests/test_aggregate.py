@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+
 from tcpfair.aggregate import aggregate, axis_numeric, mean_std_ci, pivot
 
 

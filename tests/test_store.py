@@ -9,12 +9,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from test_sweep_support import BASE, fake_run
+
 from tcpfair.executors import run_sweep
 from tcpfair.result import RunResult
 from tcpfair.spec import Scenario
 from tcpfair.store import Store
 from tcpfair.sweep import sweep_from_dict
-from test_sweep_support import BASE, fake_run
 
 
 def make(name: str = "s", repeats: int = 2, **axes: list[str]) -> object:

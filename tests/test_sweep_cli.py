@@ -7,10 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from test_sweep_support import fake_run
+
 import tcpfair.executors
 from tcpfair.cli import main
 from tcpfair.store import Store
-from test_sweep_support import fake_run
 
 SWEEP = """
 name = "cli"

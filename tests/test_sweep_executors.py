@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from test_sweep_support import BASE, fake_run
+
 from tcpfair.executors import DaskExecutor, LocalExecutor, make_executor, run_sweep
 from tcpfair.result import RunResult
 from tcpfair.store import Store
 from tcpfair.sweep import SweepError, sweep_from_dict
-from test_sweep_support import BASE, fake_run
 
 SWEEP = {"name": "ex", "base": BASE, "repeats": 2, "seed": 9,
          "axes": {"flows.1.rtt": ["25ms", "50ms", "100ms"], "flows.1.cca": ["newreno", "cubic", "bbr"]}}

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from tcpfair.store import Store
 
 TESTS = Path(__file__).resolve().parent

@@ -6,9 +6,10 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from test_sweep_support import BASE
+
 from tcpfair.spec import from_dict
 from tcpfair.sweep import SweepError, expand_range, load_sweep, sweep_from_dict
-from test_sweep_support import BASE
 
 
 def sweep(**kw: object) -> dict[str, object]:

@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 import pandas as pd
+
 from tcpfair.result import RunResult
 from tcpfair.spec import Scenario
 

@@ -178,8 +178,8 @@ def results(directory: Path, sweep_name: str | None, backend: str | None, export
     s = Store(directory, create=False)
     if check:
         problems = s.check()
-        for p in problems:
-            click.echo(p)
+        for problem in problems:
+            click.echo(problem)
         click.echo(f"{s.root}: " + (f"{len(problems)} problems" if problems else "consistent"))
         if problems:
             raise SystemExit(1)
