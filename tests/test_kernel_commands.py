@@ -410,6 +410,12 @@ def test_scenario_messages_name_the_key() -> None:
     assert any(m.startswith("flows.2.cca: 'compound'") for m in msgs)
     assert any(m.startswith("flows.2.rtt:") for m in msgs)
     fast = from_dict(scenario(bottleneck={"rate": "10Gbit", "buffer": "1bdp"}))
+    from tcpfair.kernel.capabilities import max_rate_bps
+
+    assert max_rate_bps(False, 2, {}) == 300_000_000 and max_rate_bps(True, 2, {}) == 500_000_000
+    assert max_rate_bps(False, 2, {"TCPFAIR_KERNEL_MAX_RATE": "2Gbit"}) == 2_000_000_000
+    with pytest.raises(ValueError, match="TCPFAIR_KERNEL_MAX_RATE='fast'"):
+        max_rate_bps(False, 2, {"TCPFAIR_KERNEL_MAX_RATE": "fast"})
     assert any(m.startswith("bottleneck.rate:") for m in scenario_problems(fast, caps(), gso=False))
     tiny = from_dict(scenario(bottleneck={"rate": "100Mbit", "buffer": "1000B"}))
     assert any(

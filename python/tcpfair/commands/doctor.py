@@ -54,11 +54,14 @@ def doctor(cleanup: bool, force: bool) -> None:
         "congestion controls", ", ".join(caps.ccas) + f"  → scenario names: {', '.join(kern_ok)}"
     )
     t.add_row("qdiscs", ", ".join(f"{q} {'yes' if ok else 'no'}" for q, ok in caps.qdiscs.items()))
-    t.add_row(
-        "max bottleneck rate",
-        f"{cap.MAX_RATE_BPS_GSO_OFF / 1e6:g} Mbit/s (GSO off), "
-        f"{cap.MAX_RATE_BPS_GSO_ON / 1e6:g} Mbit/s (GSO on)",
-    )
+    try:
+        rates = (
+            f"{cap.max_rate_bps(False) / 1e6:g} Mbit/s (GSO off), "
+            f"{cap.max_rate_bps(True) / 1e6:g} Mbit/s (GSO on)"
+        )
+    except ValueError as e:
+        rates = f"[red]{e}[/red]"
+    t.add_row("max bottleneck rate", rates)
     console.print(t)
     probs = cap.machine_problems(caps)
     if probs:
