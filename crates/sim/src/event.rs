@@ -6,8 +6,8 @@
 //! (the RTO, re-armed on every ACK) keeps its heap entry and is re-scheduled when the old
 //! entry fires early, so re-arming costs no heap operation.
 //!
-//! Constant-delay paths (a flow's access link, the ACK return path) are FIFO: `DelayLine`
-//! holds their packets in a ring and keeps only its head in the heap.
+//! Constant-delay paths (access links, ACK return paths) are FIFO: `DelayLine` holds their
+//! packets in a ring and keeps only its head in the heap.
 
 use crate::units::SimTime;
 use std::cmp::Ordering;
@@ -16,9 +16,9 @@ use std::collections::{BinaryHeap, VecDeque};
 /// What happens at an event. Small and `Copy`: packets live in delay lines and queues.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ev {
-    /// The head of flow's forward delay line reaches the bottleneck.
+    /// The head of a forward delay line (index) reaches the bottleneck.
     FwdArrive(u32),
-    /// The head of flow's reverse delay line (an ACK) reaches the sender.
+    /// The head of a reverse delay line (index; an ACK) reaches its sender.
     RevArrive(u32),
     /// The bottleneck finished serializing its head packet.
     LinkDone,
@@ -72,9 +72,14 @@ impl Ord for Entry {
     }
 }
 
+/// Two heaps sharing one sequence counter: timers (several per connection, rarely popped
+/// thanks to lazy re-arming) and packet events (delay-line heads, the link, sampling). The
+/// next event is the smaller (time, seq) of the two heads, so the order is exactly that of
+/// a single heap; the per-packet events just do not sift through the timers.
 #[derive(Debug, Default)]
 pub struct EventQueue {
     heap: BinaryHeap<Entry>,
+    timers: BinaryHeap<Entry>,
     seq: u64,
     now: u64,
     pub popped: u64,
@@ -83,7 +88,8 @@ pub struct EventQueue {
 impl EventQueue {
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(1024),
+            heap: BinaryHeap::with_capacity(64),
+            timers: BinaryHeap::with_capacity(1024),
             seq: 0,
             now: 0,
             popped: 0,
@@ -103,21 +109,43 @@ impl EventQueue {
             self.now
         );
         self.seq += 1;
-        self.heap.push(Entry {
+        let e = Entry {
             time: t.0.max(self.now),
             seq: self.seq,
             ev,
-        });
+        };
+        match ev {
+            Ev::Timer(..) => self.timers.push(e),
+            _ => self.heap.push(e),
+        }
+    }
+
+    /// Which heap holds the next event: true for the timer heap.
+    fn next_is_timer(&self) -> Option<bool> {
+        match (self.heap.peek(), self.timers.peek()) {
+            (None, None) => None,
+            (Some(_), None) => Some(false),
+            (None, Some(_)) => Some(true),
+            // `Entry`'s order is reversed (max-heap): the greater entry is the earlier event.
+            (Some(a), Some(b)) => Some(b > a),
+        }
     }
 
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| SimTime(e.time))
+        let e = match self.next_is_timer()? {
+            true => self.timers.peek(),
+            false => self.heap.peek(),
+        };
+        e.map(|e| SimTime(e.time))
     }
 
     /// Remove the next event and advance the clock to it. Time never goes backwards.
     pub fn pop(&mut self) -> Option<(SimTime, Ev)> {
-        let e = self.heap.pop()?;
+        let e = match self.next_is_timer()? {
+            true => self.timers.pop(),
+            false => self.heap.pop(),
+        }?;
         assert!(
             e.time >= self.now,
             "time went backwards: {} < {}",
@@ -130,11 +158,11 @@ impl EventQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.timers.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.is_empty() && self.timers.is_empty()
     }
 }
 
@@ -268,6 +296,27 @@ mod tests {
                 Ev::FwdArrive(1),
                 Ev::FwdArrive(3),
                 Ev::FwdArrive(4)
+            ]
+        );
+    }
+
+    #[test]
+    fn timers_and_packet_events_interleave_in_global_order() {
+        let mut q = EventQueue::new();
+        q.push(SimTime(5), Ev::Timer(0, TimerKind::Rto, 1));
+        q.push(SimTime(5), Ev::FwdArrive(1));
+        q.push(SimTime(4), Ev::Timer(0, TimerKind::DelAck, 1));
+        q.push(SimTime(5), Ev::Timer(0, TimerKind::Tlp, 1));
+        q.push(SimTime(6), Ev::LinkDone);
+        let order: Vec<Ev> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(
+            order,
+            vec![
+                Ev::Timer(0, TimerKind::DelAck, 1),
+                Ev::Timer(0, TimerKind::Rto, 1),
+                Ev::FwdArrive(1),
+                Ev::Timer(0, TimerKind::Tlp, 1),
+                Ev::LinkDone
             ]
         );
     }

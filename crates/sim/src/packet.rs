@@ -25,6 +25,8 @@ pub struct Packet {
 /// An acknowledgement (cumulative + SACK blocks), in segments. Half-open ranges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Ack {
+    /// The connection (set by the engine when the ACK leaves the receiver).
+    pub flow: u32,
     /// Next segment expected (everything below has arrived).
     pub cum: u64,
     pub sack: [(u64, u64); MAX_SACK_BLOCKS],

@@ -29,8 +29,9 @@ use crate::SimError;
 pub struct Flow {
     pub sender: Sender,
     pub rx: Receiver,
-    fwd: DelayLine<Packet>,
-    rev: DelayLine<Ack>,
+    /// Indices of this connection's forward and reverse delay lines.
+    fwd_line: u32,
+    rev_line: u32,
     delack: Timer,
     comp_ack: Timer,
     start_timer: Timer,
@@ -44,6 +45,13 @@ pub struct Flow {
 
 pub struct Sim {
     q: EventQueue,
+    /// Delay lines, one pair per connection. Lines could be shared by connections with
+    /// equal delays (fewer heap entries), but then packets reaching the bottleneck at the
+    /// same instant would queue one connection's whole burst before the other's, every
+    /// time; with a line each they interleave, as from parallel access links. Shared lines
+    /// measurably bias Vegas's base-RTT estimate between identical flows.
+    fwd_lines: Vec<DelayLine<Packet>>,
+    rev_lines: Vec<DelayLine<Ack>>,
     link: Bottleneck,
     pub flows: Vec<Flow>,
     rng: Rng,
@@ -94,8 +102,8 @@ impl Sim {
             let mut fl = Flow {
                 sender: Sender::new(params, cc),
                 rx: Receiver::with_rtt(mss, SimTime(f.rtt_ns), f.sack),
-                fwd: DelayLine::new(),
-                rev: DelayLine::new(),
+                fwd_line: i as u32,
+                rev_line: i as u32,
                 delack: Timer::default(),
                 comp_ack: Timer::default(),
                 start_timer: Timer::default(),
@@ -124,6 +132,8 @@ impl Sim {
         }
         Ok(Sim {
             q,
+            fwd_lines: cfg.flows.iter().map(|_| DelayLine::new()).collect(),
+            rev_lines: cfg.flows.iter().map(|_| DelayLine::new()).collect(),
             link: Bottleneck::new(b, window),
             flows,
             rng: Rng::new(cfg.seed),
@@ -173,8 +183,8 @@ impl Sim {
 
     fn dispatch(&mut self, now: SimTime, ev: Ev) {
         match ev {
-            Ev::FwdArrive(f) => {
-                let pkt = self.flows[f as usize].fwd.pop(&mut self.q, ev);
+            Ev::FwdArrive(l) => {
+                let pkt = self.fwd_lines[l as usize].pop(&mut self.q, ev);
                 if let Arrival::Started(done) = self.link.arrive(now, pkt, &mut self.rng) {
                     self.q.push(done, Ev::LinkDone);
                 }
@@ -186,13 +196,14 @@ impl Sim {
                 }
                 self.deliver(now, pkt);
             }
-            Ev::RevArrive(f) => {
-                let fl = &mut self.flows[f as usize];
-                let ack = fl.rev.pop(&mut self.q, ev);
+            Ev::RevArrive(l) => {
+                let ack = self.rev_lines[l as usize].pop(&mut self.q, ev);
+                let fl = &mut self.flows[ack.flow as usize];
                 let mut io = Io {
                     q: &mut self.q,
-                    fwd: &mut fl.fwd,
+                    fwd: &mut self.fwd_lines[fl.fwd_line as usize],
                     fwd_delay: fl.fwd_delay,
+                    line: fl.fwd_line,
                 };
                 fl.sender.on_ack(now, &ack, &mut io);
             }
@@ -214,11 +225,17 @@ impl Sim {
             fl.delivered_window += bytes;
         }
         match decision {
-            AckDecision::Now(ack) => {
+            AckDecision::Now(mut ack) => {
                 fl.delack.cancel();
                 fl.comp_ack.cancel();
-                fl.rev
-                    .push(&mut self.q, now + fl.rev_delay, ack, Ev::RevArrive(f));
+                ack.flow = f;
+                let l = fl.rev_line;
+                self.rev_lines[l as usize].push(
+                    &mut self.q,
+                    now + fl.rev_delay,
+                    ack,
+                    Ev::RevArrive(l),
+                );
             }
             AckDecision::Delay => {
                 if !fl.delack.is_armed() {
@@ -257,17 +274,20 @@ impl Sim {
             } else {
                 fl.rx.on_comp_timeout()
             };
-            if let Some(ack) = ack {
+            if let Some(mut ack) = ack {
                 fl.delack.cancel();
                 fl.comp_ack.cancel();
-                fl.rev.push(q, now + fl.rev_delay, ack, Ev::RevArrive(f));
+                ack.flow = f;
+                let l = fl.rev_line;
+                self.rev_lines[l as usize].push(q, now + fl.rev_delay, ack, Ev::RevArrive(l));
             }
             return;
         }
         let mut io = Io {
             q,
-            fwd: &mut fl.fwd,
+            fwd: &mut self.fwd_lines[fl.fwd_line as usize],
             fwd_delay: fl.fwd_delay,
+            line: fl.fwd_line,
         };
         match kind {
             TimerKind::Start => fl.sender.start(now, fl.base_rtt, &mut io),

@@ -60,11 +60,12 @@ struct Seg {
     flags: u8,
 }
 
-/// Where a sender's packets go: the event queue and its flow's forward path.
+/// Where a sender's packets go: the event queue and its forward path (delay line `line`).
 pub struct Io<'a> {
     pub q: &'a mut EventQueue,
     pub fwd: &'a mut DelayLine<Packet>,
     pub fwd_delay: SimTime,
+    pub line: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -529,7 +530,7 @@ impl Sender {
             ts: now,
         };
         io.fwd
-            .push(io.q, now + io.fwd_delay, pkt, Ev::FwdArrive(self.p.id));
+            .push(io.q, now + io.fwd_delay, pkt, Ev::FwdArrive(io.line));
         self.data_segs_out += 1;
         self.last_send = Some(now);
         self.tcp.lsndtime = now;

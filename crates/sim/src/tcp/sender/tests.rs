@@ -40,6 +40,7 @@ impl H {
             q: &mut h.q,
             fwd: &mut h.fwd,
             fwd_delay: SimTime::ZERO,
+            line: 0,
         };
         h.s.start(SimTime::ZERO, RTT, &mut io);
         h
@@ -68,6 +69,7 @@ impl H {
             q: &mut self.q,
             fwd: &mut self.fwd,
             fwd_delay: SimTime::ZERO,
+            line: 0,
         };
         self.s.on_ack(self.now, &a, &mut io);
     }
@@ -77,6 +79,7 @@ impl H {
             q: &mut self.q,
             fwd: &mut self.fwd,
             fwd_delay: SimTime::ZERO,
+            line: 0,
         };
         self.s.on_tlp(self.now, &mut io);
     }
@@ -86,6 +89,7 @@ impl H {
             q: &mut self.q,
             fwd: &mut self.fwd,
             fwd_delay: SimTime::ZERO,
+            line: 0,
         };
         self.s.on_reo_timeout(self.now, &mut io);
     }
@@ -95,6 +99,7 @@ impl H {
             q: &mut self.q,
             fwd: &mut self.fwd,
             fwd_delay: SimTime::ZERO,
+            line: 0,
         };
         self.s.on_rto(self.now, &mut io);
     }
