@@ -1,6 +1,6 @@
 """Accuracy and capacity of the kernel backend on this machine (needs root).
 
-    .venv/bin/python benches/kernel_bench.py [rtt|rate|long|maxrate|all] [--json out.json]
+    .venv/bin/python benches/kernel_bench.py [rtt|rate|loss|long|maxrate|all] [--json out.json]
                                              [--rates 100,200,500]   (maxrate, Mbit/s)
 
 Set TCPFAIR_KERNEL_GSO=on to measure with offloads on.
@@ -100,6 +100,34 @@ def bench_rate() -> list[dict[str, Any]]:
     return out
 
 
+def bench_loss() -> list[dict[str, Any]]:
+    out = []
+    for p in (0.001, 0.01):
+        d = {
+            "name": "loss",
+            "duration": "15s",
+            "seed": 7,
+            "bottleneck": {"rate": "20Mbit", "buffer": "1bdp", "loss": p},
+            "flows": [{"cca": "cubic", "rtt": "20ms"}, {"cca": "bbr", "rtt": "20ms"}],
+            "measure": {"interval": "1s"},
+        }
+        r = run(d)
+        a = r.meta["kernel"]["emulator"]["a2b"]
+        n, lost = a["rx_pkts"], a["loss_drops"]
+        sd = (p * (1 - p) / n) ** 0.5
+        out.append(
+            {
+                "loss": p,
+                "packets": n,
+                "lost": lost,
+                "measured": lost / n,
+                "z": (lost / n - p) / sd,
+                "retransmits": int(r.flows["retransmits"].sum()),
+            }
+        )
+    return out
+
+
 def bench_long() -> list[dict[str, Any]]:
     d = {
         "name": "long",
@@ -160,6 +188,7 @@ def main(argv: list[str]) -> None:
     benches = {
         "rtt": bench_rtt,
         "rate": bench_rate,
+        "loss": bench_loss,
         "long": bench_long,
         "maxrate": (lambda: bench_maxrate(rates)) if rates else bench_maxrate,
     }
