@@ -1,0 +1,28 @@
+"""``tcpfair bench``: runs a scenario in a child process and reports speed and memory."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from tcpfair.cli import cli
+
+
+def test_bench_reports_packets_events_and_memory() -> None:
+    res = CliRunner().invoke(cli, ["bench", "--only", "N2", "--quick", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    (r,) = json.loads(res.output)
+    assert r["name"] == "N2" and r["flows"] == 2 and r["simulated_s"] == 5
+    # 1 Gbit/s for 5 s is at most 416,667 full-sized packets; a bulk Reno pair fills most.
+    assert 300_000 < r["bottleneck_packets"] <= 416_667
+    assert r["events"] > r["bottleneck_packets"]
+    assert r["pkts_per_s"] == r["bottleneck_packets"] / r["wall_s"]
+    assert 0.8 < r["utilization"] <= 1.0
+    assert r["rss_peak_mb"] > 0
+
+
+def test_bench_unknown_scenario_is_one_clear_error() -> None:
+    res = CliRunner().invoke(cli, ["bench", "--only", "B7"])
+    assert res.exit_code == 2
+    assert "--only: unknown scenario 'B7'; allowed: A1, A1-sack, N2, N100, N1000" in res.output
