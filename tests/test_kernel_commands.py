@@ -485,6 +485,15 @@ def test_parse_group_takes_goodput_from_the_receiver_and_tcp_info_from_the_sende
     # per-stream sum of receiver intervals equals the receiver's total
     for port, fid in ((20000, 5), (20001, 6)):
         assert samples[samples["flow"] == fid]["bytes"].sum() == by_port[port]
+    # the server's closing 17 ms sliver is folded into the last full interval
+    last_srv = [s for s in srv["intervals"][-1]["streams"] if s["socket"] == sock_of_port[20001]][0]
+    assert last_srv["seconds"] < 0.05 and len(srv["intervals"]) == 4
+    f6 = samples[samples["flow"] == 6]
+    assert len(f6) == 3
+    assert f6["dt_s"].iloc[-1] == pytest.approx(1.0 + last_srv["seconds"], abs=0.01)
+    assert f6["throughput_bps"].iloc[-1] == pytest.approx(
+        f6["bytes"].iloc[-1] * 8 / f6["dt_s"].iloc[-1]
+    )
 
 
 def test_options_from_the_environment() -> None:

@@ -146,6 +146,26 @@ def _sorted_connected(obj: dict[str, Any], port_key: str) -> dict[str, Any]:
     return out
 
 
+def _fold_short_tail(samples: pd.DataFrame) -> pd.DataFrame:
+    """Merge each flow's last receiver interval into the one before when it is shorter
+    than half of it. iperf3's server closes with a sliver (tens of ms) holding the bytes
+    that were still in flight when the sender stopped; alone, it reads as a rate above the
+    link's. Totals are unchanged."""
+    parts = []
+    for _, f in samples.groupby("flow", sort=False):
+        f = f.sort_values("t_s")
+        if len(f) >= 2 and f["dt_s"].iloc[-1] < 0.5 * f["dt_s"].iloc[-2]:
+            last, prev = f.iloc[-1], f.iloc[-2]
+            row = prev.copy()
+            row["t_s"] = last["t_s"]
+            row["dt_s"] = prev["dt_s"] + last["dt_s"]
+            row["bytes"] = prev["bytes"] + last["bytes"]
+            row["throughput_bps"] = row["bytes"] * 8 / row["dt_s"]
+            f = pd.concat([f.iloc[:-2], row.to_frame().T.astype(f.dtypes.to_dict())])
+        parts.append(f)
+    return pd.concat(parts, ignore_index=True) if parts else samples
+
+
 def parse_group(
     text: str, label: str, group: int, first_flow: int, offset_s: float
 ) -> tuple[Any, pd.DataFrame]:
@@ -178,6 +198,7 @@ def parse_group(
         source=f"iperf3 server of flows.{group}",
     ).samples
     snd = tables.samples
+    srv = _fold_short_tail(srv)
     srv = srv.assign(_k=srv.groupby("flow").cumcount())
     snd = snd.assign(_k=snd.groupby("flow").cumcount())[
         ["flow", "_k", "cwnd_bytes", "srtt_s", "retransmits"]
