@@ -22,7 +22,7 @@ pub struct Recorder {
 impl Recorder {
     pub fn new(interval_ns: u64, duration_ns: u64, n_flows: usize) -> Recorder {
         let n_samples = (duration_ns / interval_ns.max(1)) as usize;
-        let rows = n_samples.saturating_mul(n_flows).min(1 << 24);
+        let rows = n_samples.saturating_mul(n_flows).min(1 << 20);
         let mut flows = FlowSamples::default();
         flows.flow.reserve(rows);
         flows.t_ns.reserve(rows);

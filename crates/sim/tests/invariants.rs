@@ -208,6 +208,21 @@ fn stopped_flow_stops() {
 }
 
 #[test]
+fn flow_stopped_before_its_handshake_ends_sends_nothing() {
+    let mut f = flow(0, "reno", 100 * MS);
+    f.start_ns = 1 * S;
+    f.stop_ns = Some(1 * S + 50 * MS); // before start + RTT, when data would begin
+    let cfg = dumbbell(10_000_000, 50_000, vec![f, flow(1, "reno", 20 * MS)], 3 * S);
+    let out = run(&cfg).unwrap();
+    check(&cfg, &out);
+    assert_eq!(
+        (out.flows[0].bytes_sent, out.flows[0].bytes_delivered),
+        (0, 0)
+    );
+    assert!(out.flows[1].bytes_delivered > 0);
+}
+
+#[test]
 fn rwnd_limits_throughput_to_window_over_rtt() {
     // rmem 100 kB → 50 kB advertised (tcp_adv_win_scale = 1) → 34 segments of 1448 B per
     // 100 ms RTT ≈ 3.94 Mbit/s on a 100 Mbit/s link, no losses.

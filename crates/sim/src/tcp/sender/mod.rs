@@ -301,6 +301,11 @@ impl Sender {
     /// send queue is still sent: Linux autotunes the send buffer to about two congestion
     /// windows (`tcp_sndbuf_expand`), bounded by wmem.
     pub fn stop(&mut self, now: SimTime, io: &mut Io) {
+        if !self.active {
+            // Stopped before the connection was established: nothing was written.
+            self.data_end = Some(0);
+            return;
+        }
         let queue = (2 * self.tcp.cwnd as u64 * self.p.mss as u64).min(self.p.sndbuf_bytes);
         let queued = self.bytes_at(self.snd_una).saturating_add(queue);
         let end = self
