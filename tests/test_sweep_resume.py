@@ -103,3 +103,46 @@ def test_sigkill_mid_sweep_then_resume(tmp_path: Path, jobs: int) -> None:
     assert len(t) == N_RUNS and set(t["status"]) == {"done"} and t["run_hash"].is_unique
     leftovers = [d.name for d in (store / "runs" / "sim").iterdir() if d.name.startswith(".")]
     assert leftovers == []
+
+
+CONCURRENT = """
+import sys
+sys.path.insert(0, {tests!r})
+from test_sweep_support import BASE, fake_run
+from tcpfair.executors import run_sweep
+from tcpfair.sweep import sweep_from_dict
+
+if __name__ == "__main__":
+    rtts = sys.argv[3].split(",")
+    sw = sweep_from_dict({{"name": sys.argv[2], "base": BASE, "repeats": 3, "seed": 5,
+                          "axes": {{"flows.1.rtt": rtts, "bottleneck.buffer": ["0.5bdp", "1bdp"]}}}})
+    run_sweep(sw, run_fn=fake_run, output=sys.argv[1], jobs=2)
+"""
+
+
+def test_two_sweeps_write_one_store_at_the_same_time(tmp_path: Path) -> None:
+    """Overlapping sweeps in two processes: shared runs are stored once, and the files of
+    every done run are the ones its catalog row describes (results differ per execution)."""
+    import json
+
+    script = tmp_path / "driver.py"
+    script.write_text(CONCURRENT.format(tests=str(TESTS)))
+    store = tmp_path / "store"
+    env = dict(os.environ, TCPFAIR_FAKE_SLEEP="0.05", TCPFAIR_FAKE_NOISY="1")
+    procs = [subprocess.Popen([sys.executable, str(script), str(store), name, rtts], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+             for name, rtts in (("a", "25ms,50ms,75ms"), ("b", "50ms,75ms,100ms"))]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err.decode()
+    s = Store(store)
+    assert s.check() == []
+    ta, tb = s.table(sweep="a"), s.table(sweep="b")
+    assert len(ta) == len(tb) == 18 and set(ta["status"]) == set(tb["status"]) == {"done"}
+    with sqlite3.connect(store / "catalog.sqlite") as c:
+        rows = c.execute("SELECT run_hash, jfi, utilization FROM runs").fetchall()
+    assert len(rows) == 24  # 4 RTTs × 2 buffers × 3 repeats, the 12 shared ones once
+    for h, jfi, util in rows:
+        summary = json.loads((store / "runs" / "sim" / h / "summary.json").read_text())
+        assert (summary["metrics"]["jfi"], summary["metrics"]["utilization"]) == (jfi, util)
+    assert [d.name for d in (store / "runs" / "sim").iterdir() if d.name.startswith(".")] == []

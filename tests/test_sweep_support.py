@@ -4,7 +4,8 @@ Each flow gets a share of the bottleneck proportional to 1/RTT (×1.5 for cubic)
 seed-dependent factor, and noisy per-interval samples drawn from ``numpy``'s generator
 seeded with the scenario's seed — so the same scenario and seed give identical results in
 any process. ``TCPFAIR_FAKE_SLEEP`` (seconds) slows each run down, ``TCPFAIR_FAKE_LOG`` names a file
-that gets one line (the run hash) per execution; a flow with
+that gets one line (the run hash) per execution, ``TCPFAIR_FAKE_NOISY=1`` makes every
+execution differ (like a testbed); a flow with
 ``cca = "bbr"`` makes the run fail (to test failure handling).
 """
 
@@ -31,7 +32,8 @@ def fake_run(scenario: Scenario, backend: str) -> RunResult:
     if any(f.cca == "bbr" for f in scenario.flows):
         raise RuntimeError("fake backend: bbr is not available")
     res = scenario.resolved()
-    rng = np.random.default_rng(scenario.seed)
+    # TCPFAIR_FAKE_NOISY=1: a different result on every execution (like a testbed)
+    rng = np.random.default_rng(None if os.environ.get("TCPFAIR_FAKE_NOISY") else scenario.seed)
     conns = res["flows"]
     cap = res["bottleneck"]["rate_bps"]
     w = np.array([(1.5 if c["cca"] == "cubic" else 1.0) / c["rtt_ns"] for c in conns])

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -35,7 +36,7 @@ from .sweep import Run, Sweep, SweepError, point_label
 __all__ = ["Outcome", "LocalExecutor", "DaskExecutor", "run_backend", "run_sweep", "SweepReport", "make_executor"]
 
 RunFn = Callable[[Scenario, str], RunResult]
-Task = tuple[str, Scenario, str]  # (key, scenario, backend)
+Task = tuple[str, Scenario, str, str | None]  # (key, scenario, backend, staging path or None)
 
 
 @dataclass
@@ -45,6 +46,7 @@ class Outcome:
     started: float
     finished: float
     wall_s: float
+    staged: str | None = None  # the worker saved the result here instead of returning it
 
     @property
     def ok(self) -> bool:
@@ -58,8 +60,10 @@ def run_backend(scenario: Scenario, backend: str) -> RunResult:
     return get_backend(backend).run(scenario)
 
 
-def execute(run_fn: RunFn, scenario: Scenario, backend: str) -> Outcome:
-    """Run one scenario; any exception becomes a recorded error, never a crash of the sweep."""
+def execute(run_fn: RunFn, scenario: Scenario, backend: str, stage: str | None = None) -> Outcome:
+    """Run one scenario; any exception becomes a recorded error, never a crash of the sweep.
+    With ``stage``, the worker writes the run directory there (in parallel with the other
+    workers) and returns no tables; the caller commits it to the store."""
     from .backends import BackendError
 
     started = time.time()
@@ -70,15 +74,29 @@ def execute(run_fn: RunFn, scenario: Scenario, backend: str) -> Outcome:
     except BackendError as e:
         result, error = None, str(e)
     except Exception as e:  # a run's failure is data; the sweep goes on
-        tb = traceback.extract_tb(e.__traceback__)
-        where = f" (at {Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
-        result, error = None, f"{type(e).__name__}: {e}{where}"
-    return Outcome(result, error, started, time.time(), time.perf_counter() - t0)
+        result, error = None, _describe(e)
+    finished, wall = time.time(), time.perf_counter() - t0
+    if result is not None and stage is not None:
+        try:
+            result.save(stage)
+        except Exception as e:
+            shutil.rmtree(stage, ignore_errors=True)
+            return Outcome(None, f"storing the result failed: {_describe(e)}", started, finished, wall)
+        return Outcome(None, None, started, finished, wall, staged=stage)
+    return Outcome(result, error, started, finished, wall)
+
+
+def _describe(e: BaseException) -> str:
+    tb = traceback.extract_tb(e.__traceback__)
+    where = f" (at {Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
+    return f"{type(e).__name__}: {e}{where}"
 
 
 class Executor(Protocol):
     name: str
     jobs: int
+    #: workers see the results directory (they write run directories themselves)
+    shares_filesystem: bool
 
     def start(self) -> None: ...
 
@@ -87,6 +105,7 @@ class Executor(Protocol):
 
 class LocalExecutor:
     name = "local"
+    shares_filesystem = True
 
     def __init__(self, jobs: int = 1):
         if jobs < 1:
@@ -99,8 +118,8 @@ class LocalExecutor:
             if self.pool is not None:
                 self.pool.shutdown(wait=True)
                 self.pool = None
-            for key, sc, backend in tasks:
-                yield key, execute(run_fn, sc, backend)
+            for key, sc, backend, stage in tasks:
+                yield key, execute(run_fn, sc, backend, stage)
             return
         pending = list(reversed(tasks))
         suspects: list[Task] = []
@@ -111,7 +130,7 @@ class LocalExecutor:
                 while pending or inflight:
                     while pending and len(inflight) < 2 * self.jobs:
                         t = pending.pop()
-                        inflight[pool.submit(execute, run_fn, t[1], t[2])] = t
+                        inflight[pool.submit(execute, run_fn, t[1], t[2], t[3])] = t
                     done, _ = wait(inflight, return_when=FIRST_COMPLETED)
                     for fut in done:
                         out = fut.result()  # BrokenProcessPool if a worker died
@@ -127,7 +146,7 @@ class LocalExecutor:
         for t in suspects:
             with ProcessPoolExecutor(max_workers=1, mp_context=self._context()) as solo:
                 try:
-                    out = solo.submit(execute, run_fn, t[1], t[2]).result()
+                    out = solo.submit(execute, run_fn, t[1], t[2], t[3]).result()
                 except BrokenProcessPool:
                     now = time.time()
                     out = Outcome(None, "the worker process died during this run (killed, out of memory "
@@ -160,6 +179,7 @@ def _noop() -> None:
 
 class DaskExecutor:
     name = "dask"
+    shares_filesystem = False  # workers may be other machines: results come back
 
     def __init__(self, scheduler: str | None = None, jobs: int = 1, processes: bool = True):
         self.scheduler = scheduler
@@ -183,7 +203,8 @@ class DaskExecutor:
                                    dashboard_address=None)
             client = Client(cluster)
         try:
-            futures = {client.submit(execute, run_fn, sc, backend, pure=False): key for key, sc, backend in tasks}
+            futures = {client.submit(execute, run_fn, sc, backend, None, pure=False): key
+                       for key, sc, backend, _stage in tasks}
             for fut in as_completed(futures):
                 key = futures[fut]
                 try:
@@ -328,7 +349,10 @@ def run_sweep(
             todo.append(r)
 
     by_hash = {r.run_hash: r for r in todo}
-    tasks: list[Task] = [(r.run_hash, r.scenario, backend) for r in todo]
+    store.clear_stale(backend, [r.run_hash for r in runs])  # leftovers of killed attempts
+    tasks: list[Task] = [(r.run_hash, r.scenario, backend,
+                          str(store.stage_path(backend, r.run_hash)) if ex.shares_filesystem else None)
+                         for r in todo]
     t0 = time.perf_counter()
     if tasks:
         ex.start()
@@ -338,9 +362,15 @@ def run_sweep(
             r = by_hash[key]
             ts = time.perf_counter()
             sc_json = r.scenario.to_json()
-            if out.ok and out.result is not None:
+            if out.ok and (out.result is not None or out.staged is not None):
                 try:
-                    store.save_success(backend, key, sc_json, r.seed, out.result, out.started, out.finished, out.wall_s)
+                    if out.staged is not None:
+                        store.commit_staged(backend, key, Path(out.staged), sc_json, r.seed, out.started,
+                                            out.finished, out.wall_s)
+                    else:
+                        assert out.result is not None
+                        store.save_success(backend, key, sc_json, r.seed, out.result, out.started, out.finished,
+                                           out.wall_s)
                     rep.finished += 1
                 except Exception as e:  # a result that cannot be stored is a failed run
                     store.save_failure(backend, key, sc_json, r.seed, f"storing the result failed: {e}",

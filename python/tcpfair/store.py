@@ -18,20 +18,26 @@ Catalog tables:
 - view ``catalog``: members ⋈ runs, one row per run of a sweep, status ``pending`` where
   no result exists yet.
 
-Crash safety (a SIGKILL at any moment): a run directory appears by one ``rename`` of a
-complete temp directory; a run becomes ``done`` by one SQLite transaction after its
-directory exists. A directory without a ``done`` row (killed between the two) is adopted on
-the next start instead of being re-run. A ``done`` row is never updated or deleted, so
-nothing finished is lost or rewritten; the primary keys make duplicates impossible.
+Crash safety (a SIGKILL at any moment): a run is written to a staging directory (by the
+worker that ran it, when it shares the file system), then one catalog transaction renames
+it into ``runs/<backend>/<run_hash>`` and inserts the ``done`` row. A complete directory
+without a ``done`` row (the process died between the rename and the commit) is adopted on
+the next start instead of being re-run; staging and temp directories of killed attempts
+are removed. A ``done`` row is never updated or deleted and its directory never replaced
+(the rename happens under the catalog's write lock), so nothing finished is lost or
+rewritten; the primary keys make duplicates impossible.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import re
 import shutil
 import sqlite3
 import time
+import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -77,6 +83,9 @@ CREATE VIEW IF NOT EXISTS catalog AS
 """
 
 
+_HASH = re.compile(r"[0-9a-f]{16}")
+
+
 class StoreError(RuntimeError):
     """The results directory cannot be used; the message says why."""
 
@@ -103,16 +112,22 @@ class Store:
             self._db = sqlite3.connect(db, timeout=60.0, isolation_level=None)
         except (OSError, sqlite3.Error) as e:
             raise StoreError(f"{self.root}: cannot open the results store: {e}") from None
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=60000")
-        self._db.executescript(_SCHEMA)  # idempotent (IF NOT EXISTS); executescript commits itself
+        # Two processes opening a new store at once: switching to WAL needs a lock that the
+        # busy handler does not wait for, so retry.
+        _retry_locked(self._wal, db)
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        _retry_locked(lambda: self._db.executescript(_SCHEMA), db)  # idempotent (IF NOT EXISTS)
         with self.transaction() as c:
             row = c.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             if row is None:
                 c.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             elif int(row[0]) != SCHEMA_VERSION:
                 raise StoreError(f"{db}: catalog schema {row[0]}, this tcpfair reads {SCHEMA_VERSION}")
+
+    def _wal(self) -> None:
+        if str(self._db.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+            self._db.execute("PRAGMA journal_mode=WAL")
 
     def close(self) -> None:
         self._db.close()
@@ -198,38 +213,86 @@ class Store:
         self._record_done(backend, run_hash, scenario_json, seed, summary, None, time.time(), wall)
         return True
 
+    def stage_path(self, backend: str, run_hash: str) -> Path:
+        """A fresh staging path for a run directory (written by a worker, then committed)."""
+        d = self.root / "runs" / backend
+        d.mkdir(parents=True, exist_ok=True)
+        return d / f".stage-{run_hash}-{uuid.uuid4().hex[:12]}"
+
+    def clear_stale(self, backend: str, hashes: Iterable[str]) -> int:
+        """Remove the temp, staging and trash directories that attempts of these runs left
+        when they were killed. Returns how many."""
+        d = self.root / "runs" / backend
+        want = set(hashes)
+        n = 0
+        if d.exists():
+            for p in d.iterdir():
+                if p.name.startswith(".") and want.intersection(_HASH.findall(p.name)):
+                    shutil.rmtree(p, ignore_errors=True)
+                    n += 1
+        return n
+
     def save_success(self, backend: str, run_hash: str, scenario_json: str, seed: int, result: RunResult,
                      started: float | None, finished: float | None, wall_s: float | None) -> bool:
-        """Write the run directory (atomically) and mark the run done. Returns False (and
-        writes nothing) if the run is already done."""
+        """Write the run directory and mark the run done. Returns False (and leaves the
+        store as it was) if the run is already done."""
         if self.status(backend, [run_hash]).get(run_hash) == "done":
             return False
-        d = self.run_dir(backend, run_hash)
-        for stale in d.parent.glob(f".{run_hash}.*"):  # temp dirs of a killed earlier attempt
-            shutil.rmtree(stale, ignore_errors=True)
-        result.save(d)
-        summary = json.loads((d / "summary.json").read_text())
-        return self._record_done(backend, run_hash, scenario_json, seed, summary, started, finished, wall_s)
+        staged = self.stage_path(backend, run_hash)
+        result.save(staged)
+        return self.commit_staged(backend, run_hash, staged, scenario_json, seed, started, finished, wall_s)
+
+    def commit_staged(self, backend: str, run_hash: str, staged: Path, scenario_json: str, seed: int,
+                      started: float | None, finished: float | None, wall_s: float | None) -> bool:
+        """Move a complete staged run directory into place and mark the run done. The rename
+        happens inside the catalog's write transaction, so the directory of a done run is
+        never replaced, even by another process finishing the same run."""
+        trash: Path | None = None
+        try:
+            summary = json.loads((Path(staged) / "summary.json").read_text())
+            row = summarize(summary)
+            final = self.run_dir(backend, run_hash)
+            with self.transaction() as c:
+                prev = c.execute("SELECT status, attempts FROM runs WHERE backend=? AND run_hash=?",
+                                 (backend, run_hash)).fetchone()
+                if prev is not None and prev[0] == "done":
+                    return False
+                if final.exists():  # left by an attempt that died before its commit
+                    trash = final.with_name(f".trash-{run_hash}-{uuid.uuid4().hex[:12]}")
+                    os.replace(final, trash)
+                os.replace(staged, final)
+                self._insert_done(c, backend, run_hash, scenario_json, seed, row, started, finished, wall_s,
+                                  (prev[1] + 1) if prev else 1)
+            return True
+        finally:
+            for p in (Path(staged), trash):
+                if p is not None and p.exists():
+                    shutil.rmtree(p, ignore_errors=True)
 
     def _record_done(self, backend: str, run_hash: str, scenario_json: str, seed: int, summary: dict[str, Any],
                      started: float | None, finished: float | None, wall_s: float | None) -> bool:
         row = summarize(summary)
-        rel = str(self.run_dir(backend, run_hash).relative_to(self.root))
         with self.transaction() as c:
             prev = c.execute("SELECT status, attempts FROM runs WHERE backend=? AND run_hash=?",
                              (backend, run_hash)).fetchone()
             if prev is not None and prev[0] == "done":
                 return False
-            attempts = (prev[1] + 1) if prev else 1
-            c.execute("DELETE FROM runs WHERE backend=? AND run_hash=?", (backend, run_hash))
-            c.execute(
-                "INSERT INTO runs (backend, run_hash, status, error, seed, scenario, started, finished, wall_s, "
-                "attempts, jfi, jfi_per_interval_mean, min_max_ratio, ratio, utilization, sum_bps, retransmits, "
-                "valid, metrics, run_dir) VALUES (?,?,'done',NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (backend, run_hash, seed, scenario_json, started, finished, wall_s, attempts,
-                 *[row[k] for k in METRIC_COLUMNS], row["valid"], _dumps(row["metrics"]), rel),
-            )
+            self._insert_done(c, backend, run_hash, scenario_json, seed, row, started, finished, wall_s,
+                              (prev[1] + 1) if prev else 1)
         return True
+
+    def _insert_done(self, c: sqlite3.Connection, backend: str, run_hash: str, scenario_json: str, seed: int,
+                     row: dict[str, Any], started: float | None, finished: float | None, wall_s: float | None,
+                     attempts: int) -> None:
+        rel = str(self.run_dir(backend, run_hash).relative_to(self.root))
+        c.execute("DELETE FROM runs WHERE backend=? AND run_hash=?", (backend, run_hash))
+        c.execute(
+            "INSERT INTO runs (backend, run_hash, status, error, seed, scenario, started, finished, wall_s, "
+            "attempts, jfi, jfi_per_interval_mean, min_max_ratio, ratio, utilization, sum_bps, retransmits, "
+            "valid, metrics, run_dir) VALUES (?,?,'done',NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (backend, run_hash, seed, scenario_json, started, finished, wall_s, attempts,
+             *[row[k] for k in METRIC_COLUMNS], row["valid"], _dumps(row["metrics"]), rel),
+        )
 
     def save_failure(self, backend: str, run_hash: str, scenario_json: str, seed: int, error: str,
                      started: float | None, finished: float | None, wall_s: float | None) -> bool:
@@ -282,6 +345,20 @@ class Store:
                     if not d.name.startswith(".") and (bdir.name, d.name) not in done:
                         problems.append(f"run directory {bdir.name}/{d.name} has no done row")
         return problems
+
+
+def _retry_locked(fn: Any, db: Path, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fn()
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) and "busy" not in str(e):
+                raise StoreError(f"{db}: {e}") from None
+            if time.monotonic() > deadline:
+                raise StoreError(f"{db}: still locked by another process after {seconds:.0f} s") from None
+            time.sleep(0.05)
 
 
 def summarize(summary: dict[str, Any]) -> dict[str, Any]:
