@@ -455,7 +455,7 @@ def test_checks_pass_and_fail_at_their_limits() -> None:
         "emulator.send_errors": True,
     }
     assert not V.lateness_checks(None)[0]["ok"]
-    assert V.goodput_check(95e6, 95.64e6)["ok"] and not V.goodput_check(97e6, 95e6)["ok"]
+    assert V.goodput_check(97.5e6, 95.64e6)["ok"] and not V.goodput_check(99e6, 95e6)["ok"]
     # 1 % loss, 100 000 packets: sd = 31.5 packets; 1100 lost is 3.2 sd off, 1200 is 6.3 sd
     assert V.loss_check(0.01, 1100, 100_000)["ok"] and not V.loss_check(0.01, 1200, 100_000)["ok"]
     cpu = {c["name"]: c["ok"] for c in V.cpu_checks(0.95, 0.5, 2)}

@@ -13,9 +13,11 @@ from typing import Any
 RTT_TOLERANCE_S = 0.5e-3
 LATENESS_MEAN_LIMIT_S = 50e-6
 LATENESS_MAX_LIMIT_S = 1e-3
-#: goodput may exceed the nominal capacity by this fraction before shaping counts as broken
-#: (tbf's token bucket lets one burst through on top of the rate)
-GOODPUT_SLACK = 0.01
+#: goodput over the window may exceed the capacity by this fraction without any shaping
+#: error: it is measured from the receivers' application reads, which lag arrivals by up to
+#: the receive-buffer backlog, in intervals offset between flows by up to ~1 RTT plus the
+#: iperf3 set-up; a bottleneck that does not shape shows as tens of percent
+GOODPUT_SLACK = 0.03
 #: one core busy for this fraction of the run means the emulator may have fallen behind
 CPU_SATURATION = 0.90
 
