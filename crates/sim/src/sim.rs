@@ -382,7 +382,7 @@ fn validate(cfg: &Config) -> Result<(), SimError> {
                 format!("need 0 <= min_th < max_th, got {min_th} and {max_th}"),
             ));
         }
-        if !(max_p > 0.0 && max_p <= 1.0) || !(wq > 0.0 && wq <= 1.0) {
+        if !(max_p > 0.0 && max_p <= 1.0 && wq > 0.0 && wq <= 1.0) {
             return Err(err(
                 "bottleneck.aqm",
                 format!("max_p and wq must be in (0, 1], got {max_p} and {wq}"),

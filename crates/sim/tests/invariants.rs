@@ -210,8 +210,8 @@ fn stopped_flow_stops() {
 #[test]
 fn flow_stopped_before_its_handshake_ends_sends_nothing() {
     let mut f = flow(0, "reno", 100 * MS);
-    f.start_ns = 1 * S;
-    f.stop_ns = Some(1 * S + 50 * MS); // before start + RTT, when data would begin
+    f.start_ns = S;
+    f.stop_ns = Some(S + 50 * MS); // before start + RTT, when data would begin
     let cfg = dumbbell(10_000_000, 50_000, vec![f, flow(1, "reno", 20 * MS)], 3 * S);
     let out = run(&cfg).unwrap();
     check(&cfg, &out);

@@ -106,7 +106,7 @@ mod tests {
         acc.delivered(60, SimTime::from_millis(108), &snap, false);
         let mut rs = RateSample::default();
         acc.finish(
-            SimTime::from_millis(105 + 0),
+            SimTime::from_millis(105),
             50,
             SimTime::from_millis(1),
             &mut rs,

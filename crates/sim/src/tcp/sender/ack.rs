@@ -116,7 +116,7 @@ impl Sender {
         let (mut cum_old, mut cum_new): (Option<SimTime>, Option<SimTime>) = (None, None);
         let mut retrans_acked = false;
         if cum > self.snd_una {
-            let mut acked = 0;
+            let mut acked: u64 = 0;
             for i in self.snd_una..cum {
                 let seg = self
                     .ring
@@ -154,7 +154,7 @@ impl Sender {
             self.snd_una = cum;
             if !self.p.sack {
                 // tcp_remove_reno_sacks: one ACK filled a hole, the rest ate dupACKs.
-                self.tcp.delivered += (acked as u64).saturating_sub(self.sacked_out).max(1);
+                self.tcp.delivered += acked.saturating_sub(self.sacked_out).max(1);
                 self.sacked_out = self.sacked_out.saturating_sub(acked - 1);
             }
             self.rto_count = 0;

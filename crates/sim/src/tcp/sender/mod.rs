@@ -400,12 +400,12 @@ impl Sender {
             }
         }
         // Linux tcp_cwnd_validate.
-        if sent > 0 || cwnd_limited {
-            if self.snd_una >= self.cwnd_usage_seq || (cwnd_limited && !self.cwnd_limited_flag) {
-                self.cwnd_limited_flag = cwnd_limited;
-                self.max_packets_out = self.packets_out();
-                self.cwnd_usage_seq = self.snd_nxt;
-            }
+        if (sent > 0 || cwnd_limited)
+            && (self.snd_una >= self.cwnd_usage_seq || (cwnd_limited && !self.cwnd_limited_flag))
+        {
+            self.cwnd_limited_flag = cwnd_limited;
+            self.max_packets_out = self.packets_out();
+            self.cwnd_usage_seq = self.snd_nxt;
         }
         if sent_new {
             self.schedule_tlp(now, io);
