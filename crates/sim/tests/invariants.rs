@@ -259,3 +259,82 @@ fn unknown_cca_is_an_error_naming_the_flow() {
     let e = run(&cfg).unwrap_err();
     assert!(e.to_string().starts_with("flows.1.cca:"), "{e}");
 }
+
+/// Random small scenarios (every feature, extreme values): no panic (debug builds check
+/// arithmetic overflow), and every invariant holds.
+#[test]
+fn random_scenarios_keep_the_invariants() {
+    use tcpfair_sim::rng::Rng;
+    let mut r = Rng::new(2024);
+    let mut pick = |lo: u64, hi: u64| lo + r.next_u64() % (hi - lo + 1);
+    for case in 0..200 {
+        let rate = pick(1, 100) * 1_000_000;
+        let n = pick(1, 4) as u32;
+        let mut flows = Vec::new();
+        for i in 0..n {
+            let mut f = flow(
+                i,
+                if pick(0, 1) == 0 { "reno" } else { "newreno" },
+                pick(1, 200) * MS,
+            );
+            f.sack = pick(0, 2) > 0;
+            f.start_ns = pick(0, 1000) * MS;
+            if pick(0, 3) == 0 {
+                f.size_bytes = Some(pick(1, 3_000_000));
+            }
+            if pick(0, 3) == 0 {
+                f.app_rate_bps = Some(pick(100_000, 50_000_000));
+            }
+            if pick(0, 4) == 0 {
+                f.stop_ns = Some(f.start_ns + pick(1, 3000) * MS);
+            }
+            if pick(0, 4) == 0 {
+                f.cwnd_clamp = Some(pick(2, 50) as u32);
+            }
+            if pick(0, 4) == 0 {
+                f.rmem_bytes = pick(6000, 200_000);
+                f.wmem_bytes = pick(3000, 200_000);
+            }
+            flows.push(f);
+        }
+        let mut cfg = dumbbell(rate, 0, flows, pick(2, 4) * S);
+        cfg.seed = case;
+        cfg.bottleneck.mtu_bytes = [576, 1500, 9000][pick(0, 2) as usize];
+        if pick(0, 1) == 0 {
+            cfg.bottleneck.buffer_bytes = Some(pick(0, 400_000));
+        } else {
+            cfg.bottleneck.buffer_bytes = None;
+            cfg.bottleneck.buffer_pkts = Some(pick(0, 300));
+        }
+        cfg.bottleneck.loss = [0.0, 0.0, 1e-3, 0.02, 0.2][pick(0, 4) as usize];
+        if pick(0, 3) == 0 {
+            let min_th = pick(0, 20) as f64;
+            cfg.bottleneck.aqm = AqmConfig::Red {
+                min_th,
+                max_th: min_th + pick(1, 40) as f64,
+                max_p: 0.1,
+                wq: 0.002,
+                bytes: false,
+                gentle: pick(0, 1) == 0,
+            };
+        }
+        cfg.measure.interval_ns = [100 * MS, 500 * MS, S][pick(0, 2) as usize];
+        let out = match run(&cfg) {
+            Ok(o) => o,
+            Err(e) => {
+                // Only the documented configuration errors (e.g. rmem below 2 segments).
+                assert!(e.to_string().starts_with("flows."), "case {case}: {e}");
+                continue;
+            }
+        };
+        check(&cfg, &out);
+        for (f, fc) in out.flows.iter().zip(&cfg.flows) {
+            if let Some(size) = fc.size_bytes {
+                assert!(f.bytes_delivered <= size, "case {case}");
+                if f.completion_ns.is_some() {
+                    assert_eq!(f.bytes_delivered, size, "case {case}");
+                }
+            }
+        }
+    }
+}
