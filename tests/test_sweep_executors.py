@@ -118,3 +118,35 @@ def test_a_machine_level_backend_problem_is_reported_once(tmp_path: Path) -> Non
         run_sweep(sweep_from_dict(SWEEP), run_fn=fake_run, check=no_bbr, output=tmp_path / "s")
     assert len(e.value.problems) == 3 and all("flows.1.cca=bbr" in w for w, _ in e.value.problems)
     assert not (tmp_path / "s").exists()
+
+
+class _InterruptedAfterOne:
+    """Runs the first task, lets a 'worker' finish the second into its staging directory,
+    then the user presses Ctrl-C."""
+
+    name = "test"
+    jobs = 2
+    shares_filesystem = True
+
+    def start(self) -> None:
+        return None
+
+    def map(self, run_fn, tasks):  # noqa: ANN001, ANN201
+        from tcpfair.executors import execute
+
+        key, sc, backend, stage = tasks[0]
+        yield key, execute(run_fn, sc, backend, stage)
+        _, sc2, backend2, stage2 = tasks[1]
+        execute(run_fn, sc2, backend2, stage2)  # staged, never handed over
+        raise KeyboardInterrupt
+
+
+def test_interrupt_keeps_finished_runs_and_drops_staged_ones(tmp_path: Path) -> None:
+    sw = sweep_from_dict({**SWEEP, "axes": {"flows.1.rtt": ["25ms", "50ms", "100ms"]}, "repeats": 1})
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(sw, run_fn=fake_run, output=tmp_path, executor=_InterruptedAfterOne())  # type: ignore[arg-type]
+    s = Store(tmp_path)
+    assert list(s.table()["status"]) == ["done", "pending", "pending"]
+    assert s.check() == [] and [p.name for p in (tmp_path / "runs" / "sim").iterdir() if p.name.startswith(".")] == []
+    rep = run_sweep(sw, run_fn=fake_run, output=tmp_path, jobs=1)
+    assert (rep.already_done, rep.finished) == (1, 2)

@@ -20,7 +20,7 @@ import os
 import shutil
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -100,7 +100,7 @@ class Executor(Protocol):
 
     def start(self) -> None: ...
 
-    def map(self, run_fn: RunFn, tasks: list[Task]) -> Iterator[tuple[str, Outcome]]: ...
+    def map(self, run_fn: RunFn, tasks: list[Task]) -> Generator[tuple[str, Outcome], None, None]: ...
 
 
 class LocalExecutor:
@@ -113,7 +113,7 @@ class LocalExecutor:
         self.jobs = jobs
         self.pool: ProcessPoolExecutor | None = None
 
-    def map(self, run_fn: RunFn, tasks: list[Task]) -> Iterator[tuple[str, Outcome]]:
+    def map(self, run_fn: RunFn, tasks: list[Task]) -> Generator[tuple[str, Outcome], None, None]:
         if self.jobs == 1 or len(tasks) <= 1:
             if self.pool is not None:
                 self.pool.shutdown(wait=True)
@@ -189,7 +189,7 @@ class DaskExecutor:
     def start(self) -> None:
         return None
 
-    def map(self, run_fn: RunFn, tasks: list[Task]) -> Iterator[tuple[str, Outcome]]:
+    def map(self, run_fn: RunFn, tasks: list[Task]) -> Generator[tuple[str, Outcome], None, None]:
         from distributed import Client, LocalCluster, as_completed
 
         cluster = None
@@ -357,8 +357,11 @@ def run_sweep(
     if tasks:
         ex.start()
     bar = _Progress(progress, len(tasks), f"{sweep.name} ({backend}, {ex.name} ×{ex.jobs})")
+    results = ex.map(run_fn, tasks)
+    handled: set[str] = set()
     try:
-        for key, out in ex.map(run_fn, tasks):
+        for key, out in results:
+            handled.add(key)
             r = by_hash[key]
             ts = time.perf_counter()
             sc_json = r.scenario.to_json()
@@ -386,6 +389,10 @@ def run_sweep(
             bar.advance(rep.finished, rep.failed)
     finally:
         bar.close()
+        results.close()  # interrupted: wait for the workers, then drop what they staged
+        for key, _sc, _be, stage in tasks:
+            if stage is not None and key not in handled and os.path.exists(stage):
+                shutil.rmtree(stage, ignore_errors=True)
         rep.wall_s = time.perf_counter() - t0
     return rep
 
