@@ -221,6 +221,11 @@ impl Sim {
         let f = pkt.flow;
         let fl = &mut self.flows[f as usize];
         let (decision, bytes) = fl.rx.on_segment(&pkt);
+        if let Some(mut ack) = fl.rx.take_flush() {
+            ack.flow = f;
+            let l = fl.rev_line;
+            self.rev_lines[l as usize].push(&mut self.q, now + fl.rev_delay, ack, Ev::RevArrive(l));
+        }
         if bytes > 0 && now >= self.window.0 && now < self.window.1 {
             fl.delivered_window += bytes;
         }

@@ -1,8 +1,9 @@
 //! The TCP receiver, modelled on Linux (`tcp_data_queue`, `__tcp_ack_snd_check`):
 //!
 //! - in-order data advances `rcv_nxt` and is delivered to the application at once;
-//!   out-of-order data is held in ranges and reported in SACK blocks (RFC 2018: the first
-//!   block holds the segment that triggered the ACK, then the most recent others);
+//!   out-of-order data is held in ranges and reported in SACK blocks kept as Linux keeps
+//!   them (`selective_acks`, `tcp_sack_new_ofo_skb`): at most 4, most recently changed
+//!   first, the first 3 sent (RFC 2018 §4; timestamps leave room for 3);
 //! - delayed ACKs (RFC 5681 §4.2, RFC 1122): an ACK for at least every second full-sized
 //!   segment, otherwise after the delayed-ACK timeout (Linux's minimum ATO, 40 ms);
 //! - an immediate ACK when a segment fills a hole (RFC 5681 §4.2) and for duplicate
@@ -23,6 +24,8 @@ use crate::units::SimTime;
 pub const DELACK_TIMEOUT: SimTime = SimTime::from_millis(40);
 /// Linux TCP_MAX_QUICKACKS.
 pub const MAX_QUICKACKS: u32 = 16;
+/// Linux TCP_NUM_SACKS: SACK blocks the receiver remembers.
+const NUM_SACKS: usize = 4;
 /// Linux `tcp_comp_sack_nr` and `tcp_comp_sack_delay_ns` defaults; dupACKs sent before
 /// compressing (TCP_FASTRETRANS_THRESH).
 pub const COMP_SACK_NR: u32 = 44;
@@ -53,6 +56,11 @@ pub struct Receiver {
     comp_rcv_nxt: u64,
     dup_ack_counter: u32,
     last_ooo: u64,
+    /// SACK blocks in recency order (Linux `selective_acks`), at most NUM_SACKS.
+    sacks: Vec<(u64, u64)>,
+    /// An ACK to send before the current one (a compressed ACK flushed because its SACK
+    /// information was about to be forgotten).
+    flush: Option<Ack>,
     /// The path's RTT as the receiver estimates it, for the compression delay.
     rtt: SimTime,
     /// SACK was negotiated (Linux compresses only SACK dupACKs).
@@ -96,6 +104,8 @@ impl Receiver {
             comp_rcv_nxt: u64::MAX,
             dup_ack_counter: 0,
             last_ooo: 0,
+            sacks: Vec::with_capacity(NUM_SACKS),
+            flush: None,
             rtt: SimTime::from_millis(100),
             sack: true,
         }
@@ -140,6 +150,9 @@ impl Receiver {
             }
             let bytes = self.bytes_of(self.rcv_nxt, end);
             self.rcv_nxt = end;
+            // tcp_sack_remove: blocks now below rcv_nxt are gone.
+            let nxt = self.rcv_nxt;
+            self.sacks.retain(|&(_, b)| b > nxt);
             self.delivered_bytes += bytes;
             if pkt.len >= self.mss {
                 self.unacked += 1;
@@ -170,6 +183,7 @@ impl Receiver {
         }
         self.last_ooo = s;
         self.unacked = 0;
+        self.sack_new_ofo(s);
         // Linux __tcp_ack_snd_check with out-of-order data queued.
         if !self.sack || self.compressed >= COMP_SACK_NR {
             return (AckDecision::Now(self.ack(s, false)), 0);
@@ -189,6 +203,39 @@ impl Receiver {
         )
     }
 
+    /// Linux `tcp_sack_new_ofo_skb`: extend the block `s` touches (and move it to the front,
+    /// merging blocks it now reaches), or start a new one at the front, forgetting the
+    /// oldest when 4 are held — after flushing a compressed ACK that still reports it.
+    fn sack_new_ofo(&mut self, s: u64) {
+        if let Some(i) = self.sacks.iter().position(|&(a, b)| s + 1 >= a && s <= b) {
+            let (a, b) = self.sacks.remove(i);
+            let (mut a, mut b) = (a.min(s), b.max(s + 1));
+            self.sacks.retain(|&(x, y)| {
+                let touches = x <= b && a <= y;
+                if touches {
+                    a = a.min(x);
+                    b = b.max(y);
+                }
+                !touches
+            });
+            self.sacks.insert(0, (a, b));
+            return;
+        }
+        if self.sacks.len() >= NUM_SACKS {
+            if self.sack && self.compressed > FASTRETRANS_THRESH {
+                let trigger = self.last_ooo;
+                self.flush = Some(self.ack(trigger, false));
+            }
+            self.sacks.pop();
+        }
+        self.sacks.insert(0, (s, s + 1));
+    }
+
+    /// A compressed ACK that must leave before the one this segment causes.
+    pub fn take_flush(&mut self) -> Option<Ack> {
+        self.flush.take()
+    }
+
     /// The SACK-compression timer fired: the ACK to send, if any was held back.
     pub fn on_comp_timeout(&mut self) -> Option<Ack> {
         (self.compressed > 0).then(|| self.ack(self.last_ooo, false))
@@ -204,22 +251,10 @@ impl Receiver {
             tsecr: self.ts_recent,
             ..Ack::default()
         };
-        let first = self
-            .ooo
-            .iter()
-            .position(|&(x, y)| trigger >= x && trigger < y);
-        if let Some(f) = first {
-            a.sack[0] = self.ooo[f];
-            a.nsack = 1;
-        }
-        for (j, &r) in self.ooo.iter().enumerate().rev() {
-            if a.nsack as usize == MAX_SACK_BLOCKS {
-                break;
-            }
-            if Some(j) != first {
-                a.sack[a.nsack as usize] = r;
-                a.nsack += 1;
-            }
+        let _ = trigger; // the most recently changed block is first in `sacks`
+        for &r in self.sacks.iter().take(MAX_SACK_BLOCKS) {
+            a.sack[a.nsack as usize] = r;
+            a.nsack += 1;
         }
         a
     }
@@ -353,8 +388,13 @@ mod tests {
         for s in [2, 4, 6, 8, 10] {
             r.on_segment(&seg(s));
         }
+        // Linux keeps the 4 most recently changed blocks and sends the first 3.
         let a = r.ack(4, false);
-        assert_eq!(a.blocks(), &[(4, 5), (10, 11), (8, 9)][..]);
+        assert_eq!(a.blocks(), &[(10, 11), (8, 9), (6, 7)][..]);
+        // A segment extending an older block brings it to the front.
+        r.on_segment(&seg(7));
+        let a = r.ack(7, false);
+        assert_eq!(a.blocks(), &[(6, 9), (10, 11), (4, 5)][..]);
     }
 
     #[test]
@@ -396,6 +436,26 @@ mod tests {
         for s in 2..60 {
             assert!(matches!(r.on_segment(&seg(s)).0, AckDecision::Now(_)));
         }
+    }
+
+    #[test]
+    fn compressed_ack_is_flushed_before_its_sack_blocks_are_forgotten() {
+        let mut r = Receiver::with_rtt(1000, SimTime::from_millis(10), true);
+        r.quickacks = 0;
+        r.on_segment(&seg(0));
+        // Every other segment lost: each arrival starts a new block.
+        for s in [2, 4, 6] {
+            assert!(matches!(r.on_segment(&seg(s)).0, AckDecision::Now(_)));
+        }
+        for s in [8, 10, 12, 14] {
+            assert!(matches!(r.on_segment(&seg(s)).0, AckDecision::Compress(_)));
+            assert_eq!(r.take_flush(), None);
+        }
+        // A fifth new block would push out (8, 9), which no ACK has reported yet; Linux
+        // sends the held ACK first (compressed_ack > 3).
+        r.on_segment(&seg(16));
+        let f = r.take_flush().expect("flushed");
+        assert_eq!(f.blocks(), &[(14, 15), (12, 13), (10, 11)][..]);
     }
 
     #[test]
