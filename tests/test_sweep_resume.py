@@ -72,8 +72,17 @@ def test_sigkill_mid_sweep_then_resume(tmp_path: Path, jobs: int) -> None:
         assert p.poll() is None, p.stderr.read().decode() if p.stderr else ""
         assert time.monotonic() < deadline, "the sweep made no progress"
         time.sleep(0.02)
-    os.killpg(p.pid, signal.SIGKILL)  # the sweep and its pool workers, mid-run
+    os.kill(p.pid, signal.SIGKILL)  # the sweep process, mid-run (kill -9)
     p.wait()
+    # its pool workers die with it (PR_SET_PDEATHSIG): nothing of the session is left
+    gone = time.monotonic() + 10
+    while True:
+        try:
+            os.killpg(p.pid, 0)
+        except ProcessLookupError:
+            break
+        assert time.monotonic() < gone, "pool workers outlived the killed sweep"
+        time.sleep(0.05)
     assert p.stderr is not None
     p.stderr.close()
 

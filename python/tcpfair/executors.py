@@ -144,7 +144,7 @@ class LocalExecutor:
                 pool.shutdown(wait=True, cancel_futures=True)
                 self.pool = None
         for t in suspects:
-            with ProcessPoolExecutor(max_workers=1, mp_context=self._context()) as solo:
+            with ProcessPoolExecutor(max_workers=1, mp_context=self._context(), initializer=_worker_init) as solo:
                 try:
                     out = solo.submit(execute, run_fn, t[1], t[2], t[3]).result()
                 except BrokenProcessPool:
@@ -163,7 +163,8 @@ class LocalExecutor:
         # ``if __name__ == "__main__"`` guard (spawn would re-import it). All workers are
         # forked here, up front, while this process has no other threads.
         if self.pool is None:
-            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=self._context())
+            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=self._context(),
+                                            initializer=_worker_init)
             for f in [self.pool.submit(_noop) for _ in range(self.jobs)]:
                 f.result()
         return self.pool
@@ -175,6 +176,26 @@ class LocalExecutor:
 
 def _noop() -> None:
     return None
+
+
+def _worker_init() -> None:
+    """Ctrl-C reaches the whole process group: a worker leaves at once and quietly (the
+    sweep process reports the interruption and keeps what finished). A worker also dies with
+    the sweep process (Linux PR_SET_PDEATHSIG), so ``kill -9`` of the sweep leaves no idle
+    workers behind."""
+    import signal
+
+    signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+    parent = os.getppid()
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL))  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
 
 
 class DaskExecutor:
