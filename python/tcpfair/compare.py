@@ -129,6 +129,3 @@ def summary_lines(c: Comparison) -> list[str]:
     lines.extend(c.notes)
     return lines
 
-
-def _fmt(v: Any) -> str:
-    return f"{v:.4g}" if isinstance(v, float) else str(v)
