@@ -271,3 +271,36 @@ fn rack_reordering_timer_recovers_a_loss_with_one_dupack() {
     assert_eq!(h.s.tcp.ca_state, CaState::Recovery);
     assert_eq!(h.sent(), vec![0]);
 }
+
+#[test]
+fn pacing_spaces_segments_after_the_first_ten() {
+    // As Linux's internal pacing: no pacing for the first 10 data segments, then one
+    // segment per len/pacing_rate (here 1000 B at 1 MB/s = 1 ms), with a pacing timer.
+    let mut h = H::new(true);
+    h.s.tcp.pacing = true;
+    h.s.tcp.pacing_rate = 1_000_000;
+    let mut io = Io {
+        q: &mut h.q,
+        fwd: &mut h.fwd,
+        fwd_delay: SimTime::ZERO,
+        line: 0,
+    };
+    h.s.try_send(SimTime::ZERO, &mut io); // nothing new: the IW went out at start, unpaced
+    assert_eq!(h.sent().len(), 10);
+    h.advance(RTT);
+    h.ack(2, &[]); // cwnd 12, in flight 8: room for 4, but paced
+    assert_eq!(h.sent(), vec![10]);
+    assert_eq!(
+        h.s.pacing_timer.deadline,
+        Some(RTT + SimTime::from_millis(1))
+    );
+    h.advance(SimTime::from_millis(1));
+    let mut io = Io {
+        q: &mut h.q,
+        fwd: &mut h.fwd,
+        fwd_delay: SimTime::ZERO,
+        line: 0,
+    };
+    h.s.try_send(h.now, &mut io);
+    assert_eq!(h.sent(), vec![11]);
+}
