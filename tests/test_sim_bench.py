@@ -25,4 +25,4 @@ def test_bench_reports_packets_events_and_memory() -> None:
 def test_bench_unknown_scenario_is_one_clear_error() -> None:
     res = CliRunner().invoke(cli, ["bench", "--only", "B7"])
     assert res.exit_code == 2
-    assert "--only: unknown scenario 'B7'; allowed: A1, A1-sack, N2, N100, N1000" in res.output
+    assert "--only: unknown scenario 'B7'; allowed: A1, A1-sack, N2, N100, N1000, G10" in res.output

@@ -60,6 +60,8 @@ def scenarios(duration: str = "60s", quick: bool = False) -> dict[str, dict[str,
       overshoot in one round trip instead of one segment per round trip.
     - ``N2``/``N100``/``N1000``: 2, 100 and 1000 SACK Reno flows sharing 1 Gbit/s, RTT
       50 ms, 1 BDP, for the scaling of speed and memory with the number of flows.
+    - ``G10``: 2 SACK Reno flows at 10 Gbit/s, RTT 20 ms, 1 BDP (the labs' WAN) with
+      50 MB host buffers, for large windows (~17,000 segments per flow) and a deep queue.
     """
     scale_dur = "5s" if quick else "20s"
     base = {"bottleneck": {"rate": "100Mbit", "buffer": "1bdp"}, "measure": {"interval": "1s"}}
@@ -80,6 +82,15 @@ def scenarios(duration: str = "60s", quick: bool = False) -> dict[str, dict[str,
             "flows": _flows(n, "50ms", True),
             "measure": {"interval": "1s"},
         }
+    out["G10"] = {
+        "name": "G10",
+        "duration": "2s" if quick else "10s",
+        "bottleneck": {"rate": "10Gbit", "buffer": "1bdp"},
+        # Host buffers as the labs tune them (Linux's default 6 MB would cap each flow at
+        # ~1.2 Gbit/s): 2 x BDP.
+        "flows": [{"cca": "reno", "rtt": "20ms", "streams": 2, "rmem": "50MB", "wmem": "50MB"}],
+        "measure": {"interval": "1s"},
+    }
     return out
 
 
