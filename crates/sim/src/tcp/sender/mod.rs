@@ -542,9 +542,14 @@ impl Sender {
         if matches!(self.tcp.ca_state, CaState::Recovery | CaState::Cwr) {
             self.prr_out += 1;
         }
+        // Linux's departure stamp (tcp_wstamp_ns) follows every transmission; with pacing
+        // (tcp_update_skb_after_send) it moves on by len/rate, less up to half of that when
+        // the stamp had to jump forward to now (the sender was late or idle).
+        let credit = now.saturating_sub(self.next_send).0;
+        self.next_send = self.next_send.max(now);
         if self.tcp.pacing && self.tcp.pacing_rate > 0 && self.data_segs_out >= PACING_AFTER_SEGS {
             let gap = (len as u128 * 1_000_000_000 / self.tcp.pacing_rate as u128) as u64;
-            self.next_send = self.next_send.max(now) + SimTime(gap);
+            self.next_send += SimTime(gap - (gap / 2).min(credit));
         }
     }
 }
