@@ -46,6 +46,8 @@ pub struct Bottleneck {
     queue: VecDeque<Packet>,
     q_bytes: u64,
     in_service: Option<Packet>,
+    /// When the packet in service finishes.
+    busy_until: SimTime,
     window: (SimTime, SimTime),
     pub totals: crate::output::LinkTotals,
     pub interval: IntervalCounters,
@@ -89,6 +91,7 @@ impl Bottleneck {
             queue: VecDeque::with_capacity(256),
             q_bytes: 0,
             in_service: None,
+            busy_until: SimTime::ZERO,
             window,
             totals: Default::default(),
             interval: Default::default(),
@@ -98,6 +101,13 @@ impl Bottleneck {
 
     pub fn rate(&self) -> Rate {
         self.rate
+    }
+
+    /// How long a packet of `wire` bytes arriving now would take to get through: what is
+    /// left of the packet in service, the queue, and its own serialization.
+    pub fn sojourn(&self, now: SimTime, wire: u32) -> SimTime {
+        let busy = self.busy_until.saturating_sub(now);
+        busy + self.rate.tx_time(self.q_bytes + wire as u64)
     }
 
     pub fn queue_bytes(&self) -> u64 {
@@ -160,6 +170,7 @@ impl Bottleneck {
         let tx = self.rate.tx_time(pkt.wire as u64);
         self.totals.busy_ns += tx.0;
         self.in_service = Some(pkt);
+        self.busy_until = now + tx;
         now + tx
     }
 

@@ -35,6 +35,8 @@ pub struct Ack {
     pub delayed: bool,
     /// Echoed timestamp (RFC 7323 TSecr = the receiver's TS.Recent).
     pub tsecr: SimTime,
+    /// This is the SYN-ACK of the connection's handshake.
+    pub syn: bool,
 }
 
 impl Ack {
@@ -42,6 +44,10 @@ impl Ack {
         &self.sack[..self.nsack as usize]
     }
 }
+
+/// Bytes of a SYN on the wire: IP 20 + TCP 20 + options 20 (MSS, SACK-permitted,
+/// timestamps, window scale). A packet with `len == 0` is a SYN.
+pub const SYN_BYTES: u32 = 60;
 
 /// IP (20) + TCP (20) + timestamp option (12, RFC 7323 incl. padding): Linux's header bytes
 /// per segment with timestamps on, so MSS = MTU − 52 (1448 for a 1500-byte MTU).

@@ -10,8 +10,11 @@
 //! itself adds serialization (and queueing) but no propagation delay, so a flow's minimum
 //! RTT is `rtt + mtu/rate` for a full segment.
 //!
-//! A connection starts with a handshake: data flows one base RTT after `start`, with the
-//! SYN/SYN-ACK RTT as the first RTT sample (Linux initialises SRTT and min_rtt from it).
+//! A connection starts with a handshake at `start`: the SYN crosses the bottleneck behind
+//! whatever is queued there (it takes no buffer space and is never dropped), the SYN-ACK
+//! returns, and data flows from then on with the handshake RTT as the first RTT sample —
+//! Linux initialises SRTT and min_rtt from it, so a connection opened into a standing
+//! queue starts with that queue in its minimum RTT.
 
 use crate::cc::AnyCc;
 use crate::config::Config;
@@ -19,7 +22,7 @@ use crate::event::{DelayLine, Ev, EventQueue, Timer, TimerKind};
 use crate::link::{Arrival, Bottleneck};
 use crate::measure::Recorder;
 use crate::output::{FlowSummary, Output, RunStats};
-use crate::packet::{Ack, Packet, HEADER_BYTES};
+use crate::packet::{Ack, Packet, HEADER_BYTES, SYN_BYTES};
 use crate::rng::Rng;
 use crate::tcp::receiver::{AckDecision, DELACK_TIMEOUT};
 use crate::tcp::{Io, Receiver, Sender, SenderParams};
@@ -38,7 +41,6 @@ pub struct Flow {
     stop_timer: Timer,
     fwd_delay: SimTime,
     rev_delay: SimTime,
-    base_rtt: SimTime,
     pub start: SimTime,
     pub delivered_window: u64,
 }
@@ -110,16 +112,11 @@ impl Sim {
                 stop_timer: Timer::default(),
                 fwd_delay: SimTime(f.rtt_ns / 2),
                 rev_delay: SimTime(f.rtt_ns - f.rtt_ns / 2),
-                base_rtt: SimTime(f.rtt_ns),
                 start: SimTime(f.start_ns),
                 delivered_window: 0,
             };
-            fl.start_timer.arm(
-                &mut q,
-                SimTime(f.start_ns.saturating_add(f.rtt_ns)),
-                i as u32,
-                TimerKind::Start,
-            );
+            fl.start_timer
+                .arm(&mut q, SimTime(f.start_ns), i as u32, TimerKind::Start);
             if let Some(stop) = f.stop_ns {
                 fl.stop_timer
                     .arm(&mut q, SimTime(stop), i as u32, TimerKind::Stop);
@@ -166,6 +163,11 @@ impl Sim {
         limit >= self.end || self.q.is_empty()
     }
 
+    /// Bytes waiting in the bottleneck queue now.
+    pub fn link_queue_bytes(&self) -> u64 {
+        self.link.queue_bytes()
+    }
+
     /// Simulated time reached so far.
     pub fn now(&self) -> SimTime {
         self.q.now()
@@ -185,6 +187,10 @@ impl Sim {
         match ev {
             Ev::FwdArrive(l) => {
                 let pkt = self.fwd_lines[l as usize].pop(&mut self.q, ev);
+                if pkt.len == 0 {
+                    self.syn_arrives(now, pkt);
+                    return;
+                }
                 if let Arrival::Started(done) = self.link.arrive(now, pkt, &mut self.rng) {
                     self.q.push(done, Ev::LinkDone);
                 }
@@ -205,7 +211,13 @@ impl Sim {
                     fwd_delay: fl.fwd_delay,
                     line: fl.fwd_line,
                 };
-                fl.sender.on_ack(now, &ack, &mut io);
+                if ack.syn {
+                    // The SYN-ACK: established; its RTT is the first sample (Linux).
+                    let rtt = now - fl.start;
+                    fl.sender.start(now, rtt, &mut io);
+                } else {
+                    fl.sender.on_ack(now, &ack, &mut io);
+                }
             }
             Ev::Timer(f, kind, gen) => self.timer(now, f, kind, gen),
             Ev::Sample => {
@@ -215,6 +227,27 @@ impl Sim {
                 }
             }
         }
+    }
+
+    /// A SYN reaches the bottleneck. It is delayed by the queue in front of it (so a
+    /// connection opened into a standing queue measures that queue in its first RTT, as in
+    /// Linux) but takes no buffer space and is never dropped; the receiver answers at once.
+    fn syn_arrives(&mut self, now: SimTime, syn: Packet) {
+        let fl = &self.flows[syn.flow as usize];
+        let at_receiver = now + self.link.sojourn(now, syn.wire);
+        let synack = Ack {
+            flow: syn.flow,
+            syn: true,
+            tsecr: syn.ts,
+            ..Ack::default()
+        };
+        let l = fl.rev_line;
+        self.rev_lines[l as usize].push(
+            &mut self.q,
+            at_receiver + fl.rev_delay,
+            synack,
+            Ev::RevArrive(l),
+        );
     }
 
     fn deliver(&mut self, now: SimTime, pkt: Packet) {
@@ -295,7 +328,18 @@ impl Sim {
             line: fl.fwd_line,
         };
         match kind {
-            TimerKind::Start => fl.sender.start(now, fl.base_rtt, &mut io),
+            TimerKind::Start => {
+                // The SYN (a zero-payload packet) leaves for the bottleneck.
+                let syn = Packet {
+                    flow: f,
+                    seg: 0,
+                    len: 0,
+                    wire: SYN_BYTES,
+                    ts: now,
+                };
+                io.fwd
+                    .push(io.q, now + io.fwd_delay, syn, Ev::FwdArrive(io.line));
+            }
             TimerKind::Stop => fl.sender.stop(now, &mut io),
             TimerKind::Rto => fl.sender.on_rto(now, &mut io),
             TimerKind::Reo => fl.sender.on_reo_timeout(now, &mut io),

@@ -192,3 +192,36 @@ fn sack_recovery_retransmits_exactly_the_dropped_segments() {
     assert!(out.link_totals.drops > 100);
     assert_eq!(retx, out.link_totals.drops);
 }
+
+#[test]
+fn late_starter_measures_the_standing_queue_in_its_handshake() {
+    // Flow 0 keeps a deep queue: 10 Mbit/s, 20 ms, buffer 10 BDP; after its first loss
+    // cwnd halves to ~5.5 BDP, so at least ~4.5 BDP (90 ms) stays queued. Flow 1 opens at
+    // 5 s: its SYN waits behind that queue, and Linux takes min_rtt and SRTT from the
+    // handshake, so both start well above the 20 ms base RTT.
+    let rate = 10_000_000;
+    let mut f1 = flow(1, "reno", 20 * MS);
+    f1.start_ns = 5 * S;
+    let cfg = dumbbell(
+        rate,
+        10 * bdp_bytes(rate, 20 * MS),
+        vec![flow(0, "reno", 20 * MS), f1],
+        6 * S,
+    );
+    let mut sim = tcpfair_sim::sim::Sim::new(&cfg).unwrap();
+    sim.run_until(tcpfair_sim::units::SimTime(5 * S + 10 * MS)); // the SYN is at the bottleneck
+    let q_delay_ns = sim.link_queue_bytes() * 8 * 1_000_000_000 / rate;
+    assert!(q_delay_ns > 50 * MS, "queue {q_delay_ns} ns");
+    sim.run_until(tcpfair_sim::units::SimTime(5 * S + 300 * MS));
+    let min_rtt = sim.flows[1].sender.tcp.min_rtt.0;
+    // The handshake RTT: base + the queue ahead of the SYN (± what one packet time and
+    // the queue's change over the SYN's wait add).
+    assert!(
+        min_rtt > 20 * MS + q_delay_ns / 2,
+        "min_rtt {min_rtt}, queue {q_delay_ns}"
+    );
+    assert!(
+        min_rtt < 20 * MS + 2 * q_delay_ns,
+        "min_rtt {min_rtt}, queue {q_delay_ns}"
+    );
+}
