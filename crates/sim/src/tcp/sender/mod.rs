@@ -55,8 +55,6 @@ const RATE_DONE: u8 = 16;
 struct Seg {
     tx_time: SimTime,
     snap: TxSnapshot,
-    /// snd_nxt when last retransmitted.
-    retx_nxt: u64,
     flags: u8,
 }
 
@@ -469,7 +467,6 @@ impl Sender {
         self.ring.push_back(Seg {
             tx_time: now,
             snap,
-            retx_nxt: 0,
             flags: 0,
         });
         self.snd_nxt += 1;
@@ -508,11 +505,9 @@ impl Sender {
 
     fn retransmit(&mut self, now: SimTime, i: u64, io: &mut Io) {
         let snap = self.snapshot(now);
-        let nxt = self.snd_nxt;
         let s = self.seg_mut(i);
         s.flags |= RETRANS | EVER_RETRANS;
         s.flags &= !RATE_DONE;
-        s.retx_nxt = nxt;
         s.tx_time = now;
         s.snap = snap;
         self.retrans_out += 1;
