@@ -68,13 +68,22 @@ impl Red {
         self.idle_since = Some(now);
     }
 
+    /// A packet was accepted: the idle period (if any) is over. A dropped arrival does not
+    /// end it (Floyd & Jacobson's q_time is the start of the queue's idle time).
+    pub fn on_busy(&mut self) {
+        self.idle_since = None;
+    }
+
     /// Decide for an arriving packet of `pkt_bytes`, given the current queue (packets or
     /// bytes, matching the threshold unit). Returns true to drop.
     pub fn should_drop(&mut self, now: SimTime, queue: f64, pkt_bytes: u32, rng: &mut Rng) -> bool {
-        match self.idle_since.take() {
+        match self.idle_since {
             Some(t) if queue == 0.0 => {
+                // Idle: decay for the m packets that could have been sent; continue from
+                // now, since (1−wq)^m1·(1−wq)^m2 = (1−wq)^(m1+m2).
                 let m = (now.0.saturating_sub(t.0)) as f64 / self.typical_tx_ns;
                 self.avg *= (1.0 - self.wq).powf(m);
+                self.idle_since = Some(now);
             }
             _ => self.avg = (1.0 - self.wq) * self.avg + self.wq * queue,
         }
@@ -158,6 +167,20 @@ mod tests {
             .count();
         assert!(drops > 5000 && drops < 10_000, "{drops}");
         assert!(r.should_drop(SimTime(0), 30.0, 1500, &mut rng));
+    }
+
+    #[test]
+    fn a_dropped_arrival_does_not_end_the_idle_period() {
+        let mut r = Red::new(5.0, 15.0, 0.1, 0.5, false, false, SimTime(1000), 1500);
+        let mut rng = Rng::new(5);
+        r.avg = 64.0; // far above max_th: arrivals are dropped
+        r.on_idle(SimTime(0));
+        assert!(r.should_drop(SimTime(1000), 0.0, 1500, &mut rng)); // m = 1: avg 32
+        assert!(r.should_drop(SimTime(2000), 0.0, 1500, &mut rng)); // m = 1 more: avg 16
+                                                                    // 2 more packet times of idleness: avg 4, below min_th (a single EWMA step per
+                                                                    // arrival would still be at 8).
+        assert!(!r.should_drop(SimTime(4000), 0.0, 1500, &mut rng));
+        assert!((r.avg() - 4.0).abs() < 1e-9, "{}", r.avg());
     }
 
     #[test]

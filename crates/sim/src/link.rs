@@ -147,6 +147,7 @@ impl Bottleneck {
                 self.drop();
                 return Arrival::Dropped;
             }
+            red.on_busy();
         }
         self.accepted += 1;
         if self.in_service.is_none() {

@@ -338,3 +338,42 @@ fn random_scenarios_keep_the_invariants() {
         }
     }
 }
+
+#[test]
+fn red_in_byte_mode_recovers_from_a_slow_start_overflow() {
+    // Three flows overflow the 100-packet buffer in slow start before RED's slow average
+    // (w_q = 0.002) reacts, leaving the average far above max_th. It must decay over the
+    // idle time that follows, also across arrivals RED drops (Floyd & Jacobson: the idle
+    // period lasts until a packet is queued); otherwise every retransmission is dropped
+    // and the flows back off into starvation.
+    let mut cfg = dumbbell(
+        10_000_000,
+        0,
+        vec![
+            flow(0, "reno", 40 * MS),
+            flow(1, "reno", 40 * MS),
+            flow(2, "reno", 40 * MS),
+        ],
+        30 * S,
+    );
+    cfg.bottleneck.buffer_bytes = None;
+    cfg.bottleneck.buffer_pkts = Some(100);
+    cfg.bottleneck.aqm = AqmConfig::Red {
+        min_th: 15_000.0,
+        max_th: 45_000.0,
+        max_p: 0.1,
+        wq: 0.002,
+        bytes: true,
+        gentle: false,
+    };
+    let out = run(&cfg).unwrap();
+    check(&cfg, &out);
+    let tx: u64 = out.link.tx_bytes[10..].iter().sum();
+    let util = tx as f64 * 8.0 / (10e6 * 20.0);
+    assert!(util > 0.8, "utilization {util}");
+    assert!(
+        out.flows.iter().all(|f| f.bytes_delivered > 5_000_000),
+        "{:?}",
+        out.flows
+    );
+}
