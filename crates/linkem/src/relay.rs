@@ -116,20 +116,29 @@ fn counters_json(c: &Counters, backlog: (u64, u64), in_flight: usize) -> serde_j
 /// Upper bound of the early wake-up (and so of the spin per wake-up).
 const MAX_LEAD_NS: i64 = 200_000;
 
+/// Sleeps longer than this wake from deeper idle states and are learnt separately.
+const LONG_SLEEP_NS: i64 = 1_000_000;
+
 /// Learns how late timed wake-ups arrive (EWMA with gain 1/16 of the observed latency,
-/// which does not depend on the lead itself: it is measured from the requested time).
+/// which does not depend on the lead itself: it is measured from the requested time),
+/// separately for short and long sleeps: after a long idle period (an isolated packet,
+/// e.g. an RTT probe) the CPU wakes from a deeper idle state and is later.
 #[derive(Default)]
 struct Waker {
-    ewma_ns: f64,
+    ewma_ns: [f64; 2],
 }
 
 impl Waker {
-    fn observe(&mut self, latency_ns: i64) {
-        let x = latency_ns.clamp(0, MAX_LEAD_NS) as f64;
-        self.ewma_ns += (x - self.ewma_ns) / 16.0;
+    fn class(sleep_ns: i64) -> usize {
+        usize::from(sleep_ns > LONG_SLEEP_NS)
     }
-    fn lead_ns(&self) -> i64 {
-        (self.ewma_ns as i64).clamp(0, MAX_LEAD_NS)
+    fn observe(&mut self, sleep_ns: i64, latency_ns: i64) {
+        let x = latency_ns.clamp(0, MAX_LEAD_NS) as f64;
+        let e = &mut self.ewma_ns[Self::class(sleep_ns)];
+        *e += (x - *e) / 16.0;
+    }
+    fn lead_ns(&self, sleep_ns: i64) -> i64 {
+        (self.ewma_ns[Self::class(sleep_ns)] as i64).clamp(0, MAX_LEAD_NS)
     }
 }
 
@@ -194,8 +203,8 @@ fn direction(rx: &PacketSocket, tx: &PacketSocket, mut link: Link<u32>, classes:
         // Wake `lead` ns before the next release (lead = the timer's typical wake-up
         // latency, learnt below) and spin the rest, so releases are not systematically
         // late by the wake-up latency. The spin is at most `lead` (≤ MAX_LEAD_NS).
-        let lead = waker.lead_ns();
         let pkt = link.next_event();
+        let lead = pkt.map_or(0, |t| waker.lead_ns(t - now));
         let mut next = next_publish;
         if let Some(t) = pkt {
             next = next.min(t - lead);
@@ -210,7 +219,7 @@ fn direction(rx: &PacketSocket, tx: &PacketSocket, mut link: Link<u32>, classes:
                     if let Some(t) = pkt {
                         if t - lead == next {
                             let woke = sys::now_ns();
-                            waker.observe(woke - next);
+                            waker.observe(t - now, woke - next);
                             while sys::now_ns() < t {
                                 std::hint::spin_loop();
                             }
@@ -382,14 +391,17 @@ mod tests {
     #[test]
     fn waker_learns_the_mean_wakeup_latency_within_bounds() {
         let mut w = Waker::default();
+        let (short, long) = (100_000, 50_000_000);
         for _ in 0..200 {
-            w.observe(40_000);
+            w.observe(short, 40_000);
+            w.observe(long, 90_000);
         }
-        assert!((w.lead_ns() - 40_000).abs() < 100);
+        assert!((w.lead_ns(short) - 40_000).abs() < 100);
+        assert!((w.lead_ns(long) - 90_000).abs() < 100, "long sleeps learnt apart");
         for _ in 0..200 {
-            w.observe(5_000_000); // a 5 ms outlier burst is clamped
+            w.observe(short, 5_000_000); // a 5 ms outlier burst is clamped
         }
-        assert!(w.lead_ns() >= MAX_LEAD_NS - 10 && w.lead_ns() <= MAX_LEAD_NS);
+        assert!(w.lead_ns(short) >= MAX_LEAD_NS - 10 && w.lead_ns(short) <= MAX_LEAD_NS);
     }
 
     #[test]
