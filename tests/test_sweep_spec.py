@@ -174,7 +174,8 @@ def test_axis_override_replaces_values_and_respects_zip() -> None:
 def test_builtin_sweeps_load_and_match_the_study_grid() -> None:
     root = Path(__file__).resolve().parents[1] / "scenarios" / "sweeps"
     sim = load_sweep(root / "ns2-testbed-sim.toml")
-    assert sim.repeats == 5 and sim.n_points() == 2 * 16 * 5
+    # 4 algorithms for flow 2 (NewReno, BIC, CUBIC, Compound) × 16 RTTs × 5 buffers
+    assert sim.repeats == 5 and sim.n_points() == 4 * 16 * 5
     runs = sim.runs()
     sc = runs[0].scenario
     assert sc.duration == 300 * 10**9 and 60 * 10**9 <= sc.flows[1].start < 61 * 10**9  # start_jitter 1 s
@@ -193,12 +194,13 @@ def test_builtin_cubic_sweeps_follow_seed_004() -> None:
     root = Path(__file__).resolve().parents[1] / "scenarios" / "sweeps"
     f8 = load_sweep(root / "cubic-fig8.toml")
     pts = list(f8.points())
-    assert len(pts) == 2 * 5 and all(p["flows.0.cca"] == p["flows.1.cca"] for p in pts)
+    # CUBIC, BIC, HSTCP and Reno (seed 004) × 5 RTTs
+    assert len(pts) == 4 * 5 and all(p["flows.0.cca"] == p["flows.1.cca"] for p in pts)
     assert all(p["flows.0.rtt"] == p["flows.1.rtt"] for p in pts)
     assert [p["flows.0.rtt"] for p in pts[:5]] == ["16ms", "42ms", "82ms", "162ms", "324ms"]
     f9 = load_sweep(root / "cubic-fig9.toml")
     runs = f9.runs()
-    assert len(runs) == 2 * 5 * 5
+    assert len(runs) == 4 * 5 * 5
     assert {r.scenario.flows[0].rtt for r in runs} == {162_000_000}
     assert sorted({r.scenario.flows[1].rtt // 10**6 for r in runs}) == [16, 22, 42, 82, 162]
     sc = runs[0].scenario
