@@ -98,7 +98,8 @@ impl Config {
             return Err(format!("loss must be in [0, 1), got {}", self.loss));
         }
         for c in &self.classes {
-            parse_ipv4(&c.net).ok_or_else(|| format!("class net {:?} is not an IPv4 address", c.net))?;
+            parse_ipv4(&c.net)
+                .ok_or_else(|| format!("class net {:?} is not an IPv4 address", c.net))?;
             if c.prefix > 32 {
                 return Err(format!("class prefix {} > 32", c.prefix));
             }
@@ -111,8 +112,16 @@ impl Config {
                 return Err("queue.rate_bps must be > 0".into());
             }
             if let Some(r) = &q.red {
-                if !(0.0 <= r.min_th && r.min_th < r.max_th) || !(r.max_p > 0.0 && r.max_p <= 1.0) || !(r.wq > 0.0 && r.wq <= 1.0) {
-                    return Err("red needs 0 <= min_th < max_th, 0 < max_p <= 1, 0 < wq <= 1".into());
+                let ok = 0.0 <= r.min_th
+                    && r.min_th < r.max_th
+                    && r.max_p > 0.0
+                    && r.max_p <= 1.0
+                    && r.wq > 0.0
+                    && r.wq <= 1.0;
+                if !ok {
+                    return Err(
+                        "red needs 0 <= min_th < max_th, 0 < max_p <= 1, 0 < wq <= 1".into(),
+                    );
                 }
             }
         }

@@ -77,10 +77,18 @@ impl RedState {
         };
         self.count += 1;
         // Byte mode (§4, "the probability that a packet is marked is proportional to its size").
-        let pb = if p.bytes { drop_prob * len as f64 / self.mean_pkt } else { drop_prob };
+        let pb = if p.bytes {
+            drop_prob * len as f64 / self.mean_pkt
+        } else {
+            drop_prob
+        };
         // pa = pb / (1 − count·pb): spreads drops evenly instead of geometrically.
         let denom = 1.0 - self.count as f64 * pb;
-        let pa = if denom <= 0.0 { 1.0 } else { (pb / denom).min(1.0) };
+        let pa = if denom <= 0.0 {
+            1.0
+        } else {
+            (pb / denom).min(1.0)
+        };
         if rng.uniform() < pa {
             self.count = 0;
             true
@@ -132,15 +140,31 @@ impl<H> Link<H> {
                 bytes: 0,
                 head_finish: None,
                 link_free: i64::MIN,
-                red: q.red.clone().map(|p| RedState { p, avg: 0.0, count: -1, idle_since: None, s_ns, mean_pkt: q.mean_pkt_bytes as f64 }),
+                red: q.red.clone().map(|p| RedState {
+                    p,
+                    avg: 0.0,
+                    count: -1,
+                    idle_since: None,
+                    s_ns,
+                    mean_pkt: q.mean_pkt_bytes as f64,
+                }),
             }
         });
-        Link { lines: delays.iter().map(|_| VecDeque::new()).collect(), delays, loss, rng: Rng::new(seed), queue, counters: Counters::default() }
+        Link {
+            lines: delays.iter().map(|_| VecDeque::new()).collect(),
+            delays,
+            loss,
+            rng: Rng::new(seed),
+            queue,
+            counters: Counters::default(),
+        }
     }
 
     /// Queue occupancy (bytes, packets) of the user-space bottleneck.
     pub fn backlog(&self) -> (u64, u64) {
-        self.queue.as_ref().map_or((0, 0), |q| (q.bytes, q.fifo.len() as u64))
+        self.queue
+            .as_ref()
+            .map_or((0, 0), |q| (q.bytes, q.fifo.len() as u64))
     }
 
     /// Packets held in delay lines.
@@ -161,7 +185,11 @@ impl<H> Link<H> {
             return None;
         };
         if let Some(red) = q.red.as_mut() {
-            let inst = if red.p.bytes { q.bytes as f64 } else { q.fifo.len() as f64 };
+            let inst = if red.p.bytes {
+                q.bytes as f64
+            } else {
+                q.fifo.len() as f64
+            };
             if red.should_drop(t, inst, len, &mut self.rng) {
                 self.counters.red_drops += 1;
                 return Some(h);
@@ -174,7 +202,12 @@ impl<H> Link<H> {
             return Some(h);
         }
         q.bytes += len as u64;
-        q.fifo.push_back(Waiting { h, len, class: class as u16, arrival: t });
+        q.fifo.push_back(Waiting {
+            h,
+            len,
+            class: class as u16,
+            arrival: t,
+        });
         if let Some(r) = q.red.as_mut() {
             r.idle_since = None;
         }
@@ -185,8 +218,7 @@ impl<H> Link<H> {
     /// delay lines (applying loss there). Dropped handles go to `dropped`.
     pub fn advance(&mut self, now: i64, dropped: &mut impl FnMut(H)) {
         let Some(q) = self.queue.as_mut() else { return };
-        loop {
-            let Some(head) = q.fifo.front() else { break };
+        while let Some(head) = q.fifo.front() {
             let finish = match q.head_finish {
                 Some(f) => f,
                 None => {
@@ -219,10 +251,17 @@ impl<H> Link<H> {
 
     /// Earliest time something happens (a delay line releases or the queue head finishes).
     pub fn next_event(&mut self) -> Option<i64> {
-        let mut t = self.lines.iter().filter_map(|l| l.front().map(|p| p.0)).min();
+        let mut t = self
+            .lines
+            .iter()
+            .filter_map(|l| l.front().map(|p| p.0))
+            .min();
         if let Some(q) = self.queue.as_mut() {
             if let Some(head) = q.fifo.front() {
-                let f = *q.head_finish.get_or_insert_with(|| q.link_free.max(head.arrival) + ((head.len as u128 * 8 * 1_000_000_000) / q.rate_bps as u128) as i64);
+                let f = *q.head_finish.get_or_insert_with(|| {
+                    q.link_free.max(head.arrival)
+                        + ((head.len as u128 * 8 * 1_000_000_000) / q.rate_bps as u128) as i64
+                });
                 t = Some(t.map_or(f, |x| x.min(f)));
             }
         }
@@ -261,7 +300,13 @@ mod tests {
     const MS: i64 = 1_000_000;
 
     fn q(rate: u64, limit_bytes: Option<u64>, red: Option<Red>) -> Queue {
-        Queue { rate_bps: rate, limit_bytes, limit_pkts: None, red, mean_pkt_bytes: 1500 }
+        Queue {
+            rate_bps: rate,
+            limit_bytes,
+            limit_pkts: None,
+            red,
+            mean_pkt_bytes: 1500,
+        }
     }
 
     #[test]
@@ -285,7 +330,9 @@ mod tests {
         }
         let mut none = |_h: u32| panic!("nothing should drop");
         l.advance(10 * MS, &mut none);
-        let out: Vec<_> = std::iter::from_fn(|| l.pop_due(i64::MAX)).map(|p| p.0).collect();
+        let out: Vec<_> = std::iter::from_fn(|| l.pop_due(i64::MAX))
+            .map(|p| p.0)
+            .collect();
         assert_eq!(out, vec![6 * MS, 7 * MS, 8 * MS]);
     }
 
@@ -301,11 +348,21 @@ mod tests {
 
     #[test]
     fn red_never_drops_below_min_th_and_always_above_max_th() {
-        let red = Red { min_th: 5.0, max_th: 15.0, max_p: 0.1, wq: 1.0, bytes: false, gentle: false };
+        let red = Red {
+            min_th: 5.0,
+            max_th: 15.0,
+            max_p: 0.1,
+            wq: 1.0,
+            bytes: false,
+            gentle: false,
+        };
         // wq = 1 makes avg equal the instantaneous queue, so thresholds can be checked exactly.
         let mut l: Link<u32> = Link::new(vec![0], 0.0, 1, Some(&q(1_000, None, Some(red))));
         for i in 0..5 {
-            assert!(l.arrive(0, i, 100, 0).is_none(), "queue {i} < min_th must not drop");
+            assert!(
+                l.arrive(0, i, 100, 0).is_none(),
+                "queue {i} < min_th must not drop"
+            );
         }
         for i in 5..200 {
             let _ = l.arrive(0, i, 100, 0);
@@ -320,7 +377,14 @@ mod tests {
         // Hold the average at the middle of [min_th, max_th]: pb = max_p / 2 = 0.05.
         // With count incremented before pa = pb/(1 − count·pb) (Fig. 2), the gap between
         // drops is uniform on {1, …, 1/pb − 1} = {1..19}: mean 10, drop fraction 2·pb = 0.1.
-        let red = Red { min_th: 0.0, max_th: 20.0, max_p: 0.1, wq: 1.0, bytes: false, gentle: false };
+        let red = Red {
+            min_th: 0.0,
+            max_th: 20.0,
+            max_p: 0.1,
+            wq: 1.0,
+            bytes: false,
+            gentle: false,
+        };
         let mut l: Link<u32> = Link::new(vec![0], 0.0, 9, Some(&q(1_000_000_000, None, Some(red))));
         let mut drops = 0;
         let n = 100_000;
@@ -337,13 +401,23 @@ mod tests {
         }
         let frac = drops as f64 / n as f64;
         let expect = 0.1;
-        assert!((frac - expect).abs() < 0.004, "drop fraction {frac}, expected ≈ {expect}");
+        assert!(
+            (frac - expect).abs() < 0.004,
+            "drop fraction {frac}, expected ≈ {expect}"
+        );
     }
 
     #[test]
     fn red_average_decays_while_the_queue_is_idle_even_when_arrivals_are_dropped() {
         // 12 Mbit/s, 1500-byte packets: s = 1 ms per packet.
-        let red = Red { min_th: 5.0, max_th: 15.0, max_p: 0.1, wq: 0.01, bytes: false, gentle: false };
+        let red = Red {
+            min_th: 5.0,
+            max_th: 15.0,
+            max_p: 0.1,
+            wq: 0.01,
+            bytes: false,
+            gentle: false,
+        };
         let mut l: Link<u32> = Link::new(vec![0], 0.0, 1, Some(&q(12_000_000, None, Some(red))));
         let mut none = |_h: u32| {};
         // a burst of 400 packets at t = 0 drives the average far above max_th
@@ -359,7 +433,10 @@ mod tests {
         let drained = l.queue.as_ref().unwrap().link_free;
         for k in 0..20 {
             let t = drained + 1_000 * MS + k * 10 * MS;
-            assert!(l.arrive(t, 1000 + k as u32, 1500, 0).is_none(), "arrival {k} after idle dropped");
+            assert!(
+                l.arrive(t, 1000 + k as u32, 1500, 0).is_none(),
+                "arrival {k} after idle dropped"
+            );
             l.advance(t + 2 * MS, &mut none);
         }
     }

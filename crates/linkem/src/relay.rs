@@ -51,7 +51,11 @@ impl Lateness {
             self.over_1ms += 1;
         }
         let us = (l / 1000) as u64;
-        let b = if us == 0 { 0 } else { (64 - us.leading_zeros()) as usize };
+        let b = if us == 0 {
+            0
+        } else {
+            (64 - us.leading_zeros()) as usize
+        };
         self.hist_us_log2[b.min(23)] += 1;
     }
     pub fn merge(&mut self, o: &Lateness) {
@@ -179,13 +183,37 @@ fn late_json(l: &Lateness) -> serde_json::Value {
 /// Each direction has its own thread, pool and link, so the work a release triggers
 /// downstream (the kernel runs the next namespaces' receive path inside send(2)) in one
 /// direction never delays releases in the other.
-fn direction(rx: &PacketSocket, tx: &PacketSocket, mut link: Link<u32>, classes: &Classes, by_src: bool, cfg: &Config,
-             t0: i64, shared: &Mutex<DirSnapshot>) -> io::Result<()> {
+/// The fixed wiring of one direction.
+struct Dir<'a> {
+    rx: &'a PacketSocket,
+    tx: &'a PacketSocket,
+    /// Classify by IPv4 source (data direction) or destination (ACK direction).
+    by_src: bool,
+    shared: &'a Mutex<DirSnapshot>,
+}
+
+fn direction(
+    dir: Dir<'_>,
+    mut link: Link<u32>,
+    classes: &Classes,
+    cfg: &Config,
+    t0: i64,
+) -> io::Result<()> {
+    let Dir {
+        rx,
+        tx,
+        by_src,
+        shared,
+    } = dir;
     if cfg.rt_priority > 0 {
         sys::set_realtime(cfg.rt_priority);
     }
     sys::set_min_timer_slack();
-    let mut pool = Pool { bufs: Vec::new(), free: Vec::new(), size: cfg.max_frame + VNET_HDR_LEN };
+    let mut pool = Pool {
+        bufs: Vec::new(),
+        free: Vec::new(),
+        size: cfg.max_frame + VNET_HDR_LEN,
+    };
     let mut lens: Vec<u32> = Vec::new();
     let mut snap = DirSnapshot::default();
     // Publish often: the stats printer reads the latest snapshot, and each snapshot
@@ -308,7 +336,11 @@ pub fn run(cfg: &Config) -> io::Result<()> {
             .classes
             .iter()
             .map(|c| {
-                let mask = if c.prefix == 0 { 0 } else { u32::MAX << (32 - c.prefix as u32) };
+                let mask = if c.prefix == 0 {
+                    0
+                } else {
+                    u32::MAX << (32 - c.prefix as u32)
+                };
                 (parse_ipv4(&c.net).unwrap_or(0) & mask, mask)
             })
             .collect(),
@@ -320,13 +352,20 @@ pub fn run(cfg: &Config) -> io::Result<()> {
     // a → b carries data: loss and the bottleneck act there. b → a carries ACKs.
     let data = Link::new(fwd_delays, cfg.loss, cfg.seed, cfg.queue.as_ref());
     let acks = Link::new(rev_delays, 0.0, cfg.seed.wrapping_add(1), None);
-    let shared = [Mutex::new(DirSnapshot::default()), Mutex::new(DirSnapshot::default())];
+    let shared = [
+        Mutex::new(DirSnapshot::default()),
+        Mutex::new(DirSnapshot::default()),
+    ];
     let t0 = sys::now_ns();
     let rt = cfg.rt_priority > 0 && sys::set_realtime(cfg.rt_priority);
     let out = io::stdout();
     {
         let mut o = out.lock();
-        writeln!(o, "{}", json!({"ready": true, "realtime": rt, "t0_ns": t0, "a": cfg.a, "b": cfg.b}))?;
+        writeln!(
+            o,
+            "{}",
+            json!({"ready": true, "realtime": rt, "t0_ns": t0, "a": cfg.a, "b": cfg.b})
+        )?;
         o.flush()?;
     }
     let emit = |fin: bool| -> io::Result<()> {
@@ -346,16 +385,46 @@ pub fn run(cfg: &Config) -> io::Result<()> {
     };
     let every = Duration::from_millis(cfg.stats_interval_ms.max(1));
     let res: io::Result<()> = std::thread::scope(|s| {
-        let ha = s.spawn(|| direction(&sock_a, &sock_b, data, &classes, true, cfg, t0, &shared[0]));
-        let hb = s.spawn(|| direction(&sock_b, &sock_a, acks, &classes, false, cfg, t0, &shared[1]));
+        let ha = s.spawn(|| {
+            direction(
+                Dir {
+                    rx: &sock_a,
+                    tx: &sock_b,
+                    by_src: true,
+                    shared: &shared[0],
+                },
+                data,
+                &classes,
+                cfg,
+                t0,
+            )
+        });
+        let hb = s.spawn(|| {
+            direction(
+                Dir {
+                    rx: &sock_b,
+                    tx: &sock_a,
+                    by_src: false,
+                    shared: &shared[1],
+                },
+                acks,
+                &classes,
+                cfg,
+                t0,
+            )
+        });
         while !sys::stop_requested() && !ha.is_finished() && !hb.is_finished() {
             std::thread::sleep(every);
             emit(false)?;
         }
         // A direction that failed stops the other one too.
         sys::request_stop();
-        let ra = ha.join().unwrap_or_else(|_| Err(io::Error::other("data thread panicked")));
-        let rb = hb.join().unwrap_or_else(|_| Err(io::Error::other("ACK thread panicked")));
+        let ra = ha
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("data thread panicked")));
+        let rb = hb
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("ACK thread panicked")));
         ra.and(rb)
     });
     emit(true)?;
@@ -376,13 +445,19 @@ mod tests {
 
     #[test]
     fn classify_by_source_on_data_and_destination_on_acks() {
-        let c = Classes { nets: vec![(0x0a01_0000, 0xffff_ff00), (0x0a01_0100, 0xffff_ff00)] };
+        let c = Classes {
+            nets: vec![(0x0a01_0000, 0xffff_ff00), (0x0a01_0100, 0xffff_ff00)],
+        };
         let f = frame([10, 1, 1, 2], [10, 2, 1, 2]);
         assert_eq!(c.classify(&f, true), 1);
         let ack = frame([10, 2, 0, 2], [10, 1, 0, 2]);
         assert_eq!(c.classify(&ack, false), 0);
         let other = frame([10, 9, 0, 2], [10, 9, 0, 3]);
-        assert_eq!(c.classify(&other, true), 2, "unknown addresses take the zero-delay class");
+        assert_eq!(
+            c.classify(&other, true),
+            2,
+            "unknown addresses take the zero-delay class"
+        );
         let mut arp = f.clone();
         arp[13] = 0x06;
         assert_eq!(c.classify(&arp, true), 2);
@@ -397,7 +472,10 @@ mod tests {
             w.observe(long, 90_000);
         }
         assert!((w.lead_ns(short) - 40_000).abs() < 100);
-        assert!((w.lead_ns(long) - 90_000).abs() < 100, "long sleeps learnt apart");
+        assert!(
+            (w.lead_ns(long) - 90_000).abs() < 100,
+            "long sleeps learnt apart"
+        );
         for _ in 0..200 {
             w.observe(short, 5_000_000); // a 5 ms outlier burst is clamped
         }

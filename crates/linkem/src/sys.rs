@@ -25,7 +25,12 @@ fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
-fn setsockopt_int(fd: RawFd, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
+fn setsockopt_int(
+    fd: RawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: libc::c_int,
+) -> io::Result<()> {
     // SAFETY: `value` lives for the duration of the call and its exact size is passed.
     cvt(unsafe {
         libc::setsockopt(
@@ -48,18 +53,32 @@ pub struct PacketSocket {
 
 impl PacketSocket {
     pub fn open(ifname: &str) -> io::Result<Self> {
-        let cname = CString::new(ifname).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name contains NUL"))?;
+        let cname = CString::new(ifname).map_err(|_| {
+            io::Error::new(io::ErrorKind::InvalidInput, "interface name contains NUL")
+        })?;
         // SAFETY: `cname` is a valid NUL-terminated string.
         let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) };
         if ifindex == 0 {
-            return Err(io::Error::new(io::ErrorKind::NotFound, format!("no interface named {ifname:?}")));
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("no interface named {ifname:?}"),
+            ));
         }
         let proto = (libc::ETH_P_ALL as u16).to_be() as libc::c_int;
         // SAFETY: plain socket(2) call; the returned descriptor is owned below.
-        let raw = cvt(unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, proto) })?;
+        let raw = cvt(unsafe {
+            libc::socket(
+                libc::AF_PACKET,
+                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                proto,
+            )
+        })?;
         // SAFETY: `raw` is a fresh descriptor that nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        let s = PacketSocket { fd, ifindex: ifindex as i32 };
+        let s = PacketSocket {
+            fd,
+            ifindex: ifindex as i32,
+        };
         setsockopt_int(s.raw(), libc::SOL_PACKET, PACKET_VNET_HDR, 1)?;
         // Best effort: older kernels lack it; `recv` also filters PACKET_OUTGOING frames.
         let _ = setsockopt_int(s.raw(), libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, 1);
@@ -101,7 +120,10 @@ impl PacketSocket {
             // SAFETY: zeroed plain-old-data structures.
             let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
             let mut cbuf = [0u64; 16]; // 128 bytes, 8-aligned: room for one timespec cmsg
-            let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+            let mut iov = libc::iovec {
+                iov_base: buf.as_mut_ptr().cast(),
+                iov_len: buf.len(),
+            };
             // SAFETY: zeroed msghdr, then every pointer set to memory that outlives the call.
             let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
             msg.msg_name = (&mut sll as *mut libc::sockaddr_ll).cast();
@@ -120,7 +142,7 @@ impl PacketSocket {
                     _ => Err(e),
                 };
             }
-            if sll.sll_pkttype == libc::PACKET_OUTGOING as u8 {
+            if sll.sll_pkttype == libc::PACKET_OUTGOING {
                 continue;
             }
             let n = n as usize;
@@ -136,7 +158,9 @@ impl PacketSocket {
             unsafe {
                 let mut c = libc::CMSG_FIRSTHDR(&msg);
                 while !c.is_null() {
-                    if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                    if (*c).cmsg_level == libc::SOL_SOCKET
+                        && (*c).cmsg_type == libc::SCM_TIMESTAMPNS
+                    {
                         let t: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
                         ts = Some(t.tv_sec * 1_000_000_000 + t.tv_nsec);
                     }
@@ -164,7 +188,10 @@ impl PacketSocket {
 
 /// CLOCK_REALTIME in ns (the clock of SO_TIMESTAMPNS).
 pub fn now_ns() -> i64 {
-    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `t` is a valid timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut t) };
     t.tv_sec * 1_000_000_000 + t.tv_nsec
@@ -173,14 +200,33 @@ pub fn now_ns() -> i64 {
 /// Wait until one of `fds` is readable or `timeout_ns` passes (None: forever).
 /// Interruption by a signal is not an error (returns 0).
 pub fn poll_readable(fds: &[RawFd], timeout_ns: Option<i64>) -> io::Result<usize> {
-    let mut p: Vec<libc::pollfd> = fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
+    let mut p: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
     let ts = timeout_ns.map(|t| {
         let t = t.max(0);
-        libc::timespec { tv_sec: t / 1_000_000_000, tv_nsec: t % 1_000_000_000 }
+        libc::timespec {
+            tv_sec: t / 1_000_000_000,
+            tv_nsec: t % 1_000_000_000,
+        }
     });
-    let tp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    let tp = ts
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
     // SAFETY: `p` has exactly `p.len()` entries; `tp` is null or points to `ts`.
-    let r = unsafe { libc::ppoll(p.as_mut_ptr(), p.len() as libc::nfds_t, tp, std::ptr::null()) };
+    let r = unsafe {
+        libc::ppoll(
+            p.as_mut_ptr(),
+            p.len() as libc::nfds_t,
+            tp,
+            std::ptr::null(),
+        )
+    };
     if r < 0 {
         let e = io::Error::last_os_error();
         if e.kind() == io::ErrorKind::Interrupted {
@@ -200,7 +246,9 @@ pub fn set_min_timer_slack() {
 /// Ask for SCHED_FIFO at `prio` so wake-ups are not delayed behind iperf3 and the
 /// kernel's softirq work. Returns false when the kernel refuses (no CAP_SYS_NICE).
 pub fn set_realtime(prio: i32) -> bool {
-    let p = libc::sched_param { sched_priority: prio };
+    let p = libc::sched_param {
+        sched_priority: prio,
+    };
     // SAFETY: `p` is a valid sched_param.
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0 }
 }
@@ -209,7 +257,15 @@ pub fn set_realtime(prio: i32) -> bool {
 /// does not leave an emulator behind.
 pub fn die_with_parent() {
     // SAFETY: prctl with integer arguments only.
-    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong, 0, 0, 0) };
+    unsafe {
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGTERM as libc::c_ulong,
+            0,
+            0,
+            0,
+        )
+    };
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
