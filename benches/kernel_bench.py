@@ -74,7 +74,7 @@ def bench_rtt() -> list[dict[str, Any]]:
 
 def bench_rate() -> list[dict[str, Any]]:
     out = []
-    for rate in (10, 100, 300):
+    for rate in (10, 100, 200):
         d = {
             "name": "rate",
             "duration": "12s",
