@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -312,6 +313,7 @@ def test_killed_run_is_cleaned_up_by_doctor(tmp_path: Path) -> None:
     assert f"run {rec['run_id']}" in out.stdout and "removed" in out.stdout
     assert not any(n.startswith(f"{PREFIX}{rec['run_id']}-") for n in list_namespaces())
     assert not state.exists()
+    assert not list(Path(tempfile.gettempdir()).glob(f"tcpfair-{rec['run_id']}-*"))
     for pr in rec["procs"]:
         assert not Path(f"/proc/{pr['pid']}").exists() or pr["start_time"] is None
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .procs import STATE_DIR, alive, kill_recorded, list_namespaces, remove_namespace
 from .topology import PREFIX
@@ -79,4 +82,8 @@ def clean(lo: Leftover) -> list[str]:
         problems += remove_namespace(ns)
     if not problems:
         (STATE_DIR / f"{lo.run_id}.json").unlink(missing_ok=True)
+        # the crashed run's work directory (tempfile.mkdtemp(prefix=f"tcpfair-{rid}-"))
+        for d in Path(tempfile.gettempdir()).glob(f"tcpfair-{lo.run_id}-*"):
+            if d.is_dir() and not d.is_symlink():
+                shutil.rmtree(d, ignore_errors=True)
     return problems
