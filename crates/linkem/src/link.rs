@@ -11,8 +11,11 @@
 
 use std::collections::VecDeque;
 
-use crate::config::{Queue, Red};
-use crate::rng::Rng;
+use tcpfair_sim::aqm::Red;
+use tcpfair_sim::rng::Rng;
+use tcpfair_sim::units::SimTime;
+
+use crate::config::Queue;
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Counters {
@@ -32,70 +35,9 @@ struct Waiting<H> {
     arrival: i64,
 }
 
-/// RED state (Floyd & Jacobson 1993, Fig. 2).
-struct RedState {
-    p: Red,
-    avg: f64,
-    /// Packets since the last drop; -1 right after the average left [min_th, max_th).
-    count: i64,
-    /// When the queue last became empty (for the idle-time decay of `avg`).
-    idle_since: Option<i64>,
-    /// Transmission time of a typical packet, ns (`s` in the paper).
-    s_ns: f64,
-    mean_pkt: f64,
-}
-
-impl RedState {
-    /// Decide whether to drop an arriving packet of `len` bytes when the instantaneous
-    /// queue is `q` (packets or bytes, per `p.bytes`).
-    fn should_drop(&mut self, now: i64, q: f64, len: u32, rng: &mut Rng) -> bool {
-        let p = &self.p;
-        // §4: avg ← (1−wq)·avg + wq·q while busy; after idle time, decay as if m small
-        // packets had arrived to an empty queue: avg ← (1−wq)^m · avg.
-        match self.idle_since {
-            Some(t0) if q == 0.0 => {
-                let m = ((now - t0).max(0) as f64) / self.s_ns;
-                self.avg *= (1.0 - p.wq).powf(m);
-                // Still idle (until a packet is admitted): decay from here next time, so
-                // a run of drops onto an empty queue keeps decaying the average.
-                self.idle_since = Some(now);
-            }
-            _ => self.avg = (1.0 - p.wq) * self.avg + p.wq * q,
-        }
-        let avg = self.avg;
-        let drop_prob = if avg < p.min_th {
-            self.count = -1;
-            return false;
-        } else if avg < p.max_th {
-            p.max_p * (avg - p.min_th) / (p.max_th - p.min_th)
-        } else if p.gentle && avg < 2.0 * p.max_th {
-            // Gentle RED: linear from max_p at max_th to 1 at 2·max_th.
-            p.max_p + (1.0 - p.max_p) * (avg - p.max_th) / p.max_th
-        } else {
-            self.count = 0;
-            return true;
-        };
-        self.count += 1;
-        // Byte mode (§4, "the probability that a packet is marked is proportional to its size").
-        let pb = if p.bytes {
-            drop_prob * len as f64 / self.mean_pkt
-        } else {
-            drop_prob
-        };
-        // pa = pb / (1 − count·pb): spreads drops evenly instead of geometrically.
-        let denom = 1.0 - self.count as f64 * pb;
-        let pa = if denom <= 0.0 {
-            1.0
-        } else {
-            (pb / denom).min(1.0)
-        };
-        if rng.uniform() < pa {
-            self.count = 0;
-            true
-        } else {
-            false
-        }
-    }
+/// Kernel timestamps (ns) as the simulator's time type; they are never negative.
+fn ns(t: i64) -> SimTime {
+    SimTime(t.max(0) as u64)
 }
 
 struct Bottleneck<H> {
@@ -108,7 +50,8 @@ struct Bottleneck<H> {
     head_finish: Option<i64>,
     /// When the link becomes free (end of the previous transmission).
     link_free: i64,
-    red: Option<RedState>,
+    /// The simulator's RED (crates/sim/src/aqm.rs), so both backends drop alike.
+    red: Option<Red>,
 }
 
 impl<H> Bottleneck<H> {
@@ -140,13 +83,18 @@ impl<H> Link<H> {
                 bytes: 0,
                 head_finish: None,
                 link_free: i64::MIN,
-                red: q.red.clone().map(|p| RedState {
-                    p,
-                    avg: 0.0,
-                    count: -1,
-                    idle_since: None,
-                    s_ns,
-                    mean_pkt: q.mean_pkt_bytes as f64,
+                red: q.red.as_ref().map(|p| {
+                    // Byte mode scales p_b by packet size / mean_pkt_bytes (the frame of a full MTU).
+                    Red::new(
+                        p.min_th,
+                        p.max_th,
+                        p.max_p,
+                        p.wq,
+                        p.bytes,
+                        p.gentle,
+                        SimTime(s_ns as u64),
+                        q.mean_pkt_bytes,
+                    )
                 }),
             }
         });
@@ -185,12 +133,12 @@ impl<H> Link<H> {
             return None;
         };
         if let Some(red) = q.red.as_mut() {
-            let inst = if red.p.bytes {
+            let inst = if red.bytes {
                 q.bytes as f64
             } else {
                 q.fifo.len() as f64
             };
-            if red.should_drop(t, inst, len, &mut self.rng) {
+            if red.should_drop(ns(t), inst, len, &mut self.rng) {
                 self.counters.red_drops += 1;
                 return Some(h);
             }
@@ -209,7 +157,7 @@ impl<H> Link<H> {
             arrival: t,
         });
         if let Some(r) = q.red.as_mut() {
-            r.idle_since = None;
+            r.on_busy();
         }
         None
     }
@@ -236,7 +184,7 @@ impl<H> Link<H> {
             q.head_finish = None;
             if q.fifo.is_empty() {
                 if let Some(r) = q.red.as_mut() {
-                    r.idle_since = Some(finish);
+                    r.on_idle(ns(finish));
                 }
             }
             if self.rng.bernoulli(self.loss) {
@@ -426,7 +374,7 @@ mod tests {
         }
         l.advance(i64::MAX / 4, &mut none);
         assert_eq!(l.backlog().1, 0);
-        let avg0 = l.queue.as_ref().unwrap().red.as_ref().unwrap().avg;
+        let avg0 = l.queue.as_ref().unwrap().red.as_ref().unwrap().avg();
         assert!(avg0 > 15.0, "avg {avg0}");
         // The queue has been idle since it drained; after 1000 packet times (1 s) the
         // average is (1 − 0.01)^1000 ≈ 4.3e-5 of what it was: nothing is dropped.

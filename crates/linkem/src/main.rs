@@ -13,7 +13,6 @@ mod config;
 mod link;
 mod probe;
 mod relay;
-mod rng;
 mod sys;
 
 use std::process::ExitCode;
