@@ -173,9 +173,16 @@ def test_sim_sweep_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                     "--no-figures"]) == 0
     t3 = Store(out3).table()
     assert list(t3["jfi"]) == list(t["jfi"]) and list(t3["thr_g1_bps"]) == list(t["thr_g1_bps"])
-    # without start_jitter, a loss-free drop-tail point's repeats are identical in the
-    # deterministic simulator; with it they differ
-    assert (t.groupby("point")["thr_g0_bps"].nunique() == 1).all()
+    # repeats get different seeds, and the simulator's per-packet host jitter (flows' `jitter`,
+    # on by default) is drawn from the seed, so repeats differ
+    assert (t.groupby("point")["thr_g0_bps"].nunique() == 2).all()
+    # without that jitter and without start_jitter the simulator is deterministic, so a
+    # point's repeats are identical; with start_jitter they differ again
+    f.write_text(f.read_text().replace('cca = "reno"\n', 'cca = "reno"\njitter = "0s"\n'))
+    out5 = tmp_path / "res5"
+    assert run_cli(["sweep", str(f), "-o", str(out5), "--no-progress", "--no-figures"]) == 0
+    t5 = Store(out5).table()
+    assert (t5.groupby("point")["thr_g0_bps"].nunique() == 1).all()
     f.write_text(f.read_text().replace("repeats = 2", 'repeats = 2\nstart_jitter = "1s"'))
     out4 = tmp_path / "res4"
     assert run_cli(["sweep", str(f), "-o", str(out4), "--no-progress", "--no-figures"]) == 0

@@ -47,6 +47,14 @@ CCAS: dict[str, tuple[str, ...]] = {
 LINUX_RMEM = 6291456
 LINUX_WMEM = 4194304
 
+#: Default per-packet random host delay at the sender (simulator only), in ns: each data
+#: packet waits a further uniform [0, jitter] before its access link, FIFO kept. It breaks
+#: the drop-tail phase effects of a deterministic simulator (Floyd & Jacobson 1992; see
+#: docs/simulator.md and docs/validation.md D3-D4 for how the value was chosen).
+DEFAULT_JITTER_NS = 120_000
+#: Upper bound of ``jitter`` (a host delay, not a path property).
+MAX_JITTER_NS = 1_000_000_000
+
 
 class SpecError(ValueError):
     """Invalid scenario. ``problems`` is a list of (key, value, message)."""
@@ -153,6 +161,7 @@ class Flow(_Strict):
     rmem: Size = LINUX_RMEM
     wmem: Size = LINUX_WMEM
     cwnd_clamp: int | None = Field(None, ge=2)
+    jitter: Time = DEFAULT_JITTER_NS
     label: str | None = None
     alpha: int | None = Field(None, ge=0)
     beta: int | None = Field(None, ge=0)
@@ -163,6 +172,13 @@ class Flow(_Strict):
     def _cca(cls, v: str) -> str:
         if v not in CCAS:
             raise ValueError(f"unknown congestion control; allowed: {', '.join(CCAS)}")
+        return v
+
+    @field_validator("jitter")
+    @classmethod
+    def _jitter(cls, v: int) -> int:
+        if v > MAX_JITTER_NS:
+            raise ValueError(f"must be at most 1s (a per-packet host delay), got {units.format_time(v)}")
         return v
 
     @model_validator(mode="after")
@@ -247,6 +263,7 @@ class Scenario(_Strict):
                         "rmem_bytes": f.rmem,
                         "wmem_bytes": f.wmem,
                         "cwnd_clamp": f.cwnd_clamp,
+                        "jitter_ns": f.jitter,
                     }
                 )
         return out
@@ -321,7 +338,8 @@ def _as_written(s: Scenario) -> dict[str, Any]:
     flows = []
     for f in s.flows:
         d: dict[str, Any] = {"cca": f.cca, "rtt": f"{f.rtt}ns", "start": f"{f.start}ns", "streams": f.streams,
-                             "sack": f.sack, "rmem": f"{f.rmem}B", "wmem": f"{f.wmem}B"}
+                             "sack": f.sack, "rmem": f"{f.rmem}B", "wmem": f"{f.wmem}B",
+                             "jitter": f"{f.jitter}ns"}
         for k in ("stop",):
             if getattr(f, k) is not None:
                 d[k] = f"{getattr(f, k)}ns"

@@ -82,6 +82,10 @@ pub struct FlowConfig {
     pub wmem_bytes: u64,
     /// Upper bound on cwnd in segments (e.g. the Vegas study's window cap of 30), if any.
     pub cwnd_clamp: Option<u32>,
+    /// Random host delay: each packet the sender puts on its access link is held a further
+    /// uniform [0, jitter] (FIFO kept), to break drop-tail phase effects (Floyd & Jacobson
+    /// 1992). 0 disables it.
+    pub jitter_ns: u64,
 }
 
 #[derive(Clone, Debug, Deserialize)]

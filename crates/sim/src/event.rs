@@ -9,6 +9,7 @@
 //! Constant-delay paths (access links, ACK return paths) are FIFO: `DelayLine` holds their
 //! packets in a ring and keeps only its head in the heap.
 
+use crate::rng::Rng;
 use crate::units::SimTime;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -227,20 +228,47 @@ impl Timer {
 
 /// A constant-delay FIFO path. Items pushed at non-decreasing times arrive in order, so
 /// only the head needs a heap entry.
+///
+/// Optionally the line adds a random host delay to every item (`with_jitter`): uniform in
+/// [0, J], from its own seeded generator, and never less than the previous item's arrival
+/// time, so the path stays FIFO (a flow's packets are never reordered).
 #[derive(Debug, Default)]
 pub struct DelayLine<T> {
     items: VecDeque<(SimTime, T)>,
+    jitter: Option<(u64, Rng)>,
 }
 
 impl<T: Copy> DelayLine<T> {
     pub fn new() -> Self {
         DelayLine {
             items: VecDeque::new(),
+            jitter: None,
         }
     }
 
-    /// Put `item` on the line to arrive at `at`; schedules `ev` if the line was empty.
+    /// A line that delays each item by a further uniform random amount in [0, `max_ns`]
+    /// drawn from `rng` (no draws at all when `max_ns` is 0, so output is unchanged).
+    pub fn with_jitter(max_ns: u64, rng: Rng) -> Self {
+        DelayLine {
+            items: VecDeque::new(),
+            jitter: (max_ns > 0).then_some((max_ns, rng)),
+        }
+    }
+
+    /// Put `item` on the line to arrive at `at` (plus the line's random delay, if any);
+    /// schedules `ev` if the line was empty.
     pub fn push(&mut self, q: &mut EventQueue, at: SimTime, item: T, ev: Ev) {
+        let at = match &mut self.jitter {
+            None => at,
+            Some((max, rng)) => {
+                // Uniform over the max + 1 integer nanoseconds 0..=max.
+                let extra = ((rng.uniform() * (*max + 1) as f64) as u64).min(*max);
+                let t = SimTime(at.0 + extra);
+                // FIFO: a later packet never overtakes an earlier one (a host's send path
+                // is a queue); it leaves right after it instead.
+                self.items.back().map_or(t, |b| t.max(b.0))
+            }
+        };
         debug_assert!(
             self.items.back().is_none_or(|b| b.0 <= at),
             "delay line out of order"
@@ -371,5 +399,43 @@ mod tests {
             got.push((now.0, d.pop(&mut q, Ev::FwdArrive(0))));
         }
         assert_eq!(got, vec![(100, 0), (101, 1), (102, 2), (103, 3), (104, 4)]);
+    }
+
+    #[test]
+    fn jittered_line_stays_fifo_within_bounds_with_uniform_delays() {
+        let mut q = EventQueue::new();
+        let mut d: DelayLine<u32> = DelayLine::with_jitter(1000, Rng::new(5));
+        // Items 10 µs apart (≫ 1 µs jitter): no clamping, so each extra delay is a raw draw.
+        let n = 20_000u64;
+        for i in 0..n {
+            d.push(&mut q, SimTime(i * 10_000), i as u32, Ev::FwdArrive(0));
+        }
+        let mut last = 0;
+        let mut sum = 0u64;
+        for i in 0..n {
+            let (now, _) = q.pop().unwrap();
+            assert_eq!(d.pop(&mut q, Ev::FwdArrive(0)), i as u32);
+            assert!(now.0 >= last);
+            let extra = now.0 - i * 10_000;
+            assert!(extra <= 1000, "{extra}");
+            sum += extra;
+            last = now.0;
+        }
+        // Mean of uniform {0..1000} is 500, sd 289 / sqrt(n) ≈ 2: ±5 sd.
+        let mean = sum as f64 / n as f64;
+        assert!((mean - 500.0).abs() < 10.5, "{mean}");
+        // Items pushed at the same instant keep their order (clamped, never overtaking).
+        let mut d: DelayLine<u32> = DelayLine::with_jitter(1000, Rng::new(6));
+        for i in 0..50 {
+            d.push(&mut q, SimTime(1_000_000_000), i, Ev::FwdArrive(0));
+        }
+        let mut got = vec![];
+        let mut prev = SimTime::ZERO;
+        while let Some((now, _)) = q.pop() {
+            assert!(now >= prev);
+            prev = now;
+            got.push(d.pop(&mut q, Ev::FwdArrive(0)));
+        }
+        assert_eq!(got, (0..50).collect::<Vec<u32>>());
     }
 }

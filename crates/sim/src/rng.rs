@@ -9,6 +9,13 @@ pub fn flow_seed(seed: u64, id: u32) -> u64 {
     splitmix64(&mut x)
 }
 
+/// The seed of a connection's host-delay (send jitter) stream: a different stream from
+/// `flow_seed`'s, so turning jitter on never changes the congestion control's draws.
+pub fn jitter_seed(seed: u64, id: u32) -> u64 {
+    let mut x = flow_seed(seed, id) ^ 0x6a09_e667_f3bc_c908;
+    splitmix64(&mut x)
+}
+
 #[derive(Clone, Debug)]
 pub struct Rng {
     s: [u64; 4],

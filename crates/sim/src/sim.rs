@@ -129,7 +129,24 @@ impl Sim {
         }
         Ok(Sim {
             q,
-            fwd_lines: cfg.flows.iter().map(|_| DelayLine::new()).collect(),
+            // Host delay (`jitter_ns`) goes on the data path at the sender, as in Floyd &
+            // Jacobson ("On traffic phase effects in packet-switched gateways", 1992), who
+            // removed phase effects by adding a random time, up to one bottleneck service
+            // time, to each packet's processing at the source (ns-2's `overhead_` does the
+            // same). What decides which flow a drop-tail overflow hits is when each data
+            // packet reaches the queue, so randomizing the data departures acts on exactly
+            // that; jittering ACKs would be partly undone by delayed/compressed ACKs and
+            // by pacing, and would also perturb the senders' RTT samples twice per round.
+            fwd_lines: cfg
+                .flows
+                .iter()
+                .map(|f| {
+                    DelayLine::with_jitter(
+                        f.jitter_ns,
+                        Rng::new(crate::rng::jitter_seed(cfg.seed, f.id)),
+                    )
+                })
+                .collect(),
             rev_lines: cfg.flows.iter().map(|_| DelayLine::new()).collect(),
             link: Bottleneck::new(b, window),
             flows,
@@ -475,6 +492,12 @@ fn validate(cfg: &Config) -> Result<(), SimError> {
         }
         if f.app_rate_bps == Some(0) {
             return Err(err(&key("app_rate"), "must be positive".into()));
+        }
+        if f.jitter_ns > 1_000_000_000 {
+            return Err(err(
+                &key("jitter"),
+                format!("must be at most 1s, got {}ns", f.jitter_ns),
+            ));
         }
         if f.size_bytes == Some(0) {
             return Err(err(&key("size"), "must be positive".into()));

@@ -21,6 +21,7 @@ pub fn flow(id: u32, cca: &str, rtt_ns: u64) -> FlowConfig {
         rmem_bytes: 6_291_456,
         wmem_bytes: 4_194_304,
         cwnd_clamp: None,
+        jitter_ns: 0,
     }
 }
 
