@@ -60,11 +60,17 @@ def tcp_mem_triple(minimum: int, default: int, maximum: int) -> str:
 def host_sysctls(ns: str, rmem: int, wmem: int, sack: bool) -> list[Cmd]:
     """The labs' ``sysctl -w net.ipv4.tcp_rmem/tcp_wmem`` for one host.
 
-    The congestion control is *not* set here: outside the initial namespace Linux lets
+    The flow's congestion control is chosen per socket with ``iperf3 -C`` (TCP_CONGESTION,
+    allowed for CAP_NET_ADMIN): outside the initial namespace Linux lets
     ``net.ipv4.tcp_congestion_control`` name only the algorithms listed in
-    ``tcp_allowed_congestion_control`` (EPERM otherwise), so it is chosen per socket with
-    ``iperf3 -C`` (TCP_CONGESTION, allowed for CAP_NET_ADMIN) instead."""
+    ``tcp_allowed_congestion_control`` (EPERM otherwise). The namespace *default* is still
+    set, to ``reno`` (never restricted): a new namespace inherits the machine's default, and
+    iperf3 3.12 sets ``-C`` only after ``connect()``, so with a ``bbr`` default every socket
+    starts as BBR, which switches on the stack's internal pacing, and Linux keeps pacing
+    after the switch to CUBIC/Reno. Paced CUBIC keeps HyStart's ACK-train threshold at
+    full length and overshoots slow start by ~200 segments (docs/validation.md, D5)."""
     return [
+        sysctl(ns, "net.ipv4.tcp_congestion_control", "reno"),
         sysctl(ns, "net.ipv4.tcp_rmem", tcp_mem_triple(RMEM_MIN, RMEM_DEFAULT, rmem)),
         sysctl(ns, "net.ipv4.tcp_wmem", tcp_mem_triple(WMEM_MIN, WMEM_DEFAULT, wmem)),
         sysctl(ns, "net.ipv4.tcp_sack", 1 if sack else 0),
