@@ -55,7 +55,12 @@ impl AddAssign for SimTime {
 impl Sub for SimTime {
     type Output = SimTime;
     fn sub(self, rhs: SimTime) -> SimTime {
-        debug_assert!(self.0 >= rhs.0, "time went backwards: {} - {}", self.0, rhs.0);
+        debug_assert!(
+            self.0 >= rhs.0,
+            "time went backwards: {} - {}",
+            self.0,
+            rhs.0
+        );
         SimTime(self.0 - rhs.0)
     }
 }
