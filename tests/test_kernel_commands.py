@@ -282,7 +282,7 @@ def test_iperf3_argv() -> None:
         "-t",
         "8",
     ]
-    srv = C.iperf3_server(g1, [])
+    srv = C.iperf3_server(g1, [], 0.5)
     assert srv == [
         "ip",
         "netns",
@@ -296,6 +296,8 @@ def test_iperf3_argv() -> None:
         "-p",
         "5202",
         "-J",
+        "-i",  # the server reports on the client's interval grid
+        "0.5",
     ]
     assert C.iperf3_client(g1, [], None, 10**6, 1.0, 5_000_000)[-4:] == [
         "-n",
@@ -549,3 +551,14 @@ def test_one_kernel_run_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         assert lock.read_text() == str(os.getpid())
         assert subprocess.run([sys.executable, "-c", probe, str(lock)]).returncode == 3
     assert subprocess.run([sys.executable, "-c", probe, str(lock)]).returncode == 0
+
+
+def test_parse_group_says_so_when_sender_and_receiver_intervals_differ() -> None:
+    # A server left at iperf3's default -i 1 under a client at -i 0.1 reported 10× fewer
+    # intervals, and matching by interval number put 0.1 s cwnd values on 1 s rows.
+    obj = json.loads((FIXTURES / "iperf3-3.12-client-P2-get-server-output.json").read_text())
+    same, _ = parse_group(json.dumps(obj), "0:cubic", 0, 5, 1.5)
+    assert not any("interval counts" in n for n in same.info.get("notes", []))
+    obj["server_output_json"]["intervals"] = obj["server_output_json"]["intervals"][:1]
+    tables, _samples = parse_group(json.dumps(obj), "0:cubic", 0, 5, 1.5)
+    assert any("different interval counts" in n for n in tables.info["notes"])

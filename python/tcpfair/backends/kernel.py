@@ -203,6 +203,13 @@ def parse_group(
     snd = snd.assign(_k=snd.groupby("flow").cumcount())[
         ["flow", "_k", "cwnd_bytes", "srtt_s", "retransmits"]
     ]
+    n_srv, n_snd = srv.groupby("flow").size(), snd.groupby("flow").size()
+    if (n_srv.sub(n_snd, fill_value=0).abs() > 1).any():
+        # Matching by interval number is only right when both sides used the same -i.
+        tables.info.setdefault("notes", []).append(
+            f"sender and receiver reported different interval counts ({n_snd.max()} vs "
+            f"{n_srv.max()}): cwnd/srtt/retransmits may be misaligned"
+        )
     merged = srv.drop(columns=["cwnd_bytes", "srtt_s", "retransmits"]).merge(
         snd, on=["flow", "_k"], how="left"
     )

@@ -266,11 +266,15 @@ def parse_qdisc_stats(obj: list[dict[str, Any]]) -> dict[str, int]:
     }
 
 
-def iperf3_server(g: Group, wrapper: Cmd) -> Cmd:
-    """One-off server (``-s -1``) of group g, bound to the receiver's address."""
+def iperf3_server(g: Group, wrapper: Cmd, interval_s: float) -> Cmd:
+    """One-off server (``-s -1``) of group g, bound to the receiver's address.
+
+    ``-i`` as on the client: the server reports with its *own* interval (default 1 s), and
+    its intervals are matched one-to-one with the client's (cwnd/srtt from the sender)."""
     return in_ns(
         g.receiver_ns,
-        [*wrapper, "iperf3", "-s", "-1", "-B", g.receiver_ip, "-p", str(g.server_port), "-J"],
+        [*wrapper, "iperf3", "-s", "-1", "-B", g.receiver_ip, "-p", str(g.server_port), "-J",
+         "-i", f"{interval_s:g}"],
     )
 
 

@@ -380,8 +380,10 @@ def _execute(
         )
 
     wrapper = [linkem, "exec"]
+    interval_s = sc.measure.interval / 1e9
     servers = {
-        g.index: pg.spawn(f"server{g.index}", C.iperf3_server(g, wrapper)) for g in topo.groups
+        g.index: pg.spawn(f"server{g.index}", C.iperf3_server(g, wrapper, interval_s))
+        for g in topo.groups
     }
     for g, sp in servers.items():
         port = topo.groups[g].server_port
@@ -402,7 +404,6 @@ def _execute(
     raw.setup_s = time.monotonic() - t_setup
 
     # Traffic on the scenario's schedule.
-    interval_s = sc.measure.interval / 1e9
     res_flows = {c["group"]: c for c in sc.resolved()["flows"]}
     t0 = time.time() + 0.1
     raw.t0_wall = t0
