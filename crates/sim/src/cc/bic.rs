@@ -13,7 +13,8 @@
 //! 31 + 1 − ⌊31/16⌋ = 31). We do what Linux does.
 
 use super::{
-    cong_avoid_ai, jiffies, slow_start, AckEvent, CaState, CongestionControl, Params, TcpCc, HZ,
+    cong_avoid_ai, jiffies, slow_start_prologue, AckEvent, CaState, CongestionControl, Params,
+    TcpCc, HZ,
 };
 
 const BETA_SCALE: u32 = 1024;
@@ -162,16 +163,9 @@ impl CongestionControl for Bic {
     }
 
     fn cong_avoid(&mut self, tcp: &mut TcpCc, ev: &AckEvent) {
-        if !tcp.is_cwnd_limited {
+        let Some(acked) = slow_start_prologue(tcp, ev.acked) else {
             return;
-        }
-        let mut acked = ev.acked;
-        if tcp.in_slow_start() {
-            acked = slow_start(tcp, acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        };
         let cwnd = tcp.cwnd;
         self.update(tcp, cwnd);
         let cnt = self.cnt;

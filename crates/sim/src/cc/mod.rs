@@ -245,6 +245,21 @@ pub fn slow_start(tcp: &mut TcpCc, acked: u32) -> u32 {
     left
 }
 
+/// The common start of a loss-based `cong_avoid`: no growth unless the flight was
+/// cwnd-limited (RFC 5681 §3.1; RFC 9438 §5.8 for CUBIC), then slow start up to ssthresh.
+/// Returns the acked segments left for congestion avoidance, or None when none are left.
+pub fn slow_start_prologue(tcp: &mut TcpCc, acked: u32) -> Option<u32> {
+    if !tcp.is_cwnd_limited {
+        return None;
+    }
+    let left = if tcp.in_slow_start() {
+        slow_start(tcp, acked)
+    } else {
+        acked
+    };
+    (left > 0).then_some(left)
+}
+
 /// Additive increase: one segment per `w` segments acked (`w` = cwnd gives RFC 5681's
 /// one MSS per RTT), counted in `cwnd_cnt` so that several ACKs add up exactly.
 pub fn cong_avoid_ai(tcp: &mut TcpCc, w: u32, acked: u32) {

@@ -2,7 +2,7 @@
 //! multiplicative decrease by half. What Linux calls "reno"; NewReno vs SACK recovery is
 //! the sender's business, not the algorithm's.
 
-use super::{cong_avoid_ai, slow_start, AckEvent, CongestionControl, TcpCc};
+use super::{cong_avoid_ai, slow_start_prologue, AckEvent, CongestionControl, TcpCc};
 
 #[derive(Clone, Debug, Default)]
 pub struct Reno;
@@ -14,16 +14,9 @@ impl CongestionControl for Reno {
     }
 
     fn cong_avoid(&mut self, tcp: &mut TcpCc, ev: &AckEvent) {
-        if !tcp.is_cwnd_limited {
+        let Some(acked) = slow_start_prologue(tcp, ev.acked) else {
             return;
-        }
-        let mut acked = ev.acked;
-        if tcp.in_slow_start() {
-            acked = slow_start(tcp, acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        };
         // RFC 5681 §3.1: cwnd += SMSS·SMSS/cwnd per ACK, i.e. one segment per cwnd acked.
         let w = tcp.cwnd;
         cong_avoid_ai(tcp, w, acked);

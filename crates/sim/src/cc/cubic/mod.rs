@@ -15,8 +15,8 @@
 mod hystart;
 
 use super::{
-    cong_avoid_ai, jiffies, slow_start, AckEvent, CaState, CongestionControl, CwndEvent, Params,
-    TcpCc, HZ,
+    cong_avoid_ai, jiffies, slow_start_prologue, AckEvent, CaState, CongestionControl, CwndEvent,
+    Params, TcpCc, HZ,
 };
 use hystart::{HYSTART_ACK_TRAIN, HYSTART_DELAY};
 
@@ -303,16 +303,11 @@ impl CongestionControl for Cubic {
     }
 
     fn cong_avoid(&mut self, tcp: &mut TcpCc, ev: &AckEvent) {
-        if !tcp.is_cwnd_limited {
-            return; // RFC 9438 §5.8: no growth while application-limited.
-        }
-        let mut acked = ev.acked;
-        if tcp.in_slow_start() {
-            acked = slow_start(tcp, acked); // §4.10: standard slow start (plus HyStart).
-            if acked == 0 {
-                return;
-            }
-        }
+        // RFC 9438 §5.8: no growth while application-limited; §4.10: standard slow start
+        // (HyStart, in pkts_acked, ends it early).
+        let Some(acked) = slow_start_prologue(tcp, ev.acked) else {
+            return;
+        };
         let cwnd = tcp.cwnd;
         self.update(tcp, cwnd, acked);
         let cnt = self.cnt;
