@@ -515,6 +515,13 @@ def test_options_from_the_environment() -> None:
         KernelOptions.from_env({"TCPFAIR_KERNEL_BOTTLENECK": "fq"})
     with pytest.raises(ValueError, match="TCPFAIR_KERNEL_RT_PRIORITY='120'"):
         KernelOptions.from_env({"TCPFAIR_KERNEL_RT_PRIORITY": "120"})
+    # the tbf burst as a time at the rate: 2 ms at 100 Mbit/s = 25 000 B
+    o = KernelOptions.from_env({"TCPFAIR_KERNEL_BURST": "2ms"})
+    assert C.tbf_params(100_000_000, 250_000, None, 1500, False, o.burst_s).burst_bytes == 25_000
+    with pytest.raises(ValueError, match="TCPFAIR_KERNEL_BURST='fast'.*expected a time"):
+        KernelOptions.from_env({"TCPFAIR_KERNEL_BURST": "fast"})
+    with pytest.raises(ValueError, match="TCPFAIR_KERNEL_BURST='1s'.*at most 100ms"):
+        KernelOptions.from_env({"TCPFAIR_KERNEL_BURST": "1s"})
 
 
 def test_user_space_drop_tail_when_asked() -> None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..spec import Red, Scenario
+from ..units import parse_time
 from . import commands as C
 from .capabilities import KERNEL_CCA, Capabilities
 from .procs import (
@@ -49,12 +50,14 @@ class KernelOptions:
     link_sample_s: float = 0.1  # tc -s sampling period (at most the measurement interval)
     keep_workdir: bool = False
     bottleneck: str = "tbf"  # "tbf" (kernel) or "linkem" (user-space drop-tail); RED: linkem
+    burst_s: float = C.DEFAULT_BURST_S  # tbf burst as time at the rate (at least 2 frames)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> KernelOptions:
         """Options from ``TCPFAIR_KERNEL_GSO`` (on/off), ``TCPFAIR_KERNEL_RT_PRIORITY``
-        (0–99), ``TCPFAIR_KERNEL_BOTTLENECK`` (tbf/linkem) and ``TCPFAIR_KERNEL_KEEP``
-        (keep the work directory with the raw iperf3 and linkem output); the way to set
+        (0–99), ``TCPFAIR_KERNEL_BOTTLENECK`` (tbf/linkem), ``TCPFAIR_KERNEL_KEEP``
+        (keep the work directory with the raw iperf3 and linkem output) and
+        ``TCPFAIR_KERNEL_BURST`` (tbf burst as a time, default 100us); the way to set
         them for ``tcpfair run`` and ``tcpfair.run``."""
         e = os.environ if env is None else env
         o = cls()
@@ -73,6 +76,20 @@ class KernelOptions:
         if bn not in ("tbf", "linkem"):
             raise ValueError(f"TCPFAIR_KERNEL_BOTTLENECK={bn!r}: expected tbf or linkem")
         o.bottleneck = bn
+        burst = e.get("TCPFAIR_KERNEL_BURST")
+        if burst is not None:
+            try:
+                o.burst_s = parse_time(burst.strip()) / 1e9
+            except ValueError as err:
+                raise ValueError(
+                    f"TCPFAIR_KERNEL_BURST={burst!r}: expected a time such as 1ms or 100us "
+                    f"(the tbf burst as time at the bottleneck rate): {err}"
+                ) from None
+            if o.burst_s > 0.1:
+                raise ValueError(
+                    f"TCPFAIR_KERNEL_BURST={burst!r}: at most 100ms (a burst that long "
+                    "would let the link run unshaped)"
+                )
         return o
 
 
@@ -197,7 +214,9 @@ def tbf_for(sc: Scenario, opts: KernelOptions) -> C.TbfParams | None:
     if linkem_is_bottleneck(sc, opts):
         return None
     buf_bytes, buf_pkts = sc.buffer_limits()
-    return C.tbf_params(sc.bottleneck.rate, buf_bytes, buf_pkts, sc.bottleneck.mtu, opts.gso)
+    return C.tbf_params(
+        sc.bottleneck.rate, buf_bytes, buf_pkts, sc.bottleneck.mtu, opts.gso, opts.burst_s
+    )
 
 
 def client_seconds(start_ns: int, stop_ns: int | None, duration_ns: int) -> int:
@@ -271,8 +290,11 @@ class _Sampler(threading.Thread):
         self.error: str | None = None
 
     def sample(self) -> None:
+        # tc reads the counters somewhere between its start and its exit (a few ms of
+        # process start-up on a busy machine): stamp the sample at the midpoint
+        t_a = time.time()
         p = run_cmd(self.argv, check=False, timeout=5)
-        now = time.time() - self.t0
+        now = (t_a + time.time()) / 2 - self.t0
         if p.returncode == 0:
             try:
                 self.sink.append((now, C.parse_qdisc_stats(json.loads(p.stdout))))
