@@ -569,3 +569,37 @@ def test_parse_group_says_so_when_sender_and_receiver_intervals_differ() -> None
     obj["server_output_json"]["intervals"] = obj["server_output_json"]["intervals"][:1]
     tables, _samples = parse_group(json.dumps(obj), "0:cubic", 0, 5, 1.5)
     assert any("different interval counts" in n for n in tables.info["notes"])
+
+
+def test_proc_net_counters_are_read_per_namespace() -> None:
+    assert C.proc_net_counters("tf-000000-s0") == [
+        "ip",
+        "netns",
+        "exec",
+        "tf-000000-s0",
+        "cat",
+        "/proc/net/snmp",
+        "/proc/net/netstat",
+    ]
+    text = (
+        "Ip: Forwarding DefaultTTL InReceives\n"
+        "Ip: 2 64 977\n"
+        "Tcp: RtoMin MaxConn ActiveOpens RetransSegs EstabResets\n"
+        "Tcp: 200 -1 3 18 0\n"
+        "Udp: InDatagrams\n"
+        "Udp: 5\n"
+        "TcpExt: SyncookiesSent TCPTimeouts TCPLossProbes DelayedACKs\n"
+        "TcpExt: 0 2 7 0\n"
+        "IpExt: InNoRoutes\n"
+        "IpExt: 1\n"
+    )
+    # Tcp and TcpExt only, zeros left out, negative values kept
+    assert C.parse_proc_net_counters(text) == {
+        "Tcp.RtoMin": 200,
+        "Tcp.MaxConn": -1,
+        "Tcp.ActiveOpens": 3,
+        "Tcp.RetransSegs": 18,
+        "TcpExt.TCPTimeouts": 2,
+        "TcpExt.TCPLossProbes": 7,
+    }
+    assert C.parse_proc_net_counters("") == {}

@@ -281,6 +281,10 @@ def to_result(
             "workdir": raw.workdir,
             "cpu": raw.cpu,
             "emulator": raw.linkem_lines[-1] if raw.linkem_lines else None,
+            # per flow group, the hosts' own Tcp/TcpExt counters (non-zero ones), e.g.
+            # sender TcpExt.TCPTimeouts, TCPLossProbes, TCPSackRecovery; receiver
+            # TcpExt.DelayedACKs
+            "tcp_counters": {str(g): c for g, c in sorted(raw.tcp_counters.items())},
             "notes": notes,
         },
     }

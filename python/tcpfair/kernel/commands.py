@@ -368,3 +368,25 @@ def relay_config(
         "max_frame": 65536 + 1000 if gso else max(2048, mtu + ETH_HDR + 64),
         "rt_priority": rt_priority,
     }
+
+
+def proc_net_counters(ns: str) -> Cmd:
+    """The namespace's own TCP MIB counters (``/proc/net`` is per network namespace, and a
+    new namespace starts at zero, so these count exactly the run's connections)."""
+    return ["ip", "netns", "exec", check_name(ns), "cat", "/proc/net/snmp", "/proc/net/netstat"]
+
+
+def parse_proc_net_counters(text: str, tables: tuple[str, ...] = ("Tcp", "TcpExt")) -> dict[str, int]:
+    """``Table: name …`` / ``Table: value …`` line pairs of /proc/net/snmp and
+    /proc/net/netstat → ``{"Table.name": value}`` for the given tables, non-zero values
+    only (``Tcp.MaxConn`` is -1 and is kept)."""
+    out: dict[str, int] = {}
+    lines = [ln.split() for ln in text.splitlines() if ":" in ln]
+    for head, vals in zip(lines, lines[1:]):
+        if not head or not vals or head[0] != vals[0] or head[0].rstrip(":") not in tables:
+            continue
+        if head[1:] and not head[1].lstrip("-").isdigit() and vals[1].lstrip("-").isdigit():
+            for k, v in zip(head[1:], vals[1:]):
+                if int(v) != 0:
+                    out[f"{head[0].rstrip(':')}.{k}"] = int(v)
+    return out

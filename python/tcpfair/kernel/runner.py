@@ -113,6 +113,8 @@ class RawRun:
     queue: dict[str, Any] | None = None
     setup_s: float = 0.0
     workdir: str | None = None  # kept only with keep_workdir
+    #: group → {"sender": {...}, "receiver": {...}}: the hosts' non-zero Tcp/TcpExt counters
+    tcp_counters: dict[int, dict[str, dict[str, int]]] = field(default_factory=dict)
 
 
 @contextmanager
@@ -490,6 +492,10 @@ def _execute(
         "n_cpus": os.cpu_count() or 1,
         "wall_s": wall,
     }
+    for g in topo.groups:
+        raw.tcp_counters[g.index] = {
+            role: _counters(ns) for role, ns in (("sender", g.sender_ns), ("receiver", g.receiver_ns))
+        }
     for gi, sp in clients.items():
         pg.stop(sp)
         raw.reports[gi] = sp.stdout_path.read_text() if sp.stdout_path else ""
@@ -498,6 +504,11 @@ def _execute(
         pg.stop(sp, grace_s=1.0)
     pg.stop(relay)
     raw.linkem_lines = [d for d in _read_lines(relay_out) if "t_ns" in d]
+
+
+def _counters(ns: str) -> dict[str, int]:
+    p = run_cmd(C.proc_net_counters(ns), check=False, timeout=5)
+    return C.parse_proc_net_counters(p.stdout) if p.returncode == 0 else {}
 
 
 class _Bar:
