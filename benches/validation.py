@@ -104,6 +104,19 @@ def measure(key: str, backend: str, repeat: int) -> dict[str, Any]:
         "valid": bool(r.meta.get("valid", True)),
         "failed": [c["name"] for c in r.meta.get("checks", []) if not c["ok"]],
     }
+    groups = sorted(r.flows["group"].unique())
+    if backend == "sim":
+        to = r.flows.assign(to=r.meta["sim_flows"]["timeouts"]).groupby("group")["to"].sum()
+        rec["timeouts"] = [int(to[g]) for g in groups]
+    else:
+        tc = r.meta["kernel"].get("tcp_counters") or {}
+        if tc:
+            rec["timeouts"] = [
+                int(tc[str(g)]["sender"].get("TcpExt.TCPTimeouts", 0)) for g in groups
+            ]
+            rec["loss_probes"] = [
+                int(tc[str(g)]["sender"].get("TcpExt.TCPLossProbes", 0)) for g in groups
+            ]
     if backend == "kernel":
         em = r.meta["kernel"].get("emulator") or {}
         late = em.get("late") or {}
@@ -164,7 +177,7 @@ def cmd_table(a: argparse.Namespace) -> None:
     recs = load(a.out)
     print(
         "| run | backend | throughput Mbit/s (flow 0 / 1) | flow 0 share % | JFI | util. % of "
-        "goodput cap. | retransmits (flow 0 / 1) | runs | notes |"
+        "goodput cap. | retransmits (RTOs) (flow 0 / 1) | runs | notes |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for key in ROWS:
@@ -178,6 +191,11 @@ def cmd_table(a: argparse.Namespace) -> None:
             rtx = " / ".join(
                 str(round(sum(d["retransmits"][i] for d in rs) / len(rs))) for i in range(nf)
             )
+            tos = [d for d in rs if "timeouts" in d]
+            if tos:
+                rtx += " (RTOs " + " / ".join(
+                    str(round(sum(d["timeouts"][i] for d in tos) / len(tos))) for i in range(nf)
+                ) + ")"
             notes = ""
             if b == "kernel":
                 flagged = sorted({c for d in rs for c in d["failed"]})
