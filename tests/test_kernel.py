@@ -270,6 +270,9 @@ def _start_cli(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        # a suite started in the background (`cmd &` in a script) inherits SIGINT ignored;
+        # the user at a terminal this test stands for has it at its default
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 300  # includes waiting for another kernel run's lock
     while time.monotonic() < deadline:
