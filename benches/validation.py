@@ -193,18 +193,21 @@ def cmd_table(a: argparse.Namespace) -> None:
             )
             tos = [d for d in rs if "timeouts" in d]
             if tos:
-                rtx += " (RTOs " + " / ".join(
-                    str(round(sum(d["timeouts"][i] for d in tos) / len(tos))) for i in range(nf)
-                ) + ")"
+                rtx += (
+                    " (RTOs "
+                    + " / ".join(
+                        str(round(sum(d["timeouts"][i] for d in tos) / len(tos))) for i in range(nf)
+                    )
+                    + ")"
+                )
             notes = ""
             if b == "kernel":
                 flagged = sorted({c for d in rs for c in d["failed"]})
                 late = max(d.get("late_max_ms", 0) for d in rs)
                 over = sum(d.get("late_over_1ms") or 0 for d in rs)
                 notes = (
-                    ("flagged: " + ", ".join(flagged) + "; " if flagged else "all checks pass; ")
-                    + f"lateness max {late:.1f} ms ({over} frames > 1 ms)"
-                )
+                    "flagged: " + ", ".join(flagged) + "; " if flagged else "all checks pass; "
+                ) + f"lateness max {late:.1f} ms ({over} frames > 1 ms)"
             print(
                 f"| {key} | {b} | {thr} | {share} | {_ms([d['jfi'] for d in rs], '.3f')} | "
                 f"{_ms([100 * d['util_goodput'] for d in rs], '.1f')} | {rtx} | {len(rs)} | {notes} |"

@@ -37,29 +37,63 @@ def test_mean_std_ci_edge_cases() -> None:
 
 def tidy() -> pd.DataFrame:
     rows = []
-    jfi = {("25ms", "0.2bdp"): [0.9, 0.8, 0.7], ("100ms", "0.2bdp"): [0.6, 0.6, 0.9],
-           ("25ms", "1bdp"): [1.0, 0.98, 0.99], ("100ms", "1bdp"): [0.5, 0.7, 0.6]}
+    jfi = {
+        ("25ms", "0.2bdp"): [0.9, 0.8, 0.7],
+        ("100ms", "0.2bdp"): [0.6, 0.6, 0.9],
+        ("25ms", "1bdp"): [1.0, 0.98, 0.99],
+        ("100ms", "1bdp"): [0.5, 0.7, 0.6],
+    }
     for (rtt, buf), vals in jfi.items():
         for r, v in enumerate(vals):
-            rows.append({"flows.1.rtt": rtt, "bottleneck.buffer": buf, "repeat": r, "status": "done",
-                         "jfi": v, "ratio": 2 * v, "utilization": 0.9, "thr_g0_bps": 1e6 * (r + 1)})
-    rows.append({"flows.1.rtt": "25ms", "bottleneck.buffer": "0.2bdp", "repeat": 3, "status": "failed",
-                 "jfi": np.nan, "ratio": np.nan, "utilization": np.nan, "thr_g0_bps": np.nan})
+            rows.append(
+                {
+                    "flows.1.rtt": rtt,
+                    "bottleneck.buffer": buf,
+                    "repeat": r,
+                    "status": "done",
+                    "jfi": v,
+                    "ratio": 2 * v,
+                    "utilization": 0.9,
+                    "thr_g0_bps": 1e6 * (r + 1),
+                }
+            )
+    rows.append(
+        {
+            "flows.1.rtt": "25ms",
+            "bottleneck.buffer": "0.2bdp",
+            "repeat": 3,
+            "status": "failed",
+            "jfi": np.nan,
+            "ratio": np.nan,
+            "utilization": np.nan,
+            "thr_g0_bps": np.nan,
+        }
+    )
     return pd.DataFrame(rows)
 
 
 def test_aggregate_per_point() -> None:
     agg = aggregate(tidy(), ["flows.1.rtt", "bottleneck.buffer"])
     assert set(agg["metric"]) == {"jfi", "ratio", "utilization", "thr_g0_bps"}
-    row = agg[(agg["metric"] == "jfi") & (agg["flows.1.rtt"] == "100ms") & (agg["bottleneck.buffer"] == "0.2bdp")]
+    row = agg[
+        (agg["metric"] == "jfi")
+        & (agg["flows.1.rtt"] == "100ms")
+        & (agg["bottleneck.buffer"] == "0.2bdp")
+    ]
     row = row.iloc[0]
     # 0.6 0.6 0.9: mean 0.7, s = √((0.01+0.01+0.04)/2) = √0.03, t(0.975, 2) = 4.303
     assert row["n"] == 3 and row["mean"] == pytest.approx(0.7)
     assert row["std"] == pytest.approx(math.sqrt(0.03))
     assert row["ci"] == pytest.approx(4.303 * math.sqrt(0.03) / math.sqrt(3), rel=1e-4)
-    assert row["lo"] == pytest.approx(0.7 - row["ci"]) and row["hi"] == pytest.approx(0.7 + row["ci"])
+    assert row["lo"] == pytest.approx(0.7 - row["ci"]) and row["hi"] == pytest.approx(
+        0.7 + row["ci"]
+    )
     # the failed fourth run does not count
-    first = agg[(agg["metric"] == "jfi") & (agg["flows.1.rtt"] == "25ms") & (agg["bottleneck.buffer"] == "0.2bdp")]
+    first = agg[
+        (agg["metric"] == "jfi")
+        & (agg["flows.1.rtt"] == "25ms")
+        & (agg["bottleneck.buffer"] == "0.2bdp")
+    ]
     assert first.iloc[0]["n"] == 3 and first.iloc[0]["mean"] == pytest.approx(0.8)
     thr = agg[agg["metric"] == "thr_g0_bps"]
     assert (thr["mean"] == 2e6).all() and thr["std"].to_numpy() == pytest.approx([1e6] * 4)

@@ -21,28 +21,39 @@ AXES = ["cca", "rtt", "buffer"]
 
 
 def table(points: dict[tuple[str, str, str], list[float]]) -> pd.DataFrame:
-    rows = [{"cca": c, "rtt": r, "buffer": b, "repeat": i, "status": "done", "jfi": v}
-            for (c, r, b), vals in points.items() for i, v in enumerate(vals)]
+    rows = [
+        {"cca": c, "rtt": r, "buffer": b, "repeat": i, "status": "done", "jfi": v}
+        for (c, r, b), vals in points.items()
+        for i, v in enumerate(vals)
+    ]
     return pd.DataFrame(rows)
 
 
 def test_known_d_c95_w() -> None:
-    a = table({
-        ("reno", "25ms", "0.2bdp"): [0.5, 0.5, 0.5],      # D = −0.4, C95 = 0.2, W = +0.2
-        ("reno", "25ms", "1bdp"): [0.75, 0.85],           # D = +0.1, C95 = 2·√0.02, W < 0
-        ("cubic", "25ms", "1bdp"): [0.9, 0.9],            # B has one repeat: W undefined
-        ("cubic", "50ms", "1bdp"): [0.9],                 # only in A
-    })
-    b = table({
-        ("reno", "25ms", "0.2bdp"): [0.8, 0.9, 1.0],
-        ("reno", "25ms", "1.0bdp"): [0.6, 0.8],           # written "1.0bdp": matches "1bdp"
-        ("cubic", "25ms", "1bdp"): [0.7],
-        ("cubic", "75ms", "1bdp"): [0.9, 0.8],            # only in B
-    })
+    a = table(
+        {
+            ("reno", "25ms", "0.2bdp"): [0.5, 0.5, 0.5],  # D = −0.4, C95 = 0.2, W = +0.2
+            ("reno", "25ms", "1bdp"): [0.75, 0.85],  # D = +0.1, C95 = 2·√0.02, W < 0
+            ("cubic", "25ms", "1bdp"): [0.9, 0.9],  # B has one repeat: W undefined
+            ("cubic", "50ms", "1bdp"): [0.9],  # only in A
+        }
+    )
+    b = table(
+        {
+            ("reno", "25ms", "0.2bdp"): [0.8, 0.9, 1.0],
+            ("reno", "25ms", "1.0bdp"): [0.6, 0.8],  # written "1.0bdp": matches "1bdp"
+            ("cubic", "25ms", "1bdp"): [0.7],
+            ("cubic", "75ms", "1bdp"): [0.9, 0.8],  # only in B
+        }
+    )
     c = compare(a, b, "jfi", AXES)
     t = c.table.set_index(["cca", "rtt", "buffer"])
     p1 = t.loc[("reno", "25ms", "0.2bdp")]
-    assert p1["D"] == pytest.approx(-0.4) and p1["C95"] == pytest.approx(0.2) and p1["W"] == pytest.approx(0.2)
+    assert (
+        p1["D"] == pytest.approx(-0.4)
+        and p1["C95"] == pytest.approx(0.2)
+        and p1["W"] == pytest.approx(0.2)
+    )
     assert bool(p1["differs"])
     p2 = t.loc[("reno", "25ms", "1bdp")]
     assert p2["D"] == pytest.approx(0.1) and p2["C95"] == pytest.approx(2 * math.sqrt(0.02))
@@ -66,9 +77,19 @@ def test_different_axes_are_refused() -> None:
 
 
 def _store(path: Path, seed: int, rtts: list[str]) -> None:
-    sw = sweep_from_dict({"name": f"s{seed}", "base": BASE, "repeats": 3, "seed": seed,
-                          "axes": {"flows.1.cca": ["newreno", "cubic"], "flows.1.rtt": rtts,
-                                   "bottleneck.buffer": ["0.5bdp", "1bdp"]}})
+    sw = sweep_from_dict(
+        {
+            "name": f"s{seed}",
+            "base": BASE,
+            "repeats": 3,
+            "seed": seed,
+            "axes": {
+                "flows.1.cca": ["newreno", "cubic"],
+                "flows.1.rtt": rtts,
+                "bottleneck.buffer": ["0.5bdp", "1bdp"],
+            },
+        }
+    )
     run_sweep(sw, run_fn=fake_run, output=path, jobs=1)
 
 
@@ -76,29 +97,48 @@ def test_compare_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     _store(tmp_path / "A", 1, ["25ms", "50ms", "100ms"])
     _store(tmp_path / "B", 2, ["25ms", "50ms", "100ms", "200ms"])
     with pytest.raises(SystemExit) as e:
-        main(["compare", str(tmp_path / "A"), str(tmp_path / "B"), "--metric", "jfi",
-              "--export", str(tmp_path / "w.csv"), "--format", "png,pdf"])
+        main(
+            [
+                "compare",
+                str(tmp_path / "A"),
+                str(tmp_path / "B"),
+                "--metric",
+                "jfi",
+                "--export",
+                str(tmp_path / "w.csv"),
+                "--format",
+                "png,pdf",
+            ]
+        )
     assert e.value.code == 0
     out = capsys.readouterr().out
     # the expected share, computed here from the two catalogs with numpy
     ta, tb = Store(tmp_path / "A").table(), Store(tmp_path / "B").table()
     keys = ["flows.1.cca", "flows.1.rtt", "bottleneck.buffer"]
     ga = ta.groupby(keys)["jfi"].agg(lambda x: float(np.mean(x)))
-    gb = tb.groupby(keys)["jfi"].agg([lambda x: float(np.mean(x)), lambda x: float(np.std(x, ddof=1))])
+    gb = tb.groupby(keys)["jfi"].agg(
+        [lambda x: float(np.mean(x)), lambda x: float(np.std(x, ddof=1))]
+    )
     gb.columns = ["mean", "std"]
     j = gb.join(ga.rename("a"), how="inner")
     w = (j["a"] - j["mean"]).abs() - 2 * j["std"]
     assert len(w) == 12
     n = int((w >= 0).sum())
     assert f"W ≥ 0 (significant difference) at {n} of 12 points: {100 * n / 12:.1f} %" in out
-    assert "matched points: 12 (only in A:s1/sim: 0, only in B:s2/sim: 4)" not in out  # labels differ
+    assert (
+        "matched points: 12 (only in A:s1/sim: 0, only in B:s2/sim: 4)" not in out
+    )  # labels differ
     assert "matched points: 12 (only in s1/sim: 0, only in s2/sim: 4)" in out
     assert "flows.1.cca=newreno: W ≥ 0 at" in out and "flows.1.cca=cubic: W ≥ 0 at" in out
     exported = pd.read_csv(tmp_path / "w.csv")
     assert np.allclose(np.sort(exported["W"]), np.sort(w.to_numpy()))
     figs = sorted(p.name for p in (tmp_path / "A" / "figures" / "compare-s1-vs-s2").iterdir())
-    assert figs == ["jfi-difference-flows.1.cca=cubic.pdf", "jfi-difference-flows.1.cca=cubic.png",
-                    "jfi-difference-flows.1.cca=newreno.pdf", "jfi-difference-flows.1.cca=newreno.png"]
+    assert figs == [
+        "jfi-difference-flows.1.cca=cubic.pdf",
+        "jfi-difference-flows.1.cca=cubic.png",
+        "jfi-difference-flows.1.cca=newreno.pdf",
+        "jfi-difference-flows.1.cca=newreno.png",
+    ]
 
 
 def test_compare_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -110,6 +150,16 @@ def test_compare_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[st
     err = capsys.readouterr().err
     assert e.value.code == 2 and "holds several sweeps (other (sim), s1 (sim))" in err
     with pytest.raises(SystemExit) as e:
-        main(["compare", str(tmp_path / "A"), str(tmp_path / "A"), "--a-sweep", "s1", "--b-sweep", "other"])
+        main(
+            [
+                "compare",
+                str(tmp_path / "A"),
+                str(tmp_path / "A"),
+                "--a-sweep",
+                "s1",
+                "--b-sweep",
+                "other",
+            ]
+        )
     err = capsys.readouterr().err
     assert e.value.code == 2 and "different axes" in err and err.count("\n") == 1

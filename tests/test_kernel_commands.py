@@ -148,8 +148,16 @@ def test_tcp_mem_triples_follow_the_labs() -> None:
     assert C.tcp_mem_triple(4096, 131072, 2000) == "2000 2000 2000"
     cmds = C.host_sysctls("tf-000000-s0", 1_000_000, 2_000_000, sack=False)
     # an unpaced, never-restricted default before iperf3 -C switches the socket (D5)
-    assert cmds[0] == ["ip", "netns", "exec", "tf-000000-s0", "sysctl", "-q", "-w",
-                       "net.ipv4.tcp_congestion_control=reno"]
+    assert cmds[0] == [
+        "ip",
+        "netns",
+        "exec",
+        "tf-000000-s0",
+        "sysctl",
+        "-q",
+        "-w",
+        "net.ipv4.tcp_congestion_control=reno",
+    ]
     assert [
         "ip",
         "netns",

@@ -265,7 +265,13 @@ PINNED_HASH = "a6ae723eb8dfef3e"
 
 @pytest.mark.parametrize(
     "path, value",
-    [("seed", True), ("flows.0.streams", True), ("flows.0.streams", "3"), ("flows.0.sack", 1), ("bottleneck.loss", "0.1")],
+    [
+        ("seed", True),
+        ("flows.0.streams", True),
+        ("flows.0.streams", "3"),
+        ("flows.0.sack", 1),
+        ("bottleneck.loss", "0.1"),
+    ],
 )
 def test_no_silent_coercion_of_booleans_and_strings(path: str, value: Any) -> None:
     # TOML `streams = true` or `sack = 1` is a mistake, not a 1 or a True.
@@ -282,7 +288,9 @@ def test_jitter_defaults_resolves_in_ns_and_round_trips() -> None:
     assert from_dict(with_("flows.1.jitter", "0s")).connections()[1]["jitter_ns"] == 0
 
 
-@pytest.mark.parametrize(("value", "message"), [("2s", "at most 1s"), ("-1us", ""), (5, "with a unit")])
+@pytest.mark.parametrize(
+    ("value", "message"), [("2s", "at most 1s"), ("-1us", ""), (5, "with a unit")]
+)
 def test_bad_jitter_names_the_key(value: Any, message: str) -> None:
     e = error_of(with_("flows.0.jitter", value))
     assert "flows.0.jitter" in e and message in e

@@ -20,14 +20,22 @@ from tcpfair.sweep import sweep_from_dict
 
 def make(name: str = "s", repeats: int = 2, **axes: list[str]) -> object:
     ax = axes or {"flows.1.rtt": ["25ms", "50ms"], "flows.1.cca": ["newreno", "cubic"]}
-    return sweep_from_dict({"name": name, "base": BASE, "repeats": repeats, "seed": 3,
-                            "axes": {k.replace("__", "."): v for k, v in ax.items()}})
+    return sweep_from_dict(
+        {
+            "name": name,
+            "base": BASE,
+            "repeats": repeats,
+            "seed": 3,
+            "axes": {k.replace("__", "."): v for k, v in ax.items()},
+        }
+    )
 
 
 def counting(calls: list[str]):  # noqa: ANN201
     def run(sc: Scenario, backend: str) -> RunResult:
         calls.append(sc.hash())
         return fake_run(sc, backend)
+
     return run
 
 
@@ -39,8 +47,17 @@ def test_catalog_rows_match_the_run_directories(tmp_path: Path) -> None:
     assert s.check() == []
     t = s.table(sweep="s")
     assert len(t) == 8 and set(t["status"]) == {"done"}
-    assert list(t.columns[:9]) == ["sweep", "backend", "run_hash", "point", "repeat", "seed", "status",
-                                   "flows.1.rtt", "flows.1.cca"]
+    assert list(t.columns[:9]) == [
+        "sweep",
+        "backend",
+        "run_hash",
+        "point",
+        "repeat",
+        "seed",
+        "status",
+        "flows.1.rtt",
+        "flows.1.cca",
+    ]
     for _, row in t.iterrows():
         res = RunResult.load(tmp_path / row["run_dir"])
         m = res.metrics()
@@ -66,7 +83,9 @@ def test_rerun_skips_finished_runs_and_never_rewrites_them(tmp_path: Path) -> No
 
 
 def test_failures_are_recorded_and_retried_only_on_request(tmp_path: Path) -> None:
-    sw = make(flows__1__rtt=["25ms", "50ms"], flows__1__cca=["newreno", "bbr"])  # the fake backend fails bbr
+    sw = make(
+        flows__1__rtt=["25ms", "50ms"], flows__1__cca=["newreno", "bbr"]
+    )  # the fake backend fails bbr
     rep = run_sweep(sw, run_fn=fake_run, output=tmp_path, jobs=1)
     assert (rep.finished, rep.failed) == (4, 4)
     t = Store(tmp_path).table()
@@ -98,7 +117,9 @@ def test_run_directory_without_catalog_row_is_adopted(tmp_path: Path) -> None:
     s = Store(tmp_path)
     orphan = runs[2]
     fake_run(orphan.scenario, "sim").save(s.run_dir("sim", orphan.run_hash))
-    (s.run_dir("sim", orphan.run_hash).parent / f".{orphan.run_hash}.tmpjunk").mkdir()  # a torn temp dir
+    (
+        s.run_dir("sim", orphan.run_hash).parent / f".{orphan.run_hash}.tmpjunk"
+    ).mkdir()  # a torn temp dir
     calls: list[str] = []
     rep = run_sweep(sw, run_fn=counting(calls), output=tmp_path, jobs=1)
     assert rep.adopted == 1 and orphan.run_hash not in calls and len(calls) == 3
@@ -139,8 +160,14 @@ def test_pending_runs_show_in_the_table(tmp_path: Path) -> None:
     s = Store(tmp_path)
     from tcpfair.store import Member
 
-    s.register_sweep("s", "sim", sw.to_dict(), sw.spec_hash(), list(sw.axes),
-                     [Member(r.run_hash, r.point, r.repeat, r.point_hash, r.axes) for r in sw.runs()])
+    s.register_sweep(
+        "s",
+        "sim",
+        sw.to_dict(),
+        sw.spec_hash(),
+        list(sw.axes),
+        [Member(r.run_hash, r.point, r.repeat, r.point_hash, r.axes) for r in sw.runs()],
+    )
     t = s.table()
     assert len(t) == 4 and set(t["status"]) == {"pending"}
 
@@ -156,11 +183,23 @@ def test_results_export_csv_and_parquet(tmp_path: Path) -> None:
     csv = pd.read_csv(tmp_path / "out.csv")
     pq = pd.read_parquet(tmp_path / "out.parquet")
     assert len(csv) == len(pq) == 8
-    assert np.allclose(csv["jfi"], pq["jfi"]) and list(csv["flows.1.rtt"]) == list(pq["flows.1.rtt"])
+    assert np.allclose(csv["jfi"], pq["jfi"]) and list(csv["flows.1.rtt"]) == list(
+        pq["flows.1.rtt"]
+    )
     with pytest.raises(SystemExit) as e:
         main(["results", str(tmp_path / "r"), "--export", str(tmp_path / "agg.csv"), "--aggregate"])
     agg = pd.read_csv(tmp_path / "agg.csv")
-    assert set(agg.columns) >= {"flows.1.rtt", "flows.1.cca", "metric", "n", "mean", "std", "ci", "lo", "hi"}
+    assert set(agg.columns) >= {
+        "flows.1.rtt",
+        "flows.1.cca",
+        "metric",
+        "n",
+        "mean",
+        "std",
+        "ci",
+        "lo",
+        "hi",
+    }
     assert (agg["n"] == 2).all()
 
 
@@ -188,29 +227,45 @@ def test_summary_json_is_the_source_of_the_catalog_metrics(tmp_path: Path) -> No
         assert row["min_max_ratio"] == summary["metrics"]["min_max_ratio"]
 
 
-def test_backend_accuracy_checks_are_recorded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_backend_accuracy_checks_are_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     def flagged(sc: Scenario, backend: str) -> RunResult:
         res = fake_run(sc, backend)
         if sc.flows[1].rtt == 50_000_000:
             res.meta["valid"] = False
-            res.meta["checks"] = [{"name": "lateness.p99", "ok": False, "value": 3.1, "limit": 1.0, "message": "late"},
-                                  {"name": "goodput", "ok": True, "value": 1, "limit": 1, "message": ""}]
+            res.meta["checks"] = [
+                {
+                    "name": "lateness.p99",
+                    "ok": False,
+                    "value": 3.1,
+                    "limit": 1.0,
+                    "message": "late",
+                },
+                {"name": "goodput", "ok": True, "value": 1, "limit": 1, "message": ""},
+            ]
         return res
 
     run_sweep(make(), run_fn=flagged, output=tmp_path, jobs=1)
     t = Store(tmp_path).table()
-    assert set(t[t["flows.1.rtt"] == "50ms"]["valid"]) == {0} and set(t[t["flows.1.rtt"] == "25ms"]["valid"]) == {1}
+    assert set(t[t["flows.1.rtt"] == "50ms"]["valid"]) == {0} and set(
+        t[t["flows.1.rtt"] == "25ms"]["valid"]
+    ) == {1}
     assert set(t[t["flows.1.rtt"] == "50ms"]["failed_checks"]) == {"lateness.p99"}
     assert t[t["flows.1.rtt"] == "25ms"]["failed_checks"].isna().all()
     from tcpfair.cli import main
 
     with pytest.raises(SystemExit):
         main(["results", str(tmp_path)])
-    assert "note: 4 finished runs failed the backend's accuracy checks (column valid = 0): lateness.p99 (4×)" \
+    assert (
+        "note: 4 finished runs failed the backend's accuracy checks (column valid = 0): lateness.p99 (4×)"
         in capsys.readouterr().err
+    )
 
 
-def test_results_check_reports_inconsistencies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_results_check_reports_inconsistencies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import shutil
 
     from tcpfair.cli import main

@@ -64,64 +64,124 @@ def run_cli(args: list[str]) -> int:
     return int(e.value.code or 0)
 
 
-def test_sweep_command_runs_resumes_and_draws(tmp_path: Path, fake_backend: None,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_sweep_command_runs_resumes_and_draws(
+    tmp_path: Path, fake_backend: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     f = tmp_path / "s.toml"
     f.write_text(SWEEP.format(ccas='["reno", "newreno"]'))
     out = tmp_path / "res"
-    assert run_cli(["sweep", str(f), "-j", "1", "-o", str(out), "--no-progress", "--format", "png"]) == 0
+    assert (
+        run_cli(["sweep", str(f), "-j", "1", "-o", str(out), "--no-progress", "--format", "png"])
+        == 0
+    )
     text = capsys.readouterr().out
-    assert "cli on sim: 24 runs (12 points × 2 repeats); ran 24" in text and "24 finished, 0 failed" in text
+    assert (
+        "cli on sim: 24 runs (12 points × 2 repeats); ran 24" in text
+        and "24 finished, 0 failed" in text
+    )
     figs = sorted(p.name for p in (out / "figures" / "cli").iterdir())
-    assert "jfi-surface-flows.1.cca=reno.png" in figs and "jfi-surface-flows.1.cca=newreno.png" in figs
+    assert (
+        "jfi-surface-flows.1.cca=reno.png" in figs and "jfi-surface-flows.1.cca=newreno.png" in figs
+    )
     assert "ratio-vs-flows.1.rtt-bottleneck.buffer=0.5bdp.png" in figs
-    assert run_cli(["sweep", str(f), "-j", "1", "-o", str(out), "--no-progress", "--no-figures"]) == 0
+    assert (
+        run_cli(["sweep", str(f), "-j", "1", "-o", str(out), "--no-progress", "--no-figures"]) == 0
+    )
     assert "ran 0 in" in capsys.readouterr().out and len(Store(out).table()) == 24
     assert run_cli(["results", str(out)]) == 0
     text = capsys.readouterr().out
     assert "cli (sim): 24 runs — 24 done, 0 failed, 0 pending" in text
     header = text.split("\n")[2]
-    assert "flows.0.rtt" in header and "flows.1.rtt" not in header  # its zip partner is not repeated
-    assert run_cli(["results", str(out), "--plot", "utilization", "--x", "flows.1.rtt", "--by", "flows.1.cca",
-                    "--figures", str(tmp_path / "figs"), "--format", "svg"]) == 0
+    assert (
+        "flows.0.rtt" in header and "flows.1.rtt" not in header
+    )  # its zip partner is not repeated
+    assert (
+        run_cli(
+            [
+                "results",
+                str(out),
+                "--plot",
+                "utilization",
+                "--x",
+                "flows.1.rtt",
+                "--by",
+                "flows.1.cca",
+                "--figures",
+                str(tmp_path / "figs"),
+                "--format",
+                "svg",
+            ]
+        )
+        == 0
+    )
     assert (tmp_path / "figs" / "utilization-vs-flows.1.rtt-bottleneck.buffer=1bdp.svg").exists()
 
 
-def test_sweep_command_failures_exit_1_and_retry(tmp_path: Path, fake_backend: None,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_sweep_command_failures_exit_1_and_retry(
+    tmp_path: Path, fake_backend: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     f = tmp_path / "s.toml"
     # bbr: the simulator's pre-flight check passes only where it has bbr; the fake fails it at run time
     f.write_text(SWEEP.format(ccas='["reno", "bbr"]'))
     monkey_check = pytest.MonkeyPatch()
-    monkey_check.setattr(tcpfair.executors, "backend_check", lambda backend: (lambda sc: None))
+    monkey_check.setattr(tcpfair.executors, "backend_check", lambda backend: lambda sc: None)
     try:
         out = tmp_path / "res"
-        assert run_cli(["sweep", str(f), "-j", "1", "-o", str(out), "--no-progress", "--no-figures"]) == 1
+        assert (
+            run_cli(["sweep", str(f), "-j", "1", "-o", str(out), "--no-progress", "--no-figures"])
+            == 1
+        )
         cap = capsys.readouterr()
         assert "12 finished, 12 failed" in cap.out
         assert "12× RuntimeError: fake backend: bbr is not available" in cap.err
-        assert run_cli(["sweep", str(f), "-j", "1", "-o", str(out), "--no-progress", "--no-figures"]) == 0
+        assert (
+            run_cli(["sweep", str(f), "-j", "1", "-o", str(out), "--no-progress", "--no-figures"])
+            == 0
+        )
         assert "12 runs failed earlier and were skipped" in capsys.readouterr().out
-        assert run_cli(["sweep", str(f), "-j", "1", "-o", str(out), "--no-progress", "--no-figures",
-                        "--retry-failed"]) == 1
+        assert (
+            run_cli(
+                [
+                    "sweep",
+                    str(f),
+                    "-j",
+                    "1",
+                    "-o",
+                    str(out),
+                    "--no-progress",
+                    "--no-figures",
+                    "--retry-failed",
+                ]
+            )
+            == 1
+        )
         assert "ran 12" in capsys.readouterr().out
     finally:
         monkey_check.undo()
 
 
-def test_sweep_command_reports_bad_points_before_running(tmp_path: Path, fake_backend: None,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_sweep_command_reports_bad_points_before_running(
+    tmp_path: Path, fake_backend: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     f = tmp_path / "s.toml"
-    f.write_text(SWEEP.format(ccas='["reno", "tahoe"]').replace('from = "0.5bdp"', 'from = "0.5xyz"'))
+    f.write_text(
+        SWEEP.format(ccas='["reno", "tahoe"]').replace('from = "0.5bdp"', 'from = "0.5xyz"')
+    )
     assert run_cli(["sweep", str(f), "-o", str(tmp_path / "res"), "--no-progress"]) == 2
     err = capsys.readouterr().err
-    assert err == (f"error: invalid sweep {f}: axes.bottleneck.buffer: from, to and step must have the same unit "
-                   "(got '0.5xyz', '1bdp', '0.5bdp')\n")
+    assert err == (
+        f"error: invalid sweep {f}: axes.bottleneck.buffer: from, to and step must have the same unit "
+        "(got '0.5xyz', '1bdp', '0.5bdp')\n"
+    )
     f.write_text(SWEEP.format(ccas='["reno", "tahoe"]'))
     assert run_cli(["sweep", str(f), "-o", str(tmp_path / "res"), "--no-progress"]) == 2
     err = capsys.readouterr().err
-    assert "(6 problems)" in err and "flows.1.cca=tahoe, flows.0.rtt=100ms, flows.1.rtt=100ms, " \
-        "bottleneck.buffer=1bdp: flows.1.cca: unknown congestion control" in err
+    assert (
+        "(6 problems)" in err
+        and "flows.1.cca=tahoe, flows.0.rtt=100ms, flows.1.rtt=100ms, "
+        "bottleneck.buffer=1bdp: flows.1.cca: unknown congestion control"
+        in err
+    )
     assert not (tmp_path / "res").exists()  # nothing ran, nothing was created
 
 
@@ -131,17 +191,30 @@ def test_dry_run_lists_points(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert run_cli(["sweep", str(f), "--dry-run"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "cli: 6 points × 2 repeats = 12 runs on sim"
-    assert out[1].startswith("  flows.1.cca=reno, flows.0.rtt=25ms, flows.1.rtt=25ms, bottleneck.buffer=0.5bdp  [")
+    assert out[1].startswith(
+        "  flows.1.cca=reno, flows.0.rtt=25ms, flows.1.rtt=25ms, bottleneck.buffer=0.5bdp  ["
+    )
 
 
 # --------------------------------------------------------------------------- real simulator
 def _sim_not_built() -> str | None:
     from tcpfair import _core
 
-    probe = {"name": "probe", "duration_ns": 10**9, "seed": 1,
-             "bottleneck": {"rate_bps": 10**7, "buffer_bytes": 10**5, "buffer_pkts": None,
-                            "aqm": {"kind": "droptail"}, "loss": 0.0, "mtu_bytes": 1500},
-             "flows": [], "measure": {"interval_ns": 10**9, "from_ns": 0, "to_ns": 10**9}}
+    probe = {
+        "name": "probe",
+        "duration_ns": 10**9,
+        "seed": 1,
+        "bottleneck": {
+            "rate_bps": 10**7,
+            "buffer_bytes": 10**5,
+            "buffer_pkts": None,
+            "aqm": {"kind": "droptail"},
+            "loss": 0.0,
+            "mtu_bytes": 1500,
+        },
+        "flows": [],
+        "measure": {"interval_ns": 10**9, "from_ns": 0, "to_ns": 10**9},
+    }
     try:
         _core.simulate(json.dumps(probe))
     except Exception as e:  # only the not-built error skips; anything else lets the test run
@@ -157,20 +230,40 @@ def test_sim_sweep_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     f = tmp_path / "s.toml"
     f.write_text(SWEEP.format(ccas='["reno"]').replace('duration = "20s"', 'duration = "10s"'))
     out = tmp_path / "res"
-    assert run_cli(["sweep", str(f), "-j", "2", "-o", str(out), "--no-progress", "--format", "png"]) == 0
+    assert (
+        run_cli(["sweep", str(f), "-j", "2", "-o", str(out), "--no-progress", "--format", "png"])
+        == 0
+    )
     t = Store(out).table()
     assert len(t) == 12 and set(t["status"]) == {"done"}, t["error"].dropna().tolist()
     assert ((t["jfi"] >= 0.5) & (t["jfi"] <= 1.0)).all()  # two flows: 0.5 ≤ JFI ≤ 1
     assert ((t["utilization"] > 0) & (t["utilization"] <= 1.0 + 1e-9)).all()
     # same scenario and seed: the simulator is deterministic, so a second store is identical
     out2 = tmp_path / "res2"
-    assert run_cli(["sweep", str(f), "-j", "1", "-o", str(out2), "--no-progress", "--no-figures"]) == 0
+    assert (
+        run_cli(["sweep", str(f), "-j", "1", "-o", str(out2), "--no-progress", "--no-figures"]) == 0
+    )
     t2 = Store(out2).table()
     assert list(t2["jfi"]) == list(t["jfi"]) and list(t2["sum_bps"]) == list(t["sum_bps"])
     # and through Dask (a LocalCluster of worker processes)
     out3 = tmp_path / "res3"
-    assert run_cli(["sweep", str(f), "--executor", "dask", "-j", "2", "-o", str(out3), "--no-progress",
-                    "--no-figures"]) == 0
+    assert (
+        run_cli(
+            [
+                "sweep",
+                str(f),
+                "--executor",
+                "dask",
+                "-j",
+                "2",
+                "-o",
+                str(out3),
+                "--no-progress",
+                "--no-figures",
+            ]
+        )
+        == 0
+    )
     t3 = Store(out3).table()
     assert list(t3["jfi"]) == list(t["jfi"]) and list(t3["thr_g1_bps"]) == list(t["thr_g1_bps"])
     # repeats get different seeds, and the simulator's per-packet host jitter (flows' `jitter`,
@@ -197,4 +290,11 @@ def test_python_api_returns_the_tidy_table(tmp_path: Path, fake_backend: None) -
     f.write_text(SWEEP.format(ccas='["reno"]'))
     t = sweep.run(f, jobs=1, output=tmp_path / "res")
     assert len(t) == 12 and set(t["status"]) == {"done"}
-    assert {"flows.1.cca", "flows.0.rtt", "flows.1.rtt", "bottleneck.buffer", "jfi", "ratio"} <= set(t.columns)
+    assert {
+        "flows.1.cca",
+        "flows.0.rtt",
+        "flows.1.rtt",
+        "bottleneck.buffer",
+        "jfi",
+        "ratio",
+    } <= set(t.columns)

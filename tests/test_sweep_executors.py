@@ -14,10 +14,23 @@ from tcpfair.result import RunResult
 from tcpfair.store import Store
 from tcpfair.sweep import SweepError, sweep_from_dict
 
-SWEEP = {"name": "ex", "base": BASE, "repeats": 2, "seed": 9,
-         "axes": {"flows.1.rtt": ["25ms", "50ms", "100ms"], "flows.1.cca": ["newreno", "cubic", "bbr"]}}
-METRICS = ["jfi", "jfi_per_interval_mean", "min_max_ratio", "ratio", "utilization", "sum_bps", "thr_g0_bps",
-           "thr_g1_bps"]
+SWEEP = {
+    "name": "ex",
+    "base": BASE,
+    "repeats": 2,
+    "seed": 9,
+    "axes": {"flows.1.rtt": ["25ms", "50ms", "100ms"], "flows.1.cca": ["newreno", "cubic", "bbr"]},
+}
+METRICS = [
+    "jfi",
+    "jfi_per_interval_mean",
+    "min_max_ratio",
+    "ratio",
+    "utilization",
+    "sum_bps",
+    "thr_g0_bps",
+    "thr_g1_bps",
+]
 
 
 def _table(store: Path) -> pd.DataFrame:
@@ -47,14 +60,20 @@ def _same(a: Path, b: Path) -> None:
 
 
 def test_local_pool_matches_in_process(inline: Path, tmp_path: Path) -> None:
-    rep = run_sweep(sweep_from_dict(SWEEP), run_fn=fake_run, output=tmp_path, executor=LocalExecutor(2))
+    rep = run_sweep(
+        sweep_from_dict(SWEEP), run_fn=fake_run, output=tmp_path, executor=LocalExecutor(2)
+    )
     assert (rep.finished, rep.failed) == (12, 6)  # bbr fails in the fake backend; the sweep goes on
     _same(inline, tmp_path)
 
 
 def test_dask_local_cluster_matches_local_pool(inline: Path, tmp_path: Path) -> None:
-    rep = run_sweep(sweep_from_dict(SWEEP), run_fn=fake_run, output=tmp_path,
-                    executor=DaskExecutor(None, jobs=2, processes=False))
+    rep = run_sweep(
+        sweep_from_dict(SWEEP),
+        run_fn=fake_run,
+        output=tmp_path,
+        executor=DaskExecutor(None, jobs=2, processes=False),
+    )
     assert (rep.finished, rep.failed) == (12, 6)
     _same(inline, tmp_path)
     failed = _table(tmp_path)
@@ -84,7 +103,9 @@ def _crash(sc: object, backend: str) -> RunResult:
 
 
 def test_worker_death_fails_only_the_runs_in_flight(tmp_path: Path) -> None:
-    sw = sweep_from_dict({**SWEEP, "axes": {"flows.1.rtt": ["25ms", "50ms", "100ms", "200ms"]}, "repeats": 1})
+    sw = sweep_from_dict(
+        {**SWEEP, "axes": {"flows.1.rtt": ["25ms", "50ms", "100ms", "200ms"]}, "repeats": 1}
+    )
     rep = run_sweep(sw, run_fn=_crash, output=tmp_path, executor=LocalExecutor(2))
     t = Store(tmp_path).table()
     assert (rep.finished, rep.failed) == (3, 1)  # only the culprit fails
@@ -94,8 +115,16 @@ def test_worker_death_fails_only_the_runs_in_flight(tmp_path: Path) -> None:
     assert Store(tmp_path).check() == []
 
 
-def test_progress_bar_counts_finished_and_failed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    run_sweep(sweep_from_dict(SWEEP), run_fn=fake_run, output=tmp_path, executor=LocalExecutor(1), progress=True)
+def test_progress_bar_counts_finished_and_failed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_sweep(
+        sweep_from_dict(SWEEP),
+        run_fn=fake_run,
+        output=tmp_path,
+        executor=LocalExecutor(1),
+        progress=True,
+    )
     err = capsys.readouterr().err
     assert "12 done" in err and "6 failed" in err and "0 left" in err
 
@@ -142,11 +171,16 @@ class _InterruptedAfterOne:
 
 
 def test_interrupt_keeps_finished_runs_and_drops_staged_ones(tmp_path: Path) -> None:
-    sw = sweep_from_dict({**SWEEP, "axes": {"flows.1.rtt": ["25ms", "50ms", "100ms"]}, "repeats": 1})
+    sw = sweep_from_dict(
+        {**SWEEP, "axes": {"flows.1.rtt": ["25ms", "50ms", "100ms"]}, "repeats": 1}
+    )
     with pytest.raises(KeyboardInterrupt):
         run_sweep(sw, run_fn=fake_run, output=tmp_path, executor=_InterruptedAfterOne())  # type: ignore[arg-type]
     s = Store(tmp_path)
     assert list(s.table()["status"]) == ["done", "pending", "pending"]
-    assert s.check() == [] and [p.name for p in (tmp_path / "runs" / "sim").iterdir() if p.name.startswith(".")] == []
+    assert (
+        s.check() == []
+        and [p.name for p in (tmp_path / "runs" / "sim").iterdir() if p.name.startswith(".")] == []
+    )
     rep = run_sweep(sw, run_fn=fake_run, output=tmp_path, jobs=1)
     assert (rep.already_done, rep.finished) == (1, 2)

@@ -49,14 +49,22 @@ def _files(root: Path, hashes: set[str]) -> dict[str, tuple[str, int]]:
     out = {}
     for h in hashes:
         for f in sorted((root / "runs" / "sim" / h).iterdir()):
-            out[f"{h}/{f.name}"] = (hashlib.sha256(f.read_bytes()).hexdigest(), f.stat().st_mtime_ns)
+            out[f"{h}/{f.name}"] = (
+                hashlib.sha256(f.read_bytes()).hexdigest(),
+                f.stat().st_mtime_ns,
+            )
     return out
 
 
 def _start(script: Path, store: Path, jobs: int, log: Path, sleep: str) -> subprocess.Popen[bytes]:
     env = dict(os.environ, TCPFAIR_FAKE_SLEEP=sleep, TCPFAIR_FAKE_LOG=str(log))
-    return subprocess.Popen([sys.executable, str(script), str(store), str(jobs)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, str(script), str(store), str(jobs)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
@@ -90,7 +98,9 @@ def test_sigkill_mid_sweep_then_resume(tmp_path: Path, jobs: int) -> None:
     assert 6 <= len(before) < N_RUNS
     files_before = _files(store, set(before))
     # directories renamed into place whose commit the kill prevented: adopted, not re-run
-    orphans = {d.name for d in (store / "runs" / "sim").iterdir() if not d.name.startswith(".")} - set(before)
+    orphans = {
+        d.name for d in (store / "runs" / "sim").iterdir() if not d.name.startswith(".")
+    } - set(before)
 
     p2 = _start(script, store, jobs, tmp_path / "log2", "0")
     _, err = p2.communicate(timeout=120)
@@ -105,7 +115,9 @@ def test_sigkill_mid_sweep_then_resume(tmp_path: Path, jobs: int) -> None:
     assert not set(rerun) & set(before)  # no finished run ran again
     assert len(rerun) == len(set(rerun))  # nothing ran twice
     assert not set(rerun) & orphans
-    assert set(rerun) | set(before) | orphans == set(after)  # finished before + adopted + re-run = all
+    assert set(rerun) | set(before) | orphans == set(
+        after
+    )  # finished before + adopted + re-run = all
     s = Store(store)
     assert s.check() == []
     t = s.table(sweep="kill")
@@ -138,9 +150,15 @@ def test_two_sweeps_write_one_store_at_the_same_time(tmp_path: Path) -> None:
     script.write_text(CONCURRENT.format(tests=str(TESTS)))
     store = tmp_path / "store"
     env = dict(os.environ, TCPFAIR_FAKE_SLEEP="0.05", TCPFAIR_FAKE_NOISY="1")
-    procs = [subprocess.Popen([sys.executable, str(script), str(store), name, rtts], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-             for name, rtts in (("a", "25ms,50ms,75ms"), ("b", "50ms,75ms,100ms"))]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(store), name, rtts],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for name, rtts in (("a", "25ms,50ms,75ms"), ("b", "50ms,75ms,100ms"))
+    ]
     for p in procs:
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err.decode()

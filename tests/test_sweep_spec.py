@@ -27,7 +27,12 @@ def test_time_range_gives_unit_strings_including_both_ends() -> None:
 def test_bdp_range_is_decimal_exact() -> None:
     # binary floats would give 0.6000000000000001 and drop 1.0 at the end
     assert expand_range({"from": "0.2bdp", "to": "1.0bdp", "step": "0.2bdp"}) == [
-        "0.2bdp", "0.4bdp", "0.6bdp", "0.8bdp", "1bdp"]
+        "0.2bdp",
+        "0.4bdp",
+        "0.6bdp",
+        "0.8bdp",
+        "1bdp",
+    ]
 
 
 def test_numeric_ranges() -> None:
@@ -44,7 +49,10 @@ def test_numeric_ranges() -> None:
         ({"from": "400ms", "to": "25ms", "step": "25ms"}, "below from"),
         ({"from": "25ms", "to": "400ms"}, "missing: step"),
         ({"from": "25ms", "to": "400ms", "step": "25ms", "by": 1}, "unknown key"),
-        ({"from": "fast", "to": "400ms", "step": "25ms"}, "expected a number or a value with a unit"),
+        (
+            {"from": "fast", "to": "400ms", "step": "25ms"},
+            "expected a number or a value with a unit",
+        ),
     ],
 )
 def test_bad_ranges(rng: dict[str, object], message: str) -> None:
@@ -54,10 +62,16 @@ def test_bad_ranges(rng: dict[str, object], message: str) -> None:
 
 # --------------------------------------------------------------------------- grid
 def test_product_in_written_order_with_nested_or_quoted_keys() -> None:
-    sw = sweep_from_dict(sweep(axes={
-        "flows": {"1": {"cca": ["newreno", "cubic"]}},  # TOML: flows.1.cca = [...] inside [axes]
-        "bottleneck.buffer": ["0.2bdp", "1bdp"],
-    }))
+    sw = sweep_from_dict(
+        sweep(
+            axes={
+                "flows": {
+                    "1": {"cca": ["newreno", "cubic"]}
+                },  # TOML: flows.1.cca = [...] inside [axes]
+                "bottleneck.buffer": ["0.2bdp", "1bdp"],
+            }
+        )
+    )
     pts = list(sw.points())
     assert pts == [
         {"flows.1.cca": "newreno", "bottleneck.buffer": "0.2bdp"},
@@ -68,10 +82,16 @@ def test_product_in_written_order_with_nested_or_quoted_keys() -> None:
 
 
 def test_zip_moves_axes_together() -> None:
-    sw = sweep_from_dict(sweep(
-        axes={"flows.0.rtt": ["25ms", "50ms", "75ms"], "flows.1.rtt": ["25ms", "50ms", "75ms"],
-              "flows.1.cca": ["newreno", "cubic"]},
-        zip=[["flows.0.rtt", "flows.1.rtt"]]))
+    sw = sweep_from_dict(
+        sweep(
+            axes={
+                "flows.0.rtt": ["25ms", "50ms", "75ms"],
+                "flows.1.rtt": ["25ms", "50ms", "75ms"],
+                "flows.1.cca": ["newreno", "cubic"],
+            },
+            zip=[["flows.0.rtt", "flows.1.rtt"]],
+        )
+    )
     pts = list(sw.points())
     assert len(pts) == 6 == sw.n_points()
     assert all(p["flows.0.rtt"] == p["flows.1.rtt"] for p in pts)
@@ -81,8 +101,12 @@ def test_zip_moves_axes_together() -> None:
 
 def test_zip_needs_equal_lengths_and_known_axes() -> None:
     with pytest.raises(SweepError) as e:
-        sweep_from_dict(sweep(axes={"flows.0.rtt": ["25ms", "50ms"], "flows.1.rtt": ["25ms"]},
-                              zip=[["flows.0.rtt", "flows.1.rtt", "flows.2.rtt"]]))
+        sweep_from_dict(
+            sweep(
+                axes={"flows.0.rtt": ["25ms", "50ms"], "flows.1.rtt": ["25ms"]},
+                zip=[["flows.0.rtt", "flows.1.rtt", "flows.2.rtt"]],
+            )
+        )
     text = str(e.value)
     assert "equal lengths" in text and "flows.0.rtt: 2, flows.1.rtt: 1" in text
     assert "'flows.2.rtt' is not an axis" in text
@@ -95,15 +119,23 @@ def test_repeats_seeds_and_hashes() -> None:
     assert len({r.run_hash for r in runs}) == 6
     # seed rule, computed independently from the documented formula
     r = runs[4]
-    pt_hash = from_dict({**BASE, "seed": 0, "flows": [BASE["flows"][0], {**BASE["flows"][1], "rtt": "50ms"}]}).hash()
+    pt_hash = from_dict(
+        {**BASE, "seed": 0, "flows": [BASE["flows"][0], {**BASE["flows"][1], "rtt": "50ms"}]}
+    ).hash()
     assert r.point_hash == pt_hash
     digest = hashlib.sha256(f"tcpfair-sweep-seed/v1:11:{pt_hash}:1".encode()).digest()
     assert r.seed == int.from_bytes(digest[:8], "big") >> 1
     assert r.run_hash == r.scenario.hash() and r.scenario.seed == r.seed
     # stable: the same sweep gives the same runs; another sweep seed gives other seeds
-    assert [x.run_hash for x in sweep_from_dict(sweep(axes={"flows.1.rtt": ["25ms", "50ms"]}, repeats=3, seed=11)).runs()] \
-        == [x.run_hash for x in runs]
-    other = sweep_from_dict(sweep(axes={"flows.1.rtt": ["25ms", "50ms"]}, repeats=3, seed=12)).runs()
+    assert [
+        x.run_hash
+        for x in sweep_from_dict(
+            sweep(axes={"flows.1.rtt": ["25ms", "50ms"]}, repeats=3, seed=11)
+        ).runs()
+    ] == [x.run_hash for x in runs]
+    other = sweep_from_dict(
+        sweep(axes={"flows.1.rtt": ["25ms", "50ms"]}, repeats=3, seed=12)
+    ).runs()
     assert not {x.seed for x in other} & {x.seed for x in runs}
 
 
@@ -114,18 +146,24 @@ def test_point_keeps_its_seeds_when_another_axis_value_is_added() -> None:
 
 
 def test_every_bad_point_is_reported_with_its_axis_values() -> None:
-    sw = sweep_from_dict(sweep(axes={
-        "flows.1.cca": ["newreno", "tahoe"],
-        "flows.1.rtt": ["25ms", "-5ms", "50ms"],
-        "flows.7.rtt": ["25ms"],  # no such flow: every point is bad
-    }))
+    sw = sweep_from_dict(
+        sweep(
+            axes={
+                "flows.1.cca": ["newreno", "tahoe"],
+                "flows.1.rtt": ["25ms", "-5ms", "50ms"],
+                "flows.7.rtt": ["25ms"],  # no such flow: every point is bad
+            }
+        )
+    )
     with pytest.raises(SweepError) as e:
         sw.runs()
     problems = e.value.problems
     assert len({w for w, _ in problems}) == 6  # all 2 × 3 points
     where = dict(problems)
     assert any("flows.1.cca=tahoe, flows.1.rtt=-5ms, flows.7.rtt=25ms" == w for w, _ in problems)
-    assert "not an existing entry" in where["flows.1.cca=newreno, flows.1.rtt=25ms, flows.7.rtt=25ms"]
+    assert (
+        "not an existing entry" in where["flows.1.cca=newreno, flows.1.rtt=25ms, flows.7.rtt=25ms"]
+    )
 
 
 def test_scenario_rejections_per_point() -> None:
@@ -134,12 +172,16 @@ def test_scenario_rejections_per_point() -> None:
         sw.runs()
     msgs = {w: m for w, m in e.value.problems}
     assert set(msgs) == {"flows.1.rtt=-5ms", "flows.1.rtt=fast"}
-    assert msgs["flows.1.rtt=fast"].startswith("flows.1.rtt:") and "'fast'" in msgs["flows.1.rtt=fast"]
+    assert (
+        msgs["flows.1.rtt=fast"].startswith("flows.1.rtt:") and "'fast'" in msgs["flows.1.rtt=fast"]
+    )
 
 
 def test_file_level_errors_are_collected() -> None:
     with pytest.raises(SweepError) as e:
-        sweep_from_dict({"name": "bad name", "repeats": 0, "axes": {"flows.1.rtt": "25ms"}, "colour": 1})
+        sweep_from_dict(
+            {"name": "bad name", "repeats": 0, "axes": {"flows.1.rtt": "25ms"}, "colour": 1}
+        )
     keys = [w for w, _ in e.value.problems]
     assert {"colour", "name", "repeats", "base", "axes.flows.1.rtt"} <= set(keys)
 
@@ -147,10 +189,13 @@ def test_file_level_errors_are_collected() -> None:
 def test_base_path_is_relative_to_the_sweep_file(tmp_path: Path) -> None:
     (tmp_path / "scen").mkdir()
     (tmp_path / "scen" / "base.toml").write_text(
-        'duration = "10s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\ncca = "reno"\nrtt = "20ms"\n')
+        'duration = "10s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\ncca = "reno"\nrtt = "20ms"\n'
+    )
     (tmp_path / "sw").mkdir()
     f = tmp_path / "sw" / "s.toml"
-    f.write_text('base = "../scen/base.toml"\nrepeats = 2\n[axes]\nflows.0.rtt = { from = "10ms", to = "30ms", step = "10ms" }\n')
+    f.write_text(
+        'base = "../scen/base.toml"\nrepeats = 2\n[axes]\nflows.0.rtt = { from = "10ms", to = "30ms", step = "10ms" }\n'
+    )
     sw = load_sweep(f)
     assert sw.name == "s" and sw.axes == {"flows.0.rtt": ["10ms", "20ms", "30ms"]}
     assert len(sw.runs()) == 6
@@ -160,13 +205,30 @@ def test_base_path_is_relative_to_the_sweep_file(tmp_path: Path) -> None:
 
 
 def test_axis_override_replaces_values_and_respects_zip() -> None:
-    sw = sweep_from_dict(sweep(axes={"flows.0.rtt": ["25ms", "50ms"], "flows.1.rtt": ["25ms", "50ms"],
-                                     "flows.1.cca": ["newreno", "cubic"]}, zip=[["flows.0.rtt", "flows.1.rtt"]]))
+    sw = sweep_from_dict(
+        sweep(
+            axes={
+                "flows.0.rtt": ["25ms", "50ms"],
+                "flows.1.rtt": ["25ms", "50ms"],
+                "flows.1.cca": ["newreno", "cubic"],
+            },
+            zip=[["flows.0.rtt", "flows.1.rtt"]],
+        )
+    )
     assert sw.with_axes(['flows.1.cca=["cubic"]']).n_points() == 2
-    assert sw.with_axes(['bottleneck.buffer={from="0.5bdp", to="1bdp", step="0.5bdp"}']).n_points() == 8
+    assert (
+        sw.with_axes(['bottleneck.buffer={from="0.5bdp", to="1bdp", step="0.5bdp"}']).n_points()
+        == 8
+    )
     with pytest.raises(SweepError, match="need equal lengths; got flows.0.rtt: 2, flows.1.rtt: 1"):
         sw.with_axes(['flows.1.rtt=["25ms"]'])
-    assert sw.with_axes(['flows.1.rtt=["25ms"]', 'flows.0.rtt=["75ms"]']).runs()[0].scenario.flows[0].rtt == 75_000_000
+    assert (
+        sw.with_axes(['flows.1.rtt=["25ms"]', 'flows.0.rtt=["75ms"]'])
+        .runs()[0]
+        .scenario.flows[0]
+        .rtt
+        == 75_000_000
+    )
     with pytest.raises(SweepError, match="expected KEY="):
         sw.with_axes(["flows.1.cca=cubic"])
 
@@ -178,8 +240,14 @@ def test_builtin_sweeps_load_and_match_the_study_grid() -> None:
     assert sim.repeats == 5 and sim.n_points() == 4 * 16 * 5
     runs = sim.runs()
     sc = runs[0].scenario
-    assert sc.duration == 300 * 10**9 and 60 * 10**9 <= sc.flows[1].start < 61 * 10**9  # start_jitter 1 s
-    assert (sc.measure.from_, sc.window_end, sc.measure.interval) == (120 * 10**9, 300 * 10**9, 10**9)
+    assert (
+        sc.duration == 300 * 10**9 and 60 * 10**9 <= sc.flows[1].start < 61 * 10**9
+    )  # start_jitter 1 s
+    assert (sc.measure.from_, sc.window_end, sc.measure.interval) == (
+        120 * 10**9,
+        300 * 10**9,
+        10**9,
+    )
     assert sc.bottleneck.rate == 100_000_000
     # buffer 0.2 BDP at 25 ms: 100 Mbit/s × 25 ms × 0.2 = 62,500 B
     assert sc.buffer_limits() == (62_500, None)
@@ -211,14 +279,19 @@ def test_builtin_cubic_sweeps_follow_seed_004() -> None:
 def test_start_jitter_shifts_each_flow_by_a_seeded_offset() -> None:
     import random
 
-    sw = sweep_from_dict(sweep(axes={"flows.1.rtt": ["25ms", "50ms"]}, repeats=4, start_jitter="500ms"))
+    sw = sweep_from_dict(
+        sweep(axes={"flows.1.rtt": ["25ms", "50ms"]}, repeats=4, start_jitter="500ms")
+    )
     runs = sw.runs()
     base_starts = [0, 2_000_000_000]
     for r in runs:
         rng = random.Random(r.seed)
         expect = [s + int(rng.random() * 500_000_000) for s in base_starts]
         assert [f.start for f in r.scenario.flows] == expect
-        assert all(0 <= f.start - s < 500_000_000 for f, s in zip(r.scenario.flows, base_starts, strict=True))
+        assert all(
+            0 <= f.start - s < 500_000_000
+            for f, s in zip(r.scenario.flows, base_starts, strict=True)
+        )
     assert len({r.scenario.flows[1].start for r in runs}) == len(runs)  # repeats differ
     assert [r.run_hash for r in runs] == [r.run_hash for r in sw.runs()]  # and are reproducible
     # a point's identity does not depend on the jitter
@@ -230,7 +303,9 @@ def test_start_jitter_shifts_each_flow_by_a_seeded_offset() -> None:
 
 
 def test_start_jitter_that_pushes_a_start_past_the_end_is_a_bad_point() -> None:
-    sw = sweep_from_dict(sweep(axes={"flows.1.start": ["1s", "19.9s"]}, repeats=2, start_jitter="5s"))
+    sw = sweep_from_dict(
+        sweep(axes={"flows.1.start": ["1s", "19.9s"]}, repeats=2, start_jitter="5s")
+    )
     with pytest.raises(SweepError) as e:
         sw.runs()
     assert all(w.startswith("flows.1.start=19.9s (repeat ") for w, _ in e.value.problems)

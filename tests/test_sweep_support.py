@@ -50,25 +50,55 @@ def fake_run(scenario: Scenario, backend: str) -> RunResult:
                 continue
             thr = max(0.0, x * (1 + 0.05 * rng.standard_normal()))
             nbytes = int(thr * interval / 8)
-            rows.append((c["id"], t, interval, nbytes, nbytes * 8 / interval, 1e5, c["rtt_ns"] / 1e9, 0.0))
-    samples = pd.DataFrame(rows, columns=["flow", "t_s", "dt_s", "bytes", "throughput_bps", "cwnd_bytes",
-                                          "srtt_s", "retransmits"])
-    flows = pd.DataFrame({
-        "flow": [c["id"] for c in conns],
-        "group": [c["group"] for c in conns],
-        "label": [scenario.group_label(c["group"]) for c in conns],
-        "cca": [c["cca"] for c in conns],
-        "rtt_s": [c["rtt_ns"] / 1e9 for c in conns],
-        "start_s": [c["start_ns"] / 1e9 for c in conns],
-        "bytes": [int(samples.loc[samples["flow"] == c["id"], "bytes"].sum()) for c in conns],
-        "retransmits": [0 for _ in conns],
-        "mean_rtt_s": [np.nan for _ in conns],
-    })
-    link = pd.DataFrame({"t_s": np.arange(1, n + 1) * interval, "queue_bytes": 0, "queue_pkts": 0,
-                         "drops": 0, "tx_bytes": 0})
-    meta = {"backend": backend, "versions": {}, "scenario_hash": scenario.hash(), "seed": scenario.seed,
-            "wall_time_s": 0.0, "capacity_bps": cap,
-            "window": [res["measure"]["from_ns"] / 1e9, res["measure"]["to_ns"] / 1e9], "valid": True, "checks": []}
+            rows.append(
+                (c["id"], t, interval, nbytes, nbytes * 8 / interval, 1e5, c["rtt_ns"] / 1e9, 0.0)
+            )
+    samples = pd.DataFrame(
+        rows,
+        columns=[
+            "flow",
+            "t_s",
+            "dt_s",
+            "bytes",
+            "throughput_bps",
+            "cwnd_bytes",
+            "srtt_s",
+            "retransmits",
+        ],
+    )
+    flows = pd.DataFrame(
+        {
+            "flow": [c["id"] for c in conns],
+            "group": [c["group"] for c in conns],
+            "label": [scenario.group_label(c["group"]) for c in conns],
+            "cca": [c["cca"] for c in conns],
+            "rtt_s": [c["rtt_ns"] / 1e9 for c in conns],
+            "start_s": [c["start_ns"] / 1e9 for c in conns],
+            "bytes": [int(samples.loc[samples["flow"] == c["id"], "bytes"].sum()) for c in conns],
+            "retransmits": [0 for _ in conns],
+            "mean_rtt_s": [np.nan for _ in conns],
+        }
+    )
+    link = pd.DataFrame(
+        {
+            "t_s": np.arange(1, n + 1) * interval,
+            "queue_bytes": 0,
+            "queue_pkts": 0,
+            "drops": 0,
+            "tx_bytes": 0,
+        }
+    )
+    meta = {
+        "backend": backend,
+        "versions": {},
+        "scenario_hash": scenario.hash(),
+        "seed": scenario.seed,
+        "wall_time_s": 0.0,
+        "capacity_bps": cap,
+        "window": [res["measure"]["from_ns"] / 1e9, res["measure"]["to_ns"] / 1e9],
+        "valid": True,
+        "checks": [],
+    }
     return RunResult(flows=flows, samples=samples, link=link, meta=meta, scenario=res)
 
 

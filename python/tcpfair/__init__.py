@@ -16,9 +16,19 @@ from .spec import Scenario, SpecError, load_scenario
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "RunResult", "Scenario", "SpecError", "load_iperf3", "load_scenario", "run"]
+__all__ = [
+    "__version__",
+    "RunResult",
+    "Scenario",
+    "SpecError",
+    "load_iperf3",
+    "load_scenario",
+    "run",
+]
 
-assert _core_version == __version__, f"native module {_core_version} does not match tcpfair {__version__}"
+assert _core_version == __version__, (
+    f"native module {_core_version} does not match tcpfair {__version__}"
+)
 
 
 def run(

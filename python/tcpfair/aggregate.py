@@ -28,7 +28,9 @@ STATS = ("n", "mean", "std", "ci", "lo", "hi")
 
 
 # --------------------------------------------------------------------------- statistics
-def mean_std_ci(values: Sequence[float] | np.ndarray, level: float = 0.95) -> tuple[int, float, float, float]:
+def mean_std_ci(
+    values: Sequence[float] | np.ndarray, level: float = 0.95
+) -> tuple[int, float, float, float]:
     """(n, mean, sample std, half-width of the two-sided t interval) of the finite values
     (``tcpfair.metrics.repeat_stats``); n = 0 gives NaNs."""
     a = np.asarray(values, dtype=float)
@@ -42,12 +44,15 @@ def mean_std_ci(values: Sequence[float] | np.ndarray, level: float = 0.95) -> tu
 # --------------------------------------------------------------------------- tables
 def metric_columns(table: pd.DataFrame) -> list[str]:
     """The metric columns of a tidy table: the catalog's and the per-group throughputs."""
-    thr = sorted((c for c in table.columns if re.fullmatch(r"thr_g\d+_bps", c)), key=lambda c: int(c[5:-4]))
+    thr = sorted(
+        (c for c in table.columns if re.fullmatch(r"thr_g\d+_bps", c)), key=lambda c: int(c[5:-4])
+    )
     return [c for c in METRIC_COLUMNS if c in table.columns] + thr
 
 
-def aggregate(table: pd.DataFrame, axes: list[str], metrics: list[str] | None = None,
-              level: float = 0.95) -> pd.DataFrame:
+def aggregate(
+    table: pd.DataFrame, axes: list[str], metrics: list[str] | None = None, level: float = 0.95
+) -> pd.DataFrame:
     """Long table: one row per (point, metric) with n, mean, std, ci (half-width), lo, hi.
 
     Only ``done`` runs count when the table has a status column."""
@@ -57,21 +62,31 @@ def aggregate(table: pd.DataFrame, axes: list[str], metrics: list[str] | None = 
     metrics = metrics or metric_columns(t)
     missing = [a for a in axes if a not in t.columns]
     if missing:
-        raise ValueError(f"no axis column(s) {', '.join(missing)}; columns: {', '.join(map(str, t.columns))}")
+        raise ValueError(
+            f"no axis column(s) {', '.join(missing)}; columns: {', '.join(map(str, t.columns))}"
+        )
     rows: list[dict[str, Any]] = []
     groups = t.groupby(axes, sort=False, dropna=False) if axes else [((), t)]
     for key, part in groups:
         key = key if isinstance(key, tuple) else (key,)
         for m in metrics:
-            n, mean, std, half = mean_std_ci(pd.to_numeric(part[m], errors="coerce").to_numpy(dtype=float), level)
+            n, mean, std, half = mean_std_ci(
+                pd.to_numeric(part[m], errors="coerce").to_numpy(dtype=float), level
+            )
             row = dict(zip(axes, key, strict=True))
             row.update(metric=m, n=n, mean=mean, std=std, ci=half, lo=mean - half, hi=mean + half)
             rows.append(row)
     return pd.DataFrame(rows, columns=[*axes, "metric", *STATS])
 
 
-def pivot(agg: pd.DataFrame, metric: str, x: str, y: str, stat: str = "mean",
-          where: dict[str, Any] | None = None) -> pd.DataFrame:
+def pivot(
+    agg: pd.DataFrame,
+    metric: str,
+    x: str,
+    y: str,
+    stat: str = "mean",
+    where: dict[str, Any] | None = None,
+) -> pd.DataFrame:
     """``stat`` of ``metric`` with ``y`` values as rows and ``x`` values as columns, both in
     numeric order where the values are numbers or quantities (``25ms``), else as given.
     ``where`` fixes the other axes (``{"flows.1.cca": "cubic"}``)."""
@@ -80,7 +95,9 @@ def pivot(agg: pd.DataFrame, metric: str, x: str, y: str, stat: str = "mean",
         a = a[a[k] == v]
     if a.duplicated([x, y]).any():
         others = [c for c in a.columns if c not in (x, y, "metric", *STATS)]
-        raise ValueError(f"several points per ({x}, {y}) cell: fix the other axes with where= ({', '.join(others)})")
+        raise ValueError(
+            f"several points per ({x}, {y}) cell: fix the other axes with where= ({', '.join(others)})"
+        )
     p = a.pivot(index=y, columns=x, values=stat)
     return p.reindex(index=_ordered(a[y]), columns=_ordered(a[x]))
 

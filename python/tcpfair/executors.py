@@ -33,7 +33,15 @@ from .spec import Scenario
 from .store import Member, Store
 from .sweep import Run, Sweep, SweepError, point_label
 
-__all__ = ["Outcome", "LocalExecutor", "DaskExecutor", "run_backend", "run_sweep", "SweepReport", "make_executor"]
+__all__ = [
+    "Outcome",
+    "LocalExecutor",
+    "DaskExecutor",
+    "run_backend",
+    "run_sweep",
+    "SweepReport",
+    "make_executor",
+]
 
 RunFn = Callable[[Scenario, str], RunResult]
 Task = tuple[str, Scenario, str, str | None]  # (key, scenario, backend, staging path or None)
@@ -81,7 +89,9 @@ def execute(run_fn: RunFn, scenario: Scenario, backend: str, stage: str | None =
             result.save(stage)
         except Exception as e:
             shutil.rmtree(stage, ignore_errors=True)
-            return Outcome(None, f"storing the result failed: {_describe(e)}", started, finished, wall)
+            return Outcome(
+                None, f"storing the result failed: {_describe(e)}", started, finished, wall
+            )
         return Outcome(None, None, started, finished, wall, staged=stage)
     return Outcome(result, error, started, finished, wall)
 
@@ -100,7 +110,9 @@ class Executor(Protocol):
 
     def start(self) -> None: ...
 
-    def map(self, run_fn: RunFn, tasks: list[Task]) -> Generator[tuple[str, Outcome], None, None]: ...
+    def map(
+        self, run_fn: RunFn, tasks: list[Task]
+    ) -> Generator[tuple[str, Outcome], None, None]: ...
 
 
 class LocalExecutor:
@@ -144,13 +156,21 @@ class LocalExecutor:
                 pool.shutdown(wait=True, cancel_futures=True)
                 self.pool = None
         for t in suspects:
-            with ProcessPoolExecutor(max_workers=1, mp_context=self._context(), initializer=_worker_init) as solo:
+            with ProcessPoolExecutor(
+                max_workers=1, mp_context=self._context(), initializer=_worker_init
+            ) as solo:
                 try:
                     out = solo.submit(execute, run_fn, t[1], t[2], t[3]).result()
                 except BrokenProcessPool:
                     now = time.time()
-                    out = Outcome(None, "the worker process died during this run (killed, out of memory "
-                                  "or a crash in native code)", now, now, 0.0)
+                    out = Outcome(
+                        None,
+                        "the worker process died during this run (killed, out of memory "
+                        "or a crash in native code)",
+                        now,
+                        now,
+                        0.0,
+                    )
             yield t[0], out
 
     def start(self) -> None:
@@ -163,8 +183,9 @@ class LocalExecutor:
         # ``if __name__ == "__main__"`` guard (spawn would re-import it). All workers are
         # forked here, up front, while this process has no other threads.
         if self.pool is None:
-            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=self._context(),
-                                            initializer=_worker_init)
+            self.pool = ProcessPoolExecutor(
+                max_workers=self.jobs, mp_context=self._context(), initializer=_worker_init
+            )
             for f in [self.pool.submit(_noop) for _ in range(self.jobs)]:
                 f.result()
         return self.pool
@@ -218,21 +239,31 @@ class DaskExecutor:
             try:
                 client = Client(self.scheduler, timeout="20s")
             except OSError as e:
-                raise SweepError([("--scheduler", f"cannot reach the Dask scheduler {self.scheduler!r}: {e}")]) from None
+                raise SweepError(
+                    [("--scheduler", f"cannot reach the Dask scheduler {self.scheduler!r}: {e}")]
+                ) from None
         else:
-            cluster = LocalCluster(n_workers=self.jobs, threads_per_worker=1, processes=self.processes,
-                                   dashboard_address=None)
+            cluster = LocalCluster(
+                n_workers=self.jobs,
+                threads_per_worker=1,
+                processes=self.processes,
+                dashboard_address=None,
+            )
             client = Client(cluster)
         try:
-            futures = {client.submit(execute, run_fn, sc, backend, None, pure=False): key
-                       for key, sc, backend, _stage in tasks}
+            futures = {
+                client.submit(execute, run_fn, sc, backend, None, pure=False): key
+                for key, sc, backend, _stage in tasks
+            }
             for fut in as_completed(futures):
                 key = futures[fut]
                 try:
                     outcome = fut.result()
                 except Exception as e:  # the worker itself died (KilledWorker) or lost the task
                     now = time.time()
-                    outcome = Outcome(None, f"Dask worker failed: {type(e).__name__}: {e}", now, now, 0.0)
+                    outcome = Outcome(
+                        None, f"Dask worker failed: {type(e).__name__}: {e}", now, now, 0.0
+                    )
                 fut.release()
                 yield key, outcome
         finally:
@@ -248,7 +279,9 @@ def backend_check(backend: str) -> Callable[[Scenario], None]:
     try:
         return get_backend(backend).check
     except ImportError as e:
-        raise SweepError([("--backend", f"the {backend} backend is not available in this installation ({e})")]) from None
+        raise SweepError(
+            [("--backend", f"the {backend} backend is not available in this installation ({e})")]
+        ) from None
 
 
 def default_jobs(backend: str) -> int:
@@ -258,8 +291,15 @@ def default_jobs(backend: str) -> int:
 def make_executor(executor: str, backend: str, jobs: int | None, scheduler: str | None) -> Executor:
     if backend == "kernel":
         if executor != "local":
-            raise SweepError([("--executor", "the kernel backend runs one emulation at a time on this "
-                               "machine (parallel runs disturb each other); use --executor local")])
+            raise SweepError(
+                [
+                    (
+                        "--executor",
+                        "the kernel backend runs one emulation at a time on this "
+                        "machine (parallel runs disturb each other); use --executor local",
+                    )
+                ]
+            )
         if jobs not in (None, 1):
             raise SweepError([("-j", f"the kernel backend runs one at a time; got -j {jobs}")])
     n = jobs if jobs is not None else default_jobs(backend)
@@ -302,7 +342,9 @@ def plan(sweep: Sweep, backend: str, check: Callable[[Scenario], None] | None) -
     for r in runs:
         other = seen.get(r.run_hash)
         if other is not None and other.point != r.point:
-            problems.append((point_label(r.axes), f"is the same scenario as point {point_label(other.axes)}"))
+            problems.append(
+                (point_label(r.axes), f"is the same scenario as point {point_label(other.axes)}")
+            )
         seen.setdefault(r.run_hash, r)
     if check is not None:
         from .backends import BackendError
@@ -317,8 +359,11 @@ def plan(sweep: Sweep, backend: str, check: Callable[[Scenario], None] | None) -
                 check(r.scenario)
             except BackendError as e:
                 backend_problems.append((point_label(r.axes), f"backend {backend}: {e}"))
-        if len(backend_problems) > 1 and len({m for _, m in backend_problems}) == 1 \
-                and len(backend_problems) == len(checked):
+        if (
+            len(backend_problems) > 1
+            and len({m for _, m in backend_problems}) == 1
+            and len(backend_problems) == len(checked)
+        ):
             # the machine, not the points (no root, no iperf3): say it once
             backend_problems = [(f"all {len(checked)} points", backend_problems[0][1])]
         problems.extend(backend_problems)
@@ -349,11 +394,17 @@ def run_sweep(
         if check is None:
             check = backend_check(backend)
     runs = plan(sweep, backend, check)
-    ex = executor if not isinstance(executor, str) else make_executor(executor, backend, jobs, scheduler)
+    ex = (
+        executor
+        if not isinstance(executor, str)
+        else make_executor(executor, backend, jobs, scheduler)
+    )
 
     store = Store(output if output is not None else Path("results") / sweep.name)
     members = [Member(r.run_hash, r.point, r.repeat, r.point_hash, r.axes) for r in runs]
-    store.register_sweep(sweep.name, backend, sweep.to_dict(), sweep.spec_hash(), list(sweep.axes), members)
+    store.register_sweep(
+        sweep.name, backend, sweep.to_dict(), sweep.spec_hash(), list(sweep.axes), members
+    )
 
     rep = SweepReport(store=store, backend=backend, total=len(runs))
     status = store.status(backend, [r.run_hash for r in runs])
@@ -371,9 +422,15 @@ def run_sweep(
 
     by_hash = {r.run_hash: r for r in todo}
     store.clear_stale(backend, [r.run_hash for r in runs])  # leftovers of killed attempts
-    tasks: list[Task] = [(r.run_hash, r.scenario, backend,
-                          str(store.stage_path(backend, r.run_hash)) if ex.shares_filesystem else None)
-                         for r in todo]
+    tasks: list[Task] = [
+        (
+            r.run_hash,
+            r.scenario,
+            backend,
+            str(store.stage_path(backend, r.run_hash)) if ex.shares_filesystem else None,
+        )
+        for r in todo
+    ]
     t0 = time.perf_counter()
     if tasks:
         ex.start()
@@ -389,21 +446,53 @@ def run_sweep(
             if out.ok and (out.result is not None or out.staged is not None):
                 try:
                     if out.staged is not None:
-                        store.commit_staged(backend, key, Path(out.staged), sc_json, r.seed, out.started,
-                                            out.finished, out.wall_s)
+                        store.commit_staged(
+                            backend,
+                            key,
+                            Path(out.staged),
+                            sc_json,
+                            r.seed,
+                            out.started,
+                            out.finished,
+                            out.wall_s,
+                        )
                     else:
                         assert out.result is not None
-                        store.save_success(backend, key, sc_json, r.seed, out.result, out.started, out.finished,
-                                           out.wall_s)
+                        store.save_success(
+                            backend,
+                            key,
+                            sc_json,
+                            r.seed,
+                            out.result,
+                            out.started,
+                            out.finished,
+                            out.wall_s,
+                        )
                     rep.finished += 1
                 except Exception as e:  # a result that cannot be stored is a failed run
-                    store.save_failure(backend, key, sc_json, r.seed, f"storing the result failed: {e}",
-                                       out.started, out.finished, out.wall_s)
+                    store.save_failure(
+                        backend,
+                        key,
+                        sc_json,
+                        r.seed,
+                        f"storing the result failed: {e}",
+                        out.started,
+                        out.finished,
+                        out.wall_s,
+                    )
                     rep.failed += 1
                     rep.errors[key] = str(e)
             else:
-                store.save_failure(backend, key, sc_json, r.seed, out.error or "unknown error",
-                                   out.started, out.finished, out.wall_s)
+                store.save_failure(
+                    backend,
+                    key,
+                    sc_json,
+                    r.seed,
+                    out.error or "unknown error",
+                    out.started,
+                    out.finished,
+                    out.wall_s,
+                )
                 rep.failed += 1
                 rep.errors[key] = out.error or "unknown error"
             rep.store_s += time.perf_counter() - ts
@@ -435,9 +524,14 @@ class _Progress:
         )
 
         self.p = Progress(
-            TextColumn("{task.description}"), BarColumn(),
-            TextColumn("[green]{task.fields[ok]} done[/] [red]{task.fields[bad]} failed[/] {task.fields[left]} left"),
-            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn(
+                "[green]{task.fields[ok]} done[/] [red]{task.fields[bad]} failed[/] {task.fields[left]} left"
+            ),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
             console=Console(stderr=True),
         )
         self.total = total

@@ -16,18 +16,34 @@ def print_run_summary(result: RunResult, title: str = "", console: Console | Non
     thr = result.flow_throughputs()
     t = Table(title=f"{title}  window {lo:g}–{hi:g} s" if title else None)
     for col in ("flow", "label", "cca", "rtt", "throughput", "share", "retransmits"):
-        t.add_column(col, justify="right" if col in ("flow", "throughput", "share", "retransmits") else "left")
+        t.add_column(
+            col,
+            justify="right" if col in ("flow", "throughput", "share", "retransmits") else "left",
+        )
     total = float(thr.sum()) or 1.0
     for _, row in result.flows.iterrows():
         x = float(thr.get(row["flow"], 0.0))
         rtt = "" if row["rtt_s"] != row["rtt_s"] else f"{row['rtt_s'] * 1e3:g} ms"
         retr = row["retransmits"]
-        retr_text = "–" if retr != retr else f"{float(retr):.0f}"  # NaN: unknown (e.g. iperf3 receiver side)
-        t.add_row(str(row["flow"]), str(row["label"]), str(row["cca"]), rtt, format_rate(x) + "/s",
-                  f"{100 * x / total:.1f} %", retr_text)
+        retr_text = (
+            "–" if retr != retr else f"{float(retr):.0f}"
+        )  # NaN: unknown (e.g. iperf3 receiver side)
+        t.add_row(
+            str(row["flow"]),
+            str(row["label"]),
+            str(row["cca"]),
+            rtt,
+            format_rate(x) + "/s",
+            f"{100 * x / total:.1f} %",
+            retr_text,
+        )
     console.print(t)
     util = met["utilization"]
-    parts = [f"JFI {met['jfi']:.4f}", f"min/max {met['min_max_ratio']:.3f}", f"sum {format_rate(met['sum_bps'])}/s"]
+    parts = [
+        f"JFI {met['jfi']:.4f}",
+        f"min/max {met['min_max_ratio']:.3f}",
+        f"sum {format_rate(met['sum_bps'])}/s",
+    ]
     if met.get("jfi_per_interval_mean") == met.get("jfi_per_interval_mean"):
         parts.append(f"per-interval JFI mean {met['jfi_per_interval_mean']:.4f}")
     if util == util:

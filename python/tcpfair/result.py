@@ -37,8 +37,27 @@ from . import metrics as m
 
 FORMAT_VERSION = 1
 
-FLOW_COLUMNS = ["flow", "group", "label", "cca", "rtt_s", "start_s", "bytes", "retransmits", "mean_rtt_s"]
-SAMPLE_COLUMNS = ["flow", "t_s", "dt_s", "bytes", "throughput_bps", "cwnd_bytes", "srtt_s", "retransmits"]
+FLOW_COLUMNS = [
+    "flow",
+    "group",
+    "label",
+    "cca",
+    "rtt_s",
+    "start_s",
+    "bytes",
+    "retransmits",
+    "mean_rtt_s",
+]
+SAMPLE_COLUMNS = [
+    "flow",
+    "t_s",
+    "dt_s",
+    "bytes",
+    "throughput_bps",
+    "cwnd_bytes",
+    "srtt_s",
+    "retransmits",
+]
 LINK_COLUMNS = ["t_s", "queue_bytes", "queue_pkts", "drops", "tx_bytes"]
 
 
@@ -59,7 +78,9 @@ class RunResult:
             return 0.0, float(self.samples["t_s"].max())
         return 0.0, 0.0
 
-    def window_samples(self, window: tuple[float | None, float | None] | None = None) -> pd.DataFrame:
+    def window_samples(
+        self, window: tuple[float | None, float | None] | None = None
+    ) -> pd.DataFrame:
         """Samples whose interval midpoint lies in [from, to].
 
         On an exact grid this is "interval inside the window": with 1 s samples the window
@@ -73,7 +94,9 @@ class RunResult:
         mask = (mid >= lo) & (mid <= hi)
         return s[mask]
 
-    def interval_throughputs(self, window: tuple[float | None, float | None] | None = None) -> pd.DataFrame:
+    def interval_throughputs(
+        self, window: tuple[float | None, float | None] | None = None
+    ) -> pd.DataFrame:
         """Per-interval throughput (bit/s) as a (time × flow) table over the window.
 
         Samples are put on a common grid of the nominal interval Δ (the median ``dt_s`` to
@@ -91,8 +114,14 @@ class RunResult:
         if not delta > 0:
             return pd.DataFrame(columns=cols, dtype=float)
         row = np.round(ws["t_s"].to_numpy(dtype=float) / delta).astype(np.int64)
-        tmp = pd.DataFrame({"row": row, "flow": ws["flow"].to_numpy(),
-                            "bits": ws["bytes"].to_numpy(dtype=float) * 8, "dt": ws["dt_s"].to_numpy(dtype=float)})
+        tmp = pd.DataFrame(
+            {
+                "row": row,
+                "flow": ws["flow"].to_numpy(),
+                "bits": ws["bytes"].to_numpy(dtype=float) * 8,
+                "dt": ws["dt_s"].to_numpy(dtype=float),
+            }
+        )
         g = tmp.groupby(["row", "flow"]).sum()
         thr = (g["bits"] / g["dt"]).unstack("flow")
         thr = thr.reindex(columns=cols)
@@ -108,7 +137,9 @@ class RunResult:
         return (d_lo if lo is None else float(lo)), (d_hi if hi is None else float(hi))
 
     # ------------------------------------------------------------------ metrics
-    def flow_throughputs(self, window: tuple[float | None, float | None] | None = None) -> pd.Series:
+    def flow_throughputs(
+        self, window: tuple[float | None, float | None] | None = None
+    ) -> pd.Series:
         """Mean throughput (bit/s) of each flow over the window: Σ bytes·8 / Σ interval lengths."""
         ws = self.window_samples(window)
         g = ws.groupby("flow")
@@ -140,7 +171,9 @@ class RunResult:
         out["retransmits"] = int(np.nansum(rt.to_numpy(dtype=float)))
         return out
 
-    def group_throughputs(self, window: tuple[float | None, float | None] | None = None) -> pd.Series:
+    def group_throughputs(
+        self, window: tuple[float | None, float | None] | None = None
+    ) -> pd.Series:
         """Mean throughput per flow group (sum over the group's parallel streams)."""
         thr = self.flow_throughputs(window)
         groups = self.flows.set_index("flow")["group"]
@@ -160,7 +193,9 @@ class RunResult:
                 "metrics": _jsonable(self.metrics()),
                 "flows": _jsonable(self.flows.to_dict(orient="records")),
             }
-            (tmp / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True, allow_nan=True))
+            (tmp / "summary.json").write_text(
+                json.dumps(summary, indent=2, sort_keys=True, allow_nan=True)
+            )
             self.flows.to_parquet(tmp / "flows.parquet", index=False)
             self.samples.to_parquet(tmp / "samples.parquet", index=False)
             self.link.to_parquet(tmp / "link.parquet", index=False)
@@ -181,7 +216,9 @@ class RunResult:
         d = Path(directory)
         summary = json.loads((d / "summary.json").read_text())
         if summary.get("format_version") != FORMAT_VERSION:
-            raise ValueError(f"{d}: run directory format {summary.get('format_version')!r}, this tcpfair reads {FORMAT_VERSION}")
+            raise ValueError(
+                f"{d}: run directory format {summary.get('format_version')!r}, this tcpfair reads {FORMAT_VERSION}"
+            )
         return cls(
             flows=pd.read_parquet(d / "flows.parquet"),
             samples=pd.read_parquet(d / "samples.parquet"),

@@ -29,7 +29,15 @@ from pydantic import (
 
 from . import units
 
-__all__ = ["SpecError", "Scenario", "load_scenario", "apply_overrides", "CCAS", "LINUX_RMEM", "LINUX_WMEM"]
+__all__ = [
+    "SpecError",
+    "Scenario",
+    "load_scenario",
+    "apply_overrides",
+    "CCAS",
+    "LINUX_RMEM",
+    "LINUX_WMEM",
+]
 
 #: Congestion controls a scenario may name, and the parameters each accepts.
 CCAS: dict[str, tuple[str, ...]] = {
@@ -64,7 +72,9 @@ class SpecError(ValueError):
         self.source = source
         lines = [f"{k}: {m}" + ("" if v is _MISSING else f" (got {v!r})") for k, v, m in problems]
         head = f"invalid scenario {source}" if source else "invalid scenario"
-        super().__init__(head + ":\n  " + "\n  ".join(lines) if len(lines) > 1 else f"{head}: {lines[0]}")
+        super().__init__(
+            head + ":\n  " + "\n  ".join(lines) if len(lines) > 1 else f"{head}: {lines[0]}"
+        )
 
 
 _MISSING = object()
@@ -96,7 +106,9 @@ def _buffer(v: Any) -> units.Buffer:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True, strict=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, arbitrary_types_allowed=True, strict=True
+    )
 
 
 class Red(_Strict):
@@ -114,9 +126,13 @@ class Red(_Strict):
         if self.min_th.kind == "bdp" or self.max_th.kind == "bdp":
             raise ValueError("RED thresholds are given in packets ('15pkt') or bytes ('22KB')")
         if (self.min_th.kind == "pkt") != (self.max_th.kind == "pkt"):
-            raise ValueError("min_th and max_th must use the same unit (both packets or both bytes)")
+            raise ValueError(
+                "min_th and max_th must use the same unit (both packets or both bytes)"
+            )
         if not 0 <= self.min_th.value < self.max_th.value:
-            raise ValueError(f"need 0 <= min_th < max_th, got {self.min_th.value} and {self.max_th.value}")
+            raise ValueError(
+                f"need 0 <= min_th < max_th, got {self.min_th.value} and {self.max_th.value}"
+            )
         return self
 
 
@@ -129,7 +145,9 @@ def _aqm(v: Any) -> Any:
         if v == "droptail":
             return {"kind": "droptail"}
         if v == "red":
-            raise ValueError("'red' needs thresholds: aqm = { kind = \"red\", min_th = \"15pkt\", max_th = \"45pkt\", max_p = 0.1 }")
+            raise ValueError(
+                '\'red\' needs thresholds: aqm = { kind = "red", min_th = "15pkt", max_th = "45pkt", max_p = 0.1 }'
+            )
         raise ValueError("expected 'droptail' or a table { kind = \"red\", min_th, max_th, max_p }")
     return v
 
@@ -137,7 +155,9 @@ def _aqm(v: Any) -> Any:
 class Bottleneck(_Strict):
     rate: Rate
     buffer: Annotated[units.Buffer, BeforeValidator(_buffer)] = units.Buffer("bdp", 1.0)
-    aqm: Annotated[DropTail | Red, BeforeValidator(_aqm), Field(discriminator="kind")] = DropTail(kind="droptail")
+    aqm: Annotated[DropTail | Red, BeforeValidator(_aqm), Field(discriminator="kind")] = DropTail(
+        kind="droptail"
+    )
     loss: float = Field(0.0, ge=0, lt=1)
     mtu: Size = 1500
 
@@ -178,7 +198,9 @@ class Flow(_Strict):
     @classmethod
     def _jitter(cls, v: int) -> int:
         if v > MAX_JITTER_NS:
-            raise ValueError(f"must be at most 1s (a per-packet host delay), got {units.format_time(v)}")
+            raise ValueError(
+                f"must be at most 1s (a per-packet host delay), got {units.format_time(v)}"
+            )
         return v
 
     @model_validator(mode="after")
@@ -194,7 +216,11 @@ class Flow(_Strict):
         return self
 
     def params(self) -> dict[str, float]:
-        return {p: float(getattr(self, p)) for p in ("alpha", "beta", "gamma") if getattr(self, p) is not None}
+        return {
+            p: float(getattr(self, p))
+            for p in ("alpha", "beta", "gamma")
+            if getattr(self, p) is not None
+        }
 
 
 class Measure(_Strict):
@@ -217,12 +243,18 @@ class Scenario(_Strict):
     def _window(self) -> Scenario:
         to = self.window_end
         if to > self.duration:
-            raise ValueError(f"measure.to ({units.format_time(to)}) is after the end of the run ({units.format_time(self.duration)})")
+            raise ValueError(
+                f"measure.to ({units.format_time(to)}) is after the end of the run ({units.format_time(self.duration)})"
+            )
         if self.measure.from_ >= to:
-            raise ValueError(f"measure.from ({units.format_time(self.measure.from_)}) must be before measure.to ({units.format_time(to)})")
+            raise ValueError(
+                f"measure.from ({units.format_time(self.measure.from_)}) must be before measure.to ({units.format_time(to)})"
+            )
         for i, f in enumerate(self.flows):
             if f.start >= self.duration:
-                raise ValueError(f"flows.{i}.start ({units.format_time(f.start)}) is not before the end of the run")
+                raise ValueError(
+                    f"flows.{i}.start ({units.format_time(f.start)}) is not before the end of the run"
+                )
         return self
 
     # ----------------------------------------------------------------- derived values
@@ -328,18 +360,33 @@ class Scenario(_Strict):
 
 def _as_written(s: Scenario) -> dict[str, Any]:
     def buf(b: units.Buffer) -> str:
-        return {"bytes": f"{int(b.value)}B", "pkt": f"{int(b.value)}pkt", "bdp": f"{b.value:g}bdp"}[b.kind]
+        return {"bytes": f"{int(b.value)}B", "pkt": f"{int(b.value)}pkt", "bdp": f"{b.value:g}bdp"}[
+            b.kind
+        ]
 
     b = s.bottleneck
     aqm: Any = "droptail"
     if isinstance(b.aqm, Red):
-        aqm = {"kind": "red", "min_th": buf(b.aqm.min_th), "max_th": buf(b.aqm.max_th),
-               "max_p": b.aqm.max_p, "wq": b.aqm.wq, "gentle": b.aqm.gentle}
+        aqm = {
+            "kind": "red",
+            "min_th": buf(b.aqm.min_th),
+            "max_th": buf(b.aqm.max_th),
+            "max_p": b.aqm.max_p,
+            "wq": b.aqm.wq,
+            "gentle": b.aqm.gentle,
+        }
     flows = []
     for f in s.flows:
-        d: dict[str, Any] = {"cca": f.cca, "rtt": f"{f.rtt}ns", "start": f"{f.start}ns", "streams": f.streams,
-                             "sack": f.sack, "rmem": f"{f.rmem}B", "wmem": f"{f.wmem}B",
-                             "jitter": f"{f.jitter}ns"}
+        d: dict[str, Any] = {
+            "cca": f.cca,
+            "rtt": f"{f.rtt}ns",
+            "start": f"{f.start}ns",
+            "streams": f.streams,
+            "sack": f.sack,
+            "rmem": f"{f.rmem}B",
+            "wmem": f"{f.wmem}B",
+            "jitter": f"{f.jitter}ns",
+        }
         for k in ("stop",):
             if getattr(f, k) is not None:
                 d[k] = f"{getattr(f, k)}ns"
@@ -355,9 +402,19 @@ def _as_written(s: Scenario) -> dict[str, Any]:
         "name": s.name,
         "duration": f"{s.duration}ns",
         "seed": s.seed,
-        "bottleneck": {"rate": f"{b.rate}bit", "buffer": buf(b.buffer), "aqm": aqm, "loss": b.loss, "mtu": f"{b.mtu}B"},
+        "bottleneck": {
+            "rate": f"{b.rate}bit",
+            "buffer": buf(b.buffer),
+            "aqm": aqm,
+            "loss": b.loss,
+            "mtu": f"{b.mtu}B",
+        },
         "flows": flows,
-        "measure": {"interval": f"{s.measure.interval}ns", "from": f"{s.measure.from_}ns", "to": f"{s.window_end}ns"},
+        "measure": {
+            "interval": f"{s.measure.interval}ns",
+            "from": f"{s.measure.from_}ns",
+            "to": f"{s.window_end}ns",
+        },
     }
 
 
@@ -365,7 +422,9 @@ def _as_written(s: Scenario) -> dict[str, Any]:
 def _loc_to_key(loc: tuple[Any, ...]) -> str:
     parts: list[str] = []
     for p in loc:
-        if isinstance(p, str) and (p in ("DropTail", "Red", "droptail", "red") or p.startswith("function-")):
+        if isinstance(p, str) and (
+            p in ("DropTail", "Red", "droptail", "red") or p.startswith("function-")
+        ):
             continue  # union-branch tags pydantic adds to locations
         parts.append("from" if p == "from_" else str(p))
     return ".".join(parts)
@@ -393,7 +452,7 @@ def _message(err: dict[str, Any]) -> str:
     msg = str(err["msg"])
     for prefix in ("Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):
-            msg = msg[len(prefix):]
+            msg = msg[len(prefix) :]
     return msg
 
 
@@ -452,7 +511,15 @@ def set_key(data: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
         where = ".".join(parts[: i + 1])
         if isinstance(cur, list):
             if not p.isdigit() or int(p) >= len(cur):
-                raise SpecError([(key, value, f"'{where}' is not an existing entry; there are {len(cur)} (indices from 0)")])
+                raise SpecError(
+                    [
+                        (
+                            key,
+                            value,
+                            f"'{where}' is not an existing entry; there are {len(cur)} (indices from 0)",
+                        )
+                    ]
+                )
             cur = cur[int(p)]
         elif isinstance(cur, dict):
             if p not in cur:
@@ -463,7 +530,9 @@ def set_key(data: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
     last = parts[-1]
     if isinstance(cur, list):
         if not last.isdigit() or int(last) >= len(cur):
-            raise SpecError([(key, value, f"index out of range; there are {len(cur)} entries (indices from 0)")])
+            raise SpecError(
+                [(key, value, f"index out of range; there are {len(cur)} entries (indices from 0)")]
+            )
         cur[int(last)] = value
     else:
         cur[last] = value

@@ -54,7 +54,15 @@ SCHEMA_VERSION = 1
 
 #: Metric columns of the catalog (also in the tidy table); per-group throughputs are added
 #: to the tidy table as ``thr_g<i>_bps``.
-METRIC_COLUMNS = ["jfi", "jfi_per_interval_mean", "min_max_ratio", "ratio", "utilization", "sum_bps", "retransmits"]
+METRIC_COLUMNS = [
+    "jfi",
+    "jfi_per_interval_mean",
+    "min_max_ratio",
+    "ratio",
+    "utilization",
+    "sum_bps",
+    "retransmits",
+]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -123,7 +131,9 @@ class Store:
             if row is None:
                 c.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             elif int(row[0]) != SCHEMA_VERSION:
-                raise StoreError(f"{db}: catalog schema {row[0]}, this tcpfair reads {SCHEMA_VERSION}")
+                raise StoreError(
+                    f"{db}: catalog schema {row[0]}, this tcpfair reads {SCHEMA_VERSION}"
+                )
 
     def _wal(self) -> None:
         if str(self._db.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
@@ -150,12 +160,22 @@ class Store:
         self._db.execute("COMMIT")
 
     # ----------------------------------------------------------------- sweeps
-    def register_sweep(self, name: str, backend: str, spec: dict[str, Any], spec_hash: str,
-                       axes: list[str], members: Iterable[Member]) -> None:
+    def register_sweep(
+        self,
+        name: str,
+        backend: str,
+        spec: dict[str, Any],
+        spec_hash: str,
+        axes: list[str],
+        members: Iterable[Member],
+    ) -> None:
         """Record the sweep's definition and its runs. Runs no longer in the sweep leave the
         sweep's membership (their results stay in ``runs``)."""
         now = time.time()
-        rows = [(name, backend, m.run_hash, m.point, m.repeat, m.point_hash, _dumps(m.axes, sort=False)) for m in members]
+        rows = [
+            (name, backend, m.run_hash, m.point, m.repeat, m.point_hash, _dumps(m.axes, sort=False))
+            for m in members
+        ]
         with self.transaction() as c:
             c.execute(
                 "INSERT INTO sweeps VALUES (?,?,?,?,?,?,?) ON CONFLICT(name, backend) DO UPDATE SET "
@@ -167,21 +187,34 @@ class Store:
 
     def sweeps(self) -> list[tuple[str, str]]:
         """(name, backend) of every sweep in the store."""
-        return [(r[0], r[1]) for r in self._db.execute("SELECT name, backend FROM sweeps ORDER BY name, backend")]
+        return [
+            (r[0], r[1])
+            for r in self._db.execute("SELECT name, backend FROM sweeps ORDER BY name, backend")
+        ]
 
     def select(self, sweep: str | None = None, backend: str | None = None) -> tuple[str, str]:
         """The one (sweep, backend) matching the filters; an error listing the choices otherwise."""
         have = self.sweeps()
-        match = [(n, b) for n, b in have if (sweep is None or n == sweep) and (backend is None or b == backend)]
+        match = [
+            (n, b)
+            for n, b in have
+            if (sweep is None or n == sweep) and (backend is None or b == backend)
+        ]
         if len(match) == 1:
             return match[0]
         choices = ", ".join(f"{n} ({b})" for n, b in have) or "none"
         if not match:
-            raise StoreError(f"{self.root}: no sweep matches sweep={sweep!r} backend={backend!r}; it has: {choices}")
-        raise StoreError(f"{self.root}: holds several sweeps ({choices}); choose one with --sweep/--backend")
+            raise StoreError(
+                f"{self.root}: no sweep matches sweep={sweep!r} backend={backend!r}; it has: {choices}"
+            )
+        raise StoreError(
+            f"{self.root}: holds several sweeps ({choices}); choose one with --sweep/--backend"
+        )
 
     def sweep_axes(self, name: str, backend: str) -> list[str]:
-        row = self._db.execute("SELECT axes FROM sweeps WHERE name=? AND backend=?", (name, backend)).fetchone()
+        row = self._db.execute(
+            "SELECT axes FROM sweeps WHERE name=? AND backend=?", (name, backend)
+        ).fetchone()
         if row is None:
             raise StoreError(f"{self.root}: no sweep {name!r} on backend {backend!r}")
         return list(json.loads(row[0]))
@@ -232,18 +265,38 @@ class Store:
                     n += 1
         return n
 
-    def save_success(self, backend: str, run_hash: str, scenario_json: str, seed: int, result: RunResult,
-                     started: float | None, finished: float | None, wall_s: float | None) -> bool:
+    def save_success(
+        self,
+        backend: str,
+        run_hash: str,
+        scenario_json: str,
+        seed: int,
+        result: RunResult,
+        started: float | None,
+        finished: float | None,
+        wall_s: float | None,
+    ) -> bool:
         """Write the run directory and mark the run done. Returns False (and leaves the
         store as it was) if the run is already done."""
         if self.status(backend, [run_hash]).get(run_hash) == "done":
             return False
         staged = self.stage_path(backend, run_hash)
         result.save(staged)
-        return self.commit_staged(backend, run_hash, staged, scenario_json, seed, started, finished, wall_s)
+        return self.commit_staged(
+            backend, run_hash, staged, scenario_json, seed, started, finished, wall_s
+        )
 
-    def commit_staged(self, backend: str, run_hash: str, staged: Path, scenario_json: str, seed: int,
-                      started: float | None, finished: float | None, wall_s: float | None) -> bool:
+    def commit_staged(
+        self,
+        backend: str,
+        run_hash: str,
+        staged: Path,
+        scenario_json: str,
+        seed: int,
+        started: float | None,
+        finished: float | None,
+        wall_s: float | None,
+    ) -> bool:
         """Move a complete staged run directory into place and mark the run done. The rename
         happens inside the catalog's write transaction, so the directory of a done run is
         never replaced, even by another process finishing the same run."""
@@ -253,52 +306,118 @@ class Store:
             row = summarize(summary)
             final = self.run_dir(backend, run_hash)
             with self.transaction() as c:
-                prev = c.execute("SELECT status, attempts FROM runs WHERE backend=? AND run_hash=?",
-                                 (backend, run_hash)).fetchone()
+                prev = c.execute(
+                    "SELECT status, attempts FROM runs WHERE backend=? AND run_hash=?",
+                    (backend, run_hash),
+                ).fetchone()
                 if prev is not None and prev[0] == "done":
                     return False
                 if final.exists():  # left by an attempt that died before its commit
                     trash = final.with_name(f".trash-{run_hash}-{uuid.uuid4().hex[:12]}")
                     os.replace(final, trash)
                 os.replace(staged, final)
-                self._insert_done(c, backend, run_hash, scenario_json, seed, row, started, finished, wall_s,
-                                  (prev[1] + 1) if prev else 1)
+                self._insert_done(
+                    c,
+                    backend,
+                    run_hash,
+                    scenario_json,
+                    seed,
+                    row,
+                    started,
+                    finished,
+                    wall_s,
+                    (prev[1] + 1) if prev else 1,
+                )
             return True
         finally:
             for p in (Path(staged), trash):
                 if p is not None and p.exists():
                     shutil.rmtree(p, ignore_errors=True)
 
-    def _record_done(self, backend: str, run_hash: str, scenario_json: str, seed: int, summary: dict[str, Any],
-                     started: float | None, finished: float | None, wall_s: float | None) -> bool:
+    def _record_done(
+        self,
+        backend: str,
+        run_hash: str,
+        scenario_json: str,
+        seed: int,
+        summary: dict[str, Any],
+        started: float | None,
+        finished: float | None,
+        wall_s: float | None,
+    ) -> bool:
         row = summarize(summary)
         with self.transaction() as c:
-            prev = c.execute("SELECT status, attempts FROM runs WHERE backend=? AND run_hash=?",
-                             (backend, run_hash)).fetchone()
+            prev = c.execute(
+                "SELECT status, attempts FROM runs WHERE backend=? AND run_hash=?",
+                (backend, run_hash),
+            ).fetchone()
             if prev is not None and prev[0] == "done":
                 return False
-            self._insert_done(c, backend, run_hash, scenario_json, seed, row, started, finished, wall_s,
-                              (prev[1] + 1) if prev else 1)
+            self._insert_done(
+                c,
+                backend,
+                run_hash,
+                scenario_json,
+                seed,
+                row,
+                started,
+                finished,
+                wall_s,
+                (prev[1] + 1) if prev else 1,
+            )
         return True
 
-    def _insert_done(self, c: sqlite3.Connection, backend: str, run_hash: str, scenario_json: str, seed: int,
-                     row: dict[str, Any], started: float | None, finished: float | None, wall_s: float | None,
-                     attempts: int) -> None:
+    def _insert_done(
+        self,
+        c: sqlite3.Connection,
+        backend: str,
+        run_hash: str,
+        scenario_json: str,
+        seed: int,
+        row: dict[str, Any],
+        started: float | None,
+        finished: float | None,
+        wall_s: float | None,
+        attempts: int,
+    ) -> None:
         rel = str(self.run_dir(backend, run_hash).relative_to(self.root))
         c.execute("DELETE FROM runs WHERE backend=? AND run_hash=?", (backend, run_hash))
         c.execute(
             "INSERT INTO runs (backend, run_hash, status, error, seed, scenario, started, finished, wall_s, "
             "attempts, jfi, jfi_per_interval_mean, min_max_ratio, ratio, utilization, sum_bps, retransmits, "
             "valid, metrics, run_dir) VALUES (?,?,'done',NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (backend, run_hash, seed, scenario_json, started, finished, wall_s, attempts,
-             *[row[k] for k in METRIC_COLUMNS], row["valid"], _dumps(row["metrics"]), rel),
+            (
+                backend,
+                run_hash,
+                seed,
+                scenario_json,
+                started,
+                finished,
+                wall_s,
+                attempts,
+                *[row[k] for k in METRIC_COLUMNS],
+                row["valid"],
+                _dumps(row["metrics"]),
+                rel,
+            ),
         )
 
-    def save_failure(self, backend: str, run_hash: str, scenario_json: str, seed: int, error: str,
-                     started: float | None, finished: float | None, wall_s: float | None) -> bool:
+    def save_failure(
+        self,
+        backend: str,
+        run_hash: str,
+        scenario_json: str,
+        seed: int,
+        error: str,
+        started: float | None,
+        finished: float | None,
+        wall_s: float | None,
+    ) -> bool:
         with self.transaction() as c:
-            prev = c.execute("SELECT status, attempts FROM runs WHERE backend=? AND run_hash=?",
-                             (backend, run_hash)).fetchone()
+            prev = c.execute(
+                "SELECT status, attempts FROM runs WHERE backend=? AND run_hash=?",
+                (backend, run_hash),
+            ).fetchone()
             if prev is not None and prev[0] == "done":
                 return False
             attempts = (prev[1] + 1) if prev else 1
@@ -306,12 +425,24 @@ class Store:
             c.execute(
                 "INSERT INTO runs (backend, run_hash, status, error, seed, scenario, started, finished, wall_s, "
                 "attempts) VALUES (?,?,'failed',?,?,?,?,?,?,?)",
-                (backend, run_hash, error, seed, scenario_json, started, finished, wall_s, attempts),
+                (
+                    backend,
+                    run_hash,
+                    error,
+                    seed,
+                    scenario_json,
+                    started,
+                    finished,
+                    wall_s,
+                    attempts,
+                ),
             )
         return True
 
     # ----------------------------------------------------------------- reading
-    def table(self, sweep: str | None = None, backend: str | None = None, status: str | None = None) -> pd.DataFrame:
+    def table(
+        self, sweep: str | None = None, backend: str | None = None, status: str | None = None
+    ) -> pd.DataFrame:
         """The tidy table: one row per run of a sweep, axis values and metrics as columns."""
         q = "SELECT * FROM catalog"
         cond, args = [], []
@@ -332,7 +463,10 @@ class Store:
         """Consistency problems (empty when consistent): every done run has a complete
         directory, every run directory has a done row, every member is unique."""
         problems = []
-        done = {(b, h) for b, h in self._db.execute("SELECT backend, run_hash FROM runs WHERE status='done'")}
+        done = {
+            (b, h)
+            for b, h in self._db.execute("SELECT backend, run_hash FROM runs WHERE status='done'")
+        }
         for b, h in sorted(done):
             d = self.run_dir(b, h)
             for f in ("summary.json", "flows.parquet", "samples.parquet", "link.parquet"):
@@ -357,7 +491,9 @@ def _retry_locked(fn: Any, db: Path, seconds: float = 60.0) -> None:
             if "locked" not in str(e) and "busy" not in str(e):
                 raise StoreError(f"{db}: {e}") from None
             if time.monotonic() > deadline:
-                raise StoreError(f"{db}: still locked by another process after {seconds:.0f} s") from None
+                raise StoreError(
+                    f"{db}: still locked by another process after {seconds:.0f} s"
+                ) from None
             time.sleep(0.05)
 
 
@@ -378,7 +514,11 @@ def summarize(summary: dict[str, Any]) -> dict[str, Any]:
     # the backend's own accuracy checks (the kernel backend's emulation limits)
     meta = summary.get("meta", {})
     out["valid"] = int(bool(meta.get("valid", True)))
-    failed = [c.get("name", "?") for c in meta.get("checks", []) if isinstance(c, dict) and not c.get("ok", True)]
+    failed = [
+        c.get("name", "?")
+        for c in meta.get("checks", [])
+        if isinstance(c, dict) and not c.get("ok", True)
+    ]
     if failed:
         met["failed_checks"] = failed
     out["metrics"] = met
@@ -393,16 +533,27 @@ def tidy(df: pd.DataFrame) -> pd.DataFrame:
     keys: list[str] = []
     for a in axes:
         keys.extend(k for k in a if k not in keys)
-    axis_cols = pd.DataFrame({k: [_axis_value(a.get(k)) for a in axes] for k in keys}, index=df.index)
+    axis_cols = pd.DataFrame(
+        {k: [_axis_value(a.get(k)) for a in axes] for k in keys}, index=df.index
+    )
     mets = [json.loads(m) if isinstance(m, str) else {} for m in df["metrics"]]
     ng = max((len(m.get("group_throughput_bps", [])) for m in mets), default=0)
     thr = pd.DataFrame(
-        {f"thr_g{g}_bps": [_num((m.get("group_throughput_bps") or [])[g]) if len(m.get("group_throughput_bps") or []) > g
-                           else math.nan for m in mets] for g in range(ng)},
+        {
+            f"thr_g{g}_bps": [
+                _num((m.get("group_throughput_bps") or [])[g])
+                if len(m.get("group_throughput_bps") or []) > g
+                else math.nan
+                for m in mets
+            ]
+            for g in range(ng)
+        },
         index=df.index,
     )
-    checks = pd.DataFrame({"failed_checks": [", ".join(m.get("failed_checks", [])) or None for m in mets]},
-                          index=df.index)
+    checks = pd.DataFrame(
+        {"failed_checks": [", ".join(m.get("failed_checks", [])) or None for m in mets]},
+        index=df.index,
+    )
     front = ["sweep", "backend", "run_hash", "point", "repeat", "seed", "status"]
     rest = [c for c in df.columns if c not in front and c not in ("axes", "metrics", "point_hash")]
     out = pd.concat([df[front], axis_cols, df[rest], thr, checks, df[["point_hash"]]], axis=1)

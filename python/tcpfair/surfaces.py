@@ -29,10 +29,15 @@ from .compare import Comparison  # noqa: E402
 __all__ = ["surface_figure", "line_figure", "difference_figure", "FORMATS"]
 
 FORMATS = ("png", "svg", "pdf")
-LABELS = {"jfi": "Jain's fairness index", "jfi_per_interval_mean": "mean JFI of the 1-interval samples",
-          "ratio": "throughput ratio flow 2 / flow 1", "min_max_ratio": "min/max throughput ratio",
-          "utilization": "link utilization", "sum_bps": "total throughput (bit/s)",
-          "retransmits": "retransmissions"}
+LABELS = {
+    "jfi": "Jain's fairness index",
+    "jfi_per_interval_mean": "mean JFI of the 1-interval samples",
+    "ratio": "throughput ratio flow 2 / flow 1",
+    "min_max_ratio": "min/max throughput ratio",
+    "utilization": "link utilization",
+    "sum_bps": "total throughput (bit/s)",
+    "retransmits": "retransmissions",
+}
 
 
 def metric_label(metric: str) -> str:
@@ -99,12 +104,28 @@ def _save(fig: Any, base: Path, formats: Sequence[str]) -> list[Path]:
     return out
 
 
-def _heat(ax: Any, grid: pd.DataFrame, cmap: str, norm: Any = None, vmin: float | None = None,
-          vmax: float | None = None, annotate: bool = True, mark: pd.DataFrame | None = None,
-          fmt: str = ".2f") -> Any:
+def _heat(
+    ax: Any,
+    grid: pd.DataFrame,
+    cmap: str,
+    norm: Any = None,
+    vmin: float | None = None,
+    vmax: float | None = None,
+    annotate: bool = True,
+    mark: pd.DataFrame | None = None,
+    fmt: str = ".2f",
+) -> Any:
     z = grid.to_numpy(dtype=float)
-    im = ax.imshow(np.ma.masked_invalid(z), origin="lower", aspect="auto", cmap=cmap, norm=norm,
-                   vmin=None if norm else vmin, vmax=None if norm else vmax, interpolation="nearest")
+    im = ax.imshow(
+        np.ma.masked_invalid(z),
+        origin="lower",
+        aspect="auto",
+        cmap=cmap,
+        norm=norm,
+        vmin=None if norm else vmin,
+        vmax=None if norm else vmax,
+        interpolation="nearest",
+    )
     ax.set_xticks(range(z.shape[1]), [str(v) for v in grid.columns], rotation=60, fontsize=7)
     ax.set_yticks(range(z.shape[0]), [str(v) for v in grid.index], fontsize=7)
     if annotate and z.size <= 400:
@@ -116,8 +137,15 @@ def _heat(ax: Any, grid: pd.DataFrame, cmap: str, norm: Any = None, vmin: float 
     return im
 
 
-def _surface3d(ax: Any, grid: pd.DataFrame, cmap: str, zlabel: str, norm: Any = None,
-               vmin: float | None = None, vmax: float | None = None) -> None:
+def _surface3d(
+    ax: Any,
+    grid: pd.DataFrame,
+    cmap: str,
+    zlabel: str,
+    norm: Any = None,
+    vmin: float | None = None,
+    vmax: float | None = None,
+) -> None:
     xs, _ = _positions(list(grid.columns))
     ys, _ = _positions(list(grid.index))
     X, Y = np.meshgrid(xs, ys)
@@ -128,13 +156,23 @@ def _surface3d(ax: Any, grid: pd.DataFrame, cmap: str, zlabel: str, norm: Any = 
     ax.tick_params(labelsize=7)
 
 
-def surface_figure(agg: pd.DataFrame, metric: str, x: str, y: str, out: str | Path,
-                   formats: Sequence[str] = ("png", "svg"), title: str = "", stat: str = "mean") -> list[Path]:
+def surface_figure(
+    agg: pd.DataFrame,
+    metric: str,
+    x: str,
+    y: str,
+    out: str | Path,
+    formats: Sequence[str] = ("png", "svg"),
+    title: str = "",
+    stat: str = "mean",
+) -> list[Path]:
     """Heatmap and 3-D surface of ``stat`` of ``metric`` over ``x`` × ``y`` (seed 001 Fig. 4)."""
     a = agg[agg["metric"] == metric]
     _, facets = _facets(a, [x, y])
     paths: list[Path] = []
-    lim = (0.5, 1.0) if metric.startswith("jfi") else (None, None)  # JFI of two flows lies in [0.5, 1]
+    lim = (
+        (0.5, 1.0) if metric.startswith("jfi") else (None, None)
+    )  # JFI of two flows lies in [0.5, 1]
     for where in facets:
         grid = pivot(_select(a, where), metric, x, y, stat=stat)
         fig = plt.figure(figsize=(12, 4.8))
@@ -149,15 +187,31 @@ def surface_figure(agg: pd.DataFrame, metric: str, x: str, y: str, out: str | Pa
         ax2.set_ylabel(axis_label(y, list(grid.index)), fontsize=8)
         if lim[0] is not None:
             ax2.set_zlim(*lim)
-        fig.suptitle(" ".join(s for s in (title, f"{stat} {metric_label(metric)}",
-                                          ", ".join(f"{k}={v}" for k, v in where.items())) if s))
+        fig.suptitle(
+            " ".join(
+                s
+                for s in (
+                    title,
+                    f"{stat} {metric_label(metric)}",
+                    ", ".join(f"{k}={v}" for k, v in where.items()),
+                )
+                if s
+            )
+        )
         fig.subplots_adjust(left=0.07, right=0.97, bottom=0.2, top=0.88, wspace=0.25)
         paths += _save(fig, Path(out) / f"{metric}-surface{_slug(where)}", formats)
     return paths
 
 
-def line_figure(agg: pd.DataFrame, metric: str, x: str, out: str | Path, by: str | None = None,
-                formats: Sequence[str] = ("png", "svg"), title: str = "") -> list[Path]:
+def line_figure(
+    agg: pd.DataFrame,
+    metric: str,
+    x: str,
+    out: str | Path,
+    by: str | None = None,
+    formats: Sequence[str] = ("png", "svg"),
+    title: str = "",
+) -> list[Path]:
     """Mean of ``metric`` against ``x``, one line per value of ``by``, with the 95 % CI band."""
     a = agg[agg["metric"] == metric]
     plotted = [x] + ([by] if by else [])
@@ -183,8 +237,14 @@ def line_figure(agg: pd.DataFrame, metric: str, x: str, out: str | Path, by: str
         ax.grid(True, alpha=0.3)
         if by:
             ax.legend(title=by, fontsize="small")
-        ax.set_title(" ".join(s for s in (title, "mean ± 95 % CI", ", ".join(f"{k}={v}" for k, v in where.items()))
-                              if s), fontsize=10)
+        ax.set_title(
+            " ".join(
+                s
+                for s in (title, "mean ± 95 % CI", ", ".join(f"{k}={v}" for k, v in where.items()))
+                if s
+            ),
+            fontsize=10,
+        )
         fig.tight_layout()
         paths += _save(fig, Path(out) / f"{metric}-vs-{_axis_file(x)}{_slug(where)}", formats)
     return paths
@@ -194,12 +254,15 @@ def _axis_file(axis: str) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "_", axis)
 
 
-def difference_figure(c: Comparison, x: str, y: str, out: str | Path,
-                      formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+def difference_figure(
+    c: Comparison, x: str, y: str, out: str | Path, formats: Sequence[str] = ("png", "svg")
+) -> list[Path]:
     """W = |D| − 2σ(B) over ``x`` × ``y`` (seed 001 Fig. 5): heatmap (cells with W ≥ 0 starred)
     and 3-D surface with the W = 0 plane."""
     t = c.table
-    long = t.rename(columns={"W": "mean"}).assign(metric="W", n=0, std=np.nan, ci=np.nan, lo=np.nan, hi=np.nan)
+    long = t.rename(columns={"W": "mean"}).assign(
+        metric="W", n=0, std=np.nan, ci=np.nan, lo=np.nan, hi=np.nan
+    )
     long = long[[*c.axes, "metric", *STATS]]
     _, facets = _facets(long, [x, y])
     la, lb = c.labels
@@ -226,9 +289,11 @@ def difference_figure(c: Comparison, x: str, y: str, out: str | Path,
         ax2.set_xlabel(axis_label(x, list(grid.columns)), fontsize=8)
         ax2.set_ylabel(axis_label(y, list(grid.index)), fontsize=8)
         share = (finite >= 0).mean() if finite.size else float("nan")
-        fig.suptitle(f"{c.metric}: difference surface, A = {la}, B = {lb}" +
-                     (f", {', '.join(f'{k}={v}' for k, v in where.items())}" if where else "") +
-                     f" — W ≥ 0 at {100 * share:.0f} % of points")
+        fig.suptitle(
+            f"{c.metric}: difference surface, A = {la}, B = {lb}"
+            + (f", {', '.join(f'{k}={v}' for k, v in where.items())}" if where else "")
+            + f" — W ≥ 0 at {100 * share:.0f} % of points"
+        )
         fig.subplots_adjust(left=0.07, right=0.97, bottom=0.2, top=0.88, wspace=0.25)
         paths += _save(fig, Path(out) / f"{c.metric}-difference{_slug(where)}", formats)
     return paths

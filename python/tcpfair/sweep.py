@@ -44,11 +44,31 @@ from typing import Any
 from . import spec, units
 from .spec import Scenario, SpecError
 
-__all__ = ["SweepError", "Sweep", "Run", "Plot", "load_sweep", "sweep_from_dict", "derive_seed", "run"]
+__all__ = [
+    "SweepError",
+    "Sweep",
+    "Run",
+    "Plot",
+    "load_sweep",
+    "sweep_from_dict",
+    "derive_seed",
+    "run",
+]
 
 SEED_DOMAIN = "tcpfair-sweep-seed/v1"
 MAX_POINTS = 1_000_000
-_SWEEP_KEYS = {"name", "description", "seed", "repeats", "start_jitter", "base", "axes", "zip", "backend", "plots"}
+_SWEEP_KEYS = {
+    "name",
+    "description",
+    "seed",
+    "repeats",
+    "start_jitter",
+    "base",
+    "axes",
+    "zip",
+    "backend",
+    "plots",
+}
 _PLOT_KINDS = ("surface", "line")
 
 
@@ -139,9 +159,14 @@ class Sweep:
             for r in range(self.repeats):
                 seed = derive_seed(self.seed, point_hash, r)
                 try:
-                    run_sc = self._jittered(sc, seed) if self.start_jitter_ns else sc.with_seed(seed)
+                    run_sc = (
+                        self._jittered(sc, seed) if self.start_jitter_ns else sc.with_seed(seed)
+                    )
                 except SpecError as e:
-                    problems.extend((f"{point_label(values)} (repeat {r})", f"{k}: {m}") for k, _, m in e.problems)
+                    problems.extend(
+                        (f"{point_label(values)} (repeat {r})", f"{k}: {m}")
+                        for k, _, m in e.problems
+                    )
                     continue
                 out.append(Run(i, r, dict(values), run_sc, point_hash, run_sc.hash()))
         if problems:
@@ -186,19 +211,39 @@ class Sweep:
                 problems.append((f"--axis {key}", str(e)))
                 continue
             if not key or not isinstance(value, list) or not value:
-                problems.append((f"--axis {o}", 'expected KEY=["v1", "v2"] or KEY={ from = "…", to = "…", step = "…" }'))
+                problems.append(
+                    (
+                        f"--axis {o}",
+                        'expected KEY=["v1", "v2"] or KEY={ from = "…", to = "…", step = "…" }',
+                    )
+                )
                 continue
             if key not in axes:
                 groups.append([key])
             axes[key] = value
         for g in groups:
             if len({len(axes[k]) for k in g}) > 1:
-                problems.append(("--axis", "axes that move together (zip) need equal lengths; got "
-                                 + ", ".join(f"{k}: {len(axes[k])}" for k in g)))
+                problems.append(
+                    (
+                        "--axis",
+                        "axes that move together (zip) need equal lengths; got "
+                        + ", ".join(f"{k}: {len(axes[k])}" for k in g),
+                    )
+                )
         if problems:
             raise SweepError(problems, self.source)
-        return Sweep(name=self.name, base=self.base, axes=axes, groups=groups, repeats=self.repeats, seed=self.seed,
-                     backend=self.backend, plots=self.plots, source=self.source, start_jitter_ns=self.start_jitter_ns)
+        return Sweep(
+            name=self.name,
+            base=self.base,
+            axes=axes,
+            groups=groups,
+            repeats=self.repeats,
+            seed=self.seed,
+            backend=self.backend,
+            plots=self.plots,
+            source=self.source,
+            start_jitter_ns=self.start_jitter_ns,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The sweep as data (base inlined), stored in the catalog with its runs."""
@@ -219,7 +264,10 @@ class Sweep:
 
 def point_label(values: dict[str, Any]) -> str:
     """``flows.1.rtt=25ms, bottleneck.buffer=0.2bdp``: how a point is named in messages."""
-    return ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in values.items()) or "(base)"
+    return (
+        ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in values.items())
+        or "(base)"
+    )
 
 
 def derive_seed(sweep_seed: int, point_hash: str, repeat: int) -> int:
@@ -234,7 +282,9 @@ def load_sweep(path: str | Path) -> Sweep:
     try:
         data = spec.read_toml(p)
     except SpecError as e:
-        raise SweepError([(k, m + ("" if v is spec._MISSING else f" ({v})")) for k, v, m in e.problems], str(p)) from None
+        raise SweepError(
+            [(k, m + ("" if v is spec._MISSING else f" ({v})")) for k, v, m in e.problems], str(p)
+        ) from None
     return sweep_from_dict(data, source=str(p), base_dir=p.parent, default_name=p.stem)
 
 
@@ -251,7 +301,9 @@ def sweep_from_dict(
 
     name = data.get("name", default_name)
     if not isinstance(name, str) or not name or not re.fullmatch(r"[A-Za-z0-9._-]+", name):
-        problems.append(("name", f"expected a name of letters, digits, '.', '_' or '-' (got {name!r})"))
+        problems.append(
+            ("name", f"expected a name of letters, digits, '.', '_' or '-' (got {name!r})")
+        )
     repeats = data.get("repeats", 1)
     if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= 10_000:
         problems.append(("repeats", f"expected a whole number from 1 to 10000 (got {repeats!r})"))
@@ -278,17 +330,36 @@ def sweep_from_dict(
         for g in groups:
             n *= len(axes[g[0]])
         if n * repeats > MAX_POINTS:
-            problems.append(("axes", f"{n} points × {repeats} repeats is more than {MAX_POINTS} runs"))
+            problems.append(
+                ("axes", f"{n} points × {repeats} repeats is more than {MAX_POINTS} runs")
+            )
     if problems:
         raise SweepError(problems, source)
-    return Sweep(name=name, base=base, axes=axes, groups=groups, repeats=repeats, seed=seed,
-                 backend=backend, plots=plots, source=source, start_jitter_ns=jitter)
+    return Sweep(
+        name=name,
+        base=base,
+        axes=axes,
+        groups=groups,
+        repeats=repeats,
+        seed=seed,
+        backend=backend,
+        plots=plots,
+        source=source,
+        start_jitter_ns=jitter,
+    )
 
 
-def _load_base(data: dict[str, Any], base_dir: Path | None, problems: list[tuple[str, str]]) -> dict[str, Any]:
+def _load_base(
+    data: dict[str, Any], base_dir: Path | None, problems: list[tuple[str, str]]
+) -> dict[str, Any]:
     base = data.get("base")
     if base is None:
-        problems.append(("base", "required: a scenario file (path relative to the sweep file) or an inline [base] table"))
+        problems.append(
+            (
+                "base",
+                "required: a scenario file (path relative to the sweep file) or an inline [base] table",
+            )
+        )
         return {}
     if isinstance(base, str):
         path = Path(base)
@@ -310,7 +381,12 @@ def _load_axes(raw: Any, problems: list[tuple[str, str]]) -> dict[str, list[Any]
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        problems.append(("axes", "expected a table of dotted keys, e.g. [axes] \"flows.1.rtt\" = [\"25ms\", \"50ms\"]"))
+        problems.append(
+            (
+                "axes",
+                'expected a table of dotted keys, e.g. [axes] "flows.1.rtt" = ["25ms", "50ms"]',
+            )
+        )
         return {}
     axes: dict[str, list[Any]] = {}
 
@@ -329,7 +405,12 @@ def _load_axes(raw: Any, problems: list[tuple[str, str]]) -> dict[str, list[Any]
                 walk(key, v)
                 continue
             else:
-                problems.append((f"axes.{key}", f"expected a list of values or a range {{ from, to, step }} (got {v!r})"))
+                problems.append(
+                    (
+                        f"axes.{key}",
+                        f"expected a list of values or a range {{ from, to, step }} (got {v!r})",
+                    )
+                )
                 continue
             if key in axes:
                 problems.append((f"axes.{key}", "axis given twice"))
@@ -342,9 +423,18 @@ def _load_axes(raw: Any, problems: list[tuple[str, str]]) -> dict[str, list[Any]
     return axes
 
 
-def _load_groups(raw: Any, axes: dict[str, list[Any]], problems: list[tuple[str, str]]) -> list[list[str]]:
-    if not isinstance(raw, list) or not all(isinstance(g, list) and all(isinstance(k, str) for k in g) for g in raw):
-        problems.append(("zip", f"expected a list of axis-key lists, e.g. zip = [[\"flows.0.rtt\", \"flows.1.rtt\"]] (got {raw!r})"))
+def _load_groups(
+    raw: Any, axes: dict[str, list[Any]], problems: list[tuple[str, str]]
+) -> list[list[str]]:
+    if not isinstance(raw, list) or not all(
+        isinstance(g, list) and all(isinstance(k, str) for k in g) for g in raw
+    ):
+        problems.append(
+            (
+                "zip",
+                f'expected a list of axis-key lists, e.g. zip = [["flows.0.rtt", "flows.1.rtt"]] (got {raw!r})',
+            )
+        )
         return [[k] for k in axes]
     grouped: dict[str, int] = {}
     for gi, g in enumerate(raw):
@@ -354,15 +444,22 @@ def _load_groups(raw: Any, axes: dict[str, list[Any]], problems: list[tuple[str,
             if k not in axes and f"axes.{k}" in {w for w, _ in problems}:
                 continue  # the axis itself is reported
             if k not in axes:
-                problems.append((f"zip.{gi}", f"{k!r} is not an axis; axes: {', '.join(axes) or '(none)'}"))
+                problems.append(
+                    (f"zip.{gi}", f"{k!r} is not an axis; axes: {', '.join(axes) or '(none)'}")
+                )
             elif k in grouped:
                 problems.append((f"zip.{gi}", f"{k!r} is already in zip group {grouped[k]}"))
             else:
                 grouped[k] = gi
         lens = {k: len(axes[k]) for k in g if k in axes}
         if len(set(lens.values())) > 1:
-            problems.append((f"zip.{gi}", "axes that move together need equal lengths; got "
-                             + ", ".join(f"{k}: {n}" for k, n in lens.items())))
+            problems.append(
+                (
+                    f"zip.{gi}",
+                    "axes that move together need equal lengths; got "
+                    + ", ".join(f"{k}: {n}" for k, n in lens.items()),
+                )
+            )
     # groups in the order of their first axis
     groups: list[list[str]] = []
     seen: set[int] = set()
@@ -377,7 +474,9 @@ def _load_groups(raw: Any, axes: dict[str, list[Any]], problems: list[tuple[str,
     return groups
 
 
-def _load_plots(raw: Any, axes: dict[str, list[Any]], problems: list[tuple[str, str]]) -> list[Plot]:
+def _load_plots(
+    raw: Any, axes: dict[str, list[Any]], problems: list[tuple[str, str]]
+) -> list[Plot]:
     if not isinstance(raw, list):
         problems.append(("plots", "expected [[plots]] tables"))
         return []
@@ -389,12 +488,21 @@ def _load_plots(raw: Any, axes: dict[str, list[Any]], problems: list[tuple[str, 
             continue
         extra = set(p) - {"kind", "metric", "x", "y", "by"}
         if extra:
-            problems.append((where, f"unknown key(s) {', '.join(sorted(extra))}; allowed: kind, metric, x, y, by"))
+            problems.append(
+                (
+                    where,
+                    f"unknown key(s) {', '.join(sorted(extra))}; allowed: kind, metric, x, y, by",
+                )
+            )
         kind = p.get("kind")
         if kind not in _PLOT_KINDS:
-            problems.append((f"{where}.kind", f"expected one of {', '.join(_PLOT_KINDS)} (got {kind!r})"))
+            problems.append(
+                (f"{where}.kind", f"expected one of {', '.join(_PLOT_KINDS)} (got {kind!r})")
+            )
         if not isinstance(p.get("metric"), str):
-            problems.append((f"{where}.metric", "required: a metric name such as 'jfi', 'ratio', 'utilization'"))
+            problems.append(
+                (f"{where}.metric", "required: a metric name such as 'jfi', 'ratio', 'utilization'")
+            )
         broken = {w for w, _ in problems}
         for k in ("x", "y", "by"):
             v = p.get(k)
@@ -404,12 +512,22 @@ def _load_plots(raw: Any, axes: dict[str, list[Any]], problems: list[tuple[str, 
             problems.append((f"{where}.x", "required: the axis on the x axis"))
         if kind == "surface" and p.get("y") is None:
             problems.append((f"{where}.y", "a surface needs a y axis"))
-        out.append(Plot(kind=str(kind), metric=str(p.get("metric")), x=str(p.get("x")), y=p.get("y"), by=p.get("by")))
+        out.append(
+            Plot(
+                kind=str(kind),
+                metric=str(p.get("metric")),
+                x=str(p.get("x")),
+                y=p.get("y"),
+                by=p.get("by"),
+            )
+        )
     return out
 
 
 # --------------------------------------------------------------------------- ranges
-_QUANTITY = re.compile(r"^\s*(?P<num>[+-]?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\s*(?P<unit>[A-Za-zµ%]*)\s*$")
+_QUANTITY = re.compile(
+    r"^\s*(?P<num>[+-]?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\s*(?P<unit>[A-Za-zµ%]*)\s*$"
+)
 
 
 def _split_quantity(v: Any, what: str) -> tuple[Decimal, str | None]:
@@ -436,7 +554,9 @@ def expand_range(r: dict[str, Any]) -> list[Any]:
     """
     extra = set(r) - {"from", "to", "step"}
     if extra:
-        raise ValueError(f"unknown key(s) {', '.join(sorted(extra))} in a range; allowed: from, to, step")
+        raise ValueError(
+            f"unknown key(s) {', '.join(sorted(extra))} in a range; allowed: from, to, step"
+        )
     missing = [k for k in ("from", "to", "step") if k not in r]
     if missing:
         raise ValueError(f"a range needs from, to and step (missing: {', '.join(missing)})")
@@ -444,7 +564,9 @@ def expand_range(r: dict[str, Any]) -> list[Any]:
     hi, u2 = _split_quantity(r["to"], "to")
     step, u3 = _split_quantity(r["step"], "step")
     if len({u1, u2, u3}) != 1:
-        raise ValueError(f"from, to and step must have the same unit (got {r['from']!r}, {r['to']!r}, {r['step']!r})")
+        raise ValueError(
+            f"from, to and step must have the same unit (got {r['from']!r}, {r['to']!r}, {r['step']!r})"
+        )
     if step <= 0:
         raise ValueError(f"step must be positive (got {r['step']!r})")
     if hi < lo:
@@ -465,9 +587,16 @@ def _fmt_decimal(d: Decimal) -> str:
 
 
 # --------------------------------------------------------------------------- API
-def run(sweep: Sweep | str | Path, backend: str | None = None, jobs: int | None = None,
-        executor: str = "local", scheduler: str | None = None, output: str | Path | None = None,
-        retry_failed: bool = False, progress: bool = False) -> Any:
+def run(
+    sweep: Sweep | str | Path,
+    backend: str | None = None,
+    jobs: int | None = None,
+    executor: str = "local",
+    scheduler: str | None = None,
+    output: str | Path | None = None,
+    retry_failed: bool = False,
+    progress: bool = False,
+) -> Any:
     """Run a sweep into a results store; returns the store's tidy table (pandas) for this sweep.
 
     The Python form of ``tcpfair sweep``; see ``tcpfair.executors.run_sweep``.
@@ -475,6 +604,14 @@ def run(sweep: Sweep | str | Path, backend: str | None = None, jobs: int | None 
     from .executors import run_sweep
 
     sw = sweep if isinstance(sweep, Sweep) else load_sweep(sweep)
-    report = run_sweep(sw, backend=backend, jobs=jobs, executor=executor, scheduler=scheduler,
-                       output=output, retry_failed=retry_failed, progress=progress)
+    report = run_sweep(
+        sw,
+        backend=backend,
+        jobs=jobs,
+        executor=executor,
+        scheduler=scheduler,
+        output=output,
+        retry_failed=retry_failed,
+        progress=progress,
+    )
     return report.store.table(sweep=sw.name, backend=report.backend)

@@ -34,18 +34,36 @@ _NUMBER = r"(?P<num>[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)"
 _RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-zµ]+)\s*$")
 
 _RATE_UNITS = {
-    "bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9, "tbit": 10**12,
-    "bps": 1, "kbps": 10**3, "mbps": 10**6, "gbps": 10**9, "tbps": 10**12,
+    "bit": 1,
+    "kbit": 10**3,
+    "mbit": 10**6,
+    "gbit": 10**9,
+    "tbit": 10**12,
+    "bps": 1,
+    "kbps": 10**3,
+    "mbps": 10**6,
+    "gbps": 10**9,
+    "tbps": 10**12,
 }
 _TIME_UNITS = {"ns": 1, "us": 10**3, "µs": 10**3, "ms": 10**6, "s": 10**9, "min": 60 * 10**9}
 _SIZE_UNITS = {
-    "B": 1, "KB": 10**3, "kB": 10**3, "MB": 10**6, "GB": 10**9,
-    "KiB": 2**10, "MiB": 2**20, "GiB": 2**30,
+    "B": 1,
+    "KB": 10**3,
+    "kB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "KiB": 2**10,
+    "MiB": 2**20,
+    "GiB": 2**30,
 }
 
-RATE_HELP = "a rate with a unit, e.g. '100Mbit', '1.5Mbit', '10Gbit' (units: bit, kbit, Mbit, Gbit, Tbit)"
+RATE_HELP = (
+    "a rate with a unit, e.g. '100Mbit', '1.5Mbit', '10Gbit' (units: bit, kbit, Mbit, Gbit, Tbit)"
+)
 TIME_HELP = "a time with a unit, e.g. '20ms', '300s' (units: ns, us, ms, s, min)"
-SIZE_HELP = "a size with a unit, e.g. '1500B', '64KB', '25MiB' (units: B, KB, MB, GB, KiB, MiB, GiB)"
+SIZE_HELP = (
+    "a size with a unit, e.g. '1500B', '64KB', '25MiB' (units: B, KB, MB, GB, KiB, MiB, GiB)"
+)
 BUFFER_HELP = "a size ('64KB'), a packet count ('100pkt') or a multiple of the BDP ('0.2bdp')"
 
 

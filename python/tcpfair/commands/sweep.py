@@ -46,26 +46,68 @@ def _wrap(fn: Any) -> Any:
 # --------------------------------------------------------------------------- sweep
 @click.command()
 @click.argument("sweep_file", metavar="SWEEP.toml", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--backend", "-b", type=click.Choice(["sim", "kernel"]), default=None,
-              help="Backend (default: the sweep file's 'backend', else sim).")
-@click.option("-j", "--jobs", type=int, default=None,
-              help="Parallel runs (default: CPU cores for sim; the kernel backend always runs one at a time).")
-@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True)
-@click.option("--scheduler", default=None, metavar="ADDRESS",
-              help="Dask scheduler address (tcp://host:8786); default: a LocalCluster of -j workers.")
-@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Results directory (default: results/<sweep name>); several sweeps may share one.")
-@click.option("--axis", "axis_overrides", multiple=True, metavar="KEY=VALUES",
-              help='Replace an axis\'s values: --axis \'flows.1.cca=["newreno"]\' (a TOML list or range).')
+@click.option(
+    "--backend",
+    "-b",
+    type=click.Choice(["sim", "kernel"]),
+    default=None,
+    help="Backend (default: the sweep file's 'backend', else sim).",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=int,
+    default=None,
+    help="Parallel runs (default: CPU cores for sim; the kernel backend always runs one at a time).",
+)
+@click.option(
+    "--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True
+)
+@click.option(
+    "--scheduler",
+    default=None,
+    metavar="ADDRESS",
+    help="Dask scheduler address (tcp://host:8786); default: a LocalCluster of -j workers.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Results directory (default: results/<sweep name>); several sweeps may share one.",
+)
+@click.option(
+    "--axis",
+    "axis_overrides",
+    multiple=True,
+    metavar="KEY=VALUES",
+    help="Replace an axis's values: --axis 'flows.1.cca=[\"newreno\"]' (a TOML list or range).",
+)
 @click.option("--retry-failed", is_flag=True, help="Run again the runs that failed before.")
 @click.option("--dry-run", is_flag=True, help="Validate and list the runs; run nothing.")
 @click.option("--progress/--no-progress", default=True, show_default=True)
-@click.option("--figures/--no-figures", default=True, show_default=True,
-              help="Draw the sweep file's [[plots]] into <results>/figures/<sweep>/ when done.")
+@click.option(
+    "--figures/--no-figures",
+    default=True,
+    show_default=True,
+    help="Draw the sweep file's [[plots]] into <results>/figures/<sweep>/ when done.",
+)
 @click.option("--format", "fmt", default="png,svg", show_default=True, help=FORMAT_HELP)
 @_wrap
-def sweep(sweep_file: Path, backend: str | None, jobs: int | None, executor: str, scheduler: str | None,
-          output: Path | None, axis_overrides: tuple[str, ...], retry_failed: bool, dry_run: bool, progress: bool, figures: bool, fmt: str) -> None:
+def sweep(
+    sweep_file: Path,
+    backend: str | None,
+    jobs: int | None,
+    executor: str,
+    scheduler: str | None,
+    output: Path | None,
+    axis_overrides: tuple[str, ...],
+    retry_failed: bool,
+    dry_run: bool,
+    progress: bool,
+    figures: bool,
+    fmt: str,
+) -> None:
     """Run every point × repeat of SWEEP.toml into a results store; finished runs are skipped,
     so the same command resumes an interrupted sweep."""
     from ..executors import backend_check, make_executor, plan, run_sweep
@@ -78,19 +120,30 @@ def sweep(sweep_file: Path, backend: str | None, jobs: int | None, executor: str
     be = backend or sw.backend or "sim"
     if dry_run:
         runs = plan(sw, be, backend_check(be))
-        click.echo(f"{sw.name}: {sw.n_points()} points × {sw.repeats} repeats = {len(runs)} runs on {be}")
+        click.echo(
+            f"{sw.name}: {sw.n_points()} points × {sw.repeats} repeats = {len(runs)} runs on {be}"
+        )
         for r in runs:
             if r.repeat == 0:
-                click.echo("  " + ", ".join(f"{k}={v}" for k, v in r.axes.items()) + f"  [{r.point_hash}]")
+                click.echo(
+                    "  " + ", ".join(f"{k}={v}" for k, v in r.axes.items()) + f"  [{r.point_hash}]"
+                )
         return
     ex = make_executor(executor, be, jobs, scheduler)
-    rep = run_sweep(sw, backend=be, executor=ex, output=output, retry_failed=retry_failed, progress=progress)
+    rep = run_sweep(
+        sw, backend=be, executor=ex, output=output, retry_failed=retry_failed, progress=progress
+    )
     s = rep.store
-    click.echo(f"{sw.name} on {be}: {rep.total} runs ({sw.n_points()} points × {sw.repeats} repeats); "
-               f"ran {rep.ran} in {rep.wall_s:.1f} s ({rep.finished} finished, {rep.failed} failed); "
-               f"{rep.already_done} were done before" + (f", {rep.adopted} recovered" if rep.adopted else ""))
+    click.echo(
+        f"{sw.name} on {be}: {rep.total} runs ({sw.n_points()} points × {sw.repeats} repeats); "
+        f"ran {rep.ran} in {rep.wall_s:.1f} s ({rep.finished} finished, {rep.failed} failed); "
+        f"{rep.already_done} were done before"
+        + (f", {rep.adopted} recovered" if rep.adopted else "")
+    )
     if rep.skipped_failed:
-        click.echo(f"{rep.skipped_failed} runs failed earlier and were skipped; --retry-failed runs them again")
+        click.echo(
+            f"{rep.skipped_failed} runs failed earlier and were skipped; --retry-failed runs them again"
+        )
     if rep.errors:
         _print_errors(rep.errors)
     _note_invalid(s.table(sweep=sw.name, backend=be))
@@ -116,8 +169,11 @@ def _note_invalid(t: Any) -> None:
     for text in bad["failed_checks"].fillna(""):
         names.update(n for n in text.split(", ") if n)
     detail = ", ".join(f"{n} ({k}×)" for n, k in names.most_common(5))
-    click.echo(f"note: {len(bad)} finished runs failed the backend's accuracy checks (column valid = 0)"
-               + (f": {detail}" if detail else ""), err=True)
+    click.echo(
+        f"note: {len(bad)} finished runs failed the backend's accuracy checks (column valid = 0)"
+        + (f": {detail}" if detail else ""),
+        err=True,
+    )
 
 
 def _print_errors(errors: dict[str, str]) -> None:
@@ -129,7 +185,9 @@ def _print_errors(errors: dict[str, str]) -> None:
         click.echo(f"  {n}× {msg}", err=True)
 
 
-def draw_plots(store: Any, sweep: str, backend: str, plots: list[Any], out: Path, formats: list[str]) -> list[Path]:
+def draw_plots(
+    store: Any, sweep: str, backend: str, plots: list[Any], out: Path, formats: list[str]
+) -> list[Path]:
     from ..aggregate import aggregate
     from ..surfaces import line_figure, surface_figure
 
@@ -141,7 +199,9 @@ def draw_plots(store: Any, sweep: str, backend: str, plots: list[Any], out: Path
     paths: list[Path] = []
     for p in plots:
         if p.metric not in set(agg["metric"]):
-            raise UserError(f"plots: unknown metric {p.metric!r}; metrics: {', '.join(dict.fromkeys(agg['metric']))}")
+            raise UserError(
+                f"plots: unknown metric {p.metric!r}; metrics: {', '.join(dict.fromkeys(agg['metric']))}"
+            )
         title = f"{sweep} ({backend})"
         if p.kind == "surface":
             paths += surface_figure(agg, p.metric, p.x, p.y, out, formats, title=title)
@@ -155,22 +215,51 @@ def draw_plots(store: Any, sweep: str, backend: str, plots: list[Any], out: Path
 @click.argument("directory", type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.option("--sweep", "sweep_name", default=None, help="Only this sweep.")
 @click.option("--backend", default=None, help="Only this backend.")
-@click.option("--export", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the tidy table (one row per run) to a .csv or .parquet file.")
-@click.option("--aggregate", "aggregated", is_flag=True,
-              help="With --export: write the per-point aggregates (mean, std, 95 %% CI) instead.")
-@click.option("--plot", "metric", default=None, help="Draw METRIC (jfi, ratio, utilization, thr_g0_bps, …).")
+@click.option(
+    "--export",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the tidy table (one row per run) to a .csv or .parquet file.",
+)
+@click.option(
+    "--aggregate",
+    "aggregated",
+    is_flag=True,
+    help="With --export: write the per-point aggregates (mean, std, 95 %% CI) instead.",
+)
+@click.option(
+    "--plot", "metric", default=None, help="Draw METRIC (jfi, ratio, utilization, thr_g0_bps, …)."
+)
 @click.option("--x", "x", default=None, help="Axis on x (with --plot).")
 @click.option("--y", "y", default=None, help="Second axis: heatmap + 3-D surface (with --plot).")
-@click.option("--by", "by", default=None, help="One line per value of this axis (with --plot, no --y).")
-@click.option("--figures", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Figure directory (default: DIRECTORY/figures/<sweep>).")
+@click.option(
+    "--by", "by", default=None, help="One line per value of this axis (with --plot, no --y)."
+)
+@click.option(
+    "--figures",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Figure directory (default: DIRECTORY/figures/<sweep>).",
+)
 @click.option("--format", "fmt", default="png,svg", show_default=True, help=FORMAT_HELP)
-@click.option("--check", is_flag=True, help="Check the store's consistency (catalog vs run directories).")
+@click.option(
+    "--check", is_flag=True, help="Check the store's consistency (catalog vs run directories)."
+)
 @_wrap
-def results(directory: Path, sweep_name: str | None, backend: str | None, export: Path | None, aggregated: bool,
-            metric: str | None, x: str | None, y: str | None, by: str | None, figures: Path | None, fmt: str,
-            check: bool) -> None:
+def results(
+    directory: Path,
+    sweep_name: str | None,
+    backend: str | None,
+    export: Path | None,
+    aggregated: bool,
+    metric: str | None,
+    x: str | None,
+    y: str | None,
+    by: str | None,
+    figures: Path | None,
+    fmt: str,
+    check: bool,
+) -> None:
     """Show the runs of a results store, export them, or plot them."""
     from ..aggregate import aggregate
     from ..store import Store
@@ -202,7 +291,9 @@ def results(directory: Path, sweep_name: str | None, backend: str | None, export
         return
     if metric is not None:
         if x is None:
-            raise UserError("--plot needs --x AXIS (and --y AXIS for a surface, or --by AXIS for lines)")
+            raise UserError(
+                "--plot needs --x AXIS (and --y AXIS for a surface, or --by AXIS for lines)"
+            )
         from ..sweep import Plot
 
         name, be = s.select(sweep_name, backend)
@@ -230,19 +321,28 @@ def _print_overview(s: Any, sweep_name: str | None, backend: str | None) -> None
         console = Console(width=200)
     pairs = [(n, b) for n, b in s.sweeps() if (sweep_name in (None, n)) and (backend in (None, b))]
     if not pairs:
-        raise UserError(f"{s.root}: no sweep matches; it has: " + ", ".join(f"{n} ({b})" for n, b in s.sweeps()))
+        raise UserError(
+            f"{s.root}: no sweep matches; it has: " + ", ".join(f"{n} ({b})" for n, b in s.sweeps())
+        )
     for name, be in pairs:
         t = s.table(sweep=name, backend=be)
         counts = t["status"].value_counts().to_dict()
-        console.print(f"[bold]{name}[/] ({be}): {len(t)} runs — " +
-                      ", ".join(f"{counts.get(k, 0)} {k}" for k in ("done", "failed", "pending")))
+        console.print(
+            f"[bold]{name}[/] ({be}): {len(t)} runs — "
+            + ", ".join(f"{counts.get(k, 0)} {k}" for k in ("done", "failed", "pending"))
+        )
         axes = s.sweep_axes(name, be)
         agg = aggregate(t, axes, ["jfi", "ratio", "utilization"])
         if agg.empty or not agg["n"].gt(0).any():
             continue
         # zip partners (an axis determined by an earlier one) are not shown twice
-        shown = [a for i, a in enumerate(axes)
-                 if not any((t.groupby(b, dropna=False)[a].nunique(dropna=False) <= 1).all() for b in axes[:i])]
+        shown = [
+            a
+            for i, a in enumerate(axes)
+            if not any(
+                (t.groupby(b, dropna=False)[a].nunique(dropna=False) <= 1).all() for b in axes[:i]
+            )
+        ]
         tab = Table(caption="mean ± half-width of the 95 % CI over the repeats")
         for a in shown:
             tab.add_column(a)
@@ -255,7 +355,9 @@ def _print_overview(s: Any, sweep_name: str | None, backend: str | None) -> None
             cells = [str(v) for v in key] + [str(int(part["n"].max()))]
             for m in ("jfi", "ratio", "utilization"):
                 mean, ci = by_metric.loc[m, "mean"], by_metric.loc[m, "ci"]
-                cells.append("" if mean != mean else f"{mean:.3f}" + ("" if ci != ci else f"±{ci:.3f}"))
+                cells.append(
+                    "" if mean != mean else f"{mean:.3f}" + ("" if ci != ci else f"±{ci:.3f}")
+                )
             tab.add_row(*cells)
         console.print(tab)
         _note_invalid(t)
@@ -268,22 +370,52 @@ def _print_overview(s: Any, sweep_name: str | None, backend: str | None) -> None
 @click.command()
 @click.argument("a", type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.argument("b", type=click.Path(file_okay=False, exists=True, path_type=Path))
-@click.option("--metric", default="jfi", show_default=True, help="Metric to compare (jfi, ratio, utilization, …).")
+@click.option(
+    "--metric",
+    default="jfi",
+    show_default=True,
+    help="Metric to compare (jfi, ratio, utilization, …).",
+)
 @click.option("--a-sweep", default=None, help="Sweep in A (when A holds several).")
 @click.option("--b-sweep", default=None, help="Sweep in B (when B holds several).")
 @click.option("--a-backend", default=None, help="Backend in A (when A holds several).")
 @click.option("--b-backend", default=None, help="Backend in B (when B holds several).")
-@click.option("--x", "x", default=None, help="Axis on x of the difference surface (default: the first numeric axis).")
+@click.option(
+    "--x",
+    "x",
+    default=None,
+    help="Axis on x of the difference surface (default: the first numeric axis).",
+)
 @click.option("--y", "y", default=None, help="Axis on y (default: the next numeric axis).")
-@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Figure directory (default: A/figures/compare-<a>-vs-<b>).")
-@click.option("--export", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the matched points with D, C95, W to .csv or .parquet.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Figure directory (default: A/figures/compare-<a>-vs-<b>).",
+)
+@click.option(
+    "--export",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the matched points with D, C95, W to .csv or .parquet.",
+)
 @click.option("--format", "fmt", default="png,svg", show_default=True, help=FORMAT_HELP)
 @_wrap
-def compare(a: Path, b: Path, metric: str, a_sweep: str | None, b_sweep: str | None, a_backend: str | None,
-            b_backend: str | None, x: str | None, y: str | None, output: Path | None, export: Path | None,
-            fmt: str) -> None:
+def compare(
+    a: Path,
+    b: Path,
+    metric: str,
+    a_sweep: str | None,
+    b_sweep: str | None,
+    a_backend: str | None,
+    b_backend: str | None,
+    x: str | None,
+    y: str | None,
+    output: Path | None,
+    export: Path | None,
+    fmt: str,
+) -> None:
     """Difference between result sets A and B: D = A − B, C95 = 2·σ(B), W = |D| − C95 per
     matched point; prints the share of points with W ≥ 0 and draws the difference surface."""
     from ..compare import compare as do_compare
@@ -317,13 +449,20 @@ def compare(a: Path, b: Path, metric: str, a_sweep: str | None, b_sweep: str | N
             raise UserError(f"--export {export}: the file name must end in .csv or .parquet")
         click.echo(f"wrote {len(c.table)} points to {export}")
     xy = _pick_xy(c.table, c.axes, x, y)
-    facets = [k for k in c.axes if k not in xy and c.table[k].nunique() > 1
-              and not (c.table.groupby(list(xy))[k].nunique() <= 1).all()]
+    facets = [
+        k
+        for k in c.axes
+        if k not in xy
+        and c.table[k].nunique() > 1
+        and not (c.table.groupby(list(xy))[k].nunique() <= 1).all()
+    ]
     for f in facets:
         for key, row in c.by(f).iterrows():
-            click.echo(f"  {f}={key}: W ≥ 0 at {int(row['differ'])} of {int(row['defined'])} points"
-                       + (f" ({100 * row['share']:.0f} %)" if row["defined"] else "")
-                       + f", mean |D| {row['mean_abs_D']:.4g}")
+            click.echo(
+                f"  {f}={key}: W ≥ 0 at {int(row['differ'])} of {int(row['defined'])} points"
+                + (f" ({100 * row['share']:.0f} %)" if row["defined"] else "")
+                + f", mean |D| {row['mean_abs_D']:.4g}"
+            )
     if len(xy) == 2:
         out = output or a / "figures" / f"compare-{na}-vs-{nb}"
         paths = difference_figure(c, xy[0], xy[1], out, formats)
@@ -340,7 +479,11 @@ def _pick_xy(table: Any, axes: list[str], x: str | None, y: str | None) -> list[
             raise UserError(f"{k!r} is not a common axis; axes: {', '.join(axes)}")
     if x and y:
         return [x, y]
-    numeric = [k for k in axes if table[k].nunique() > 1 and axis_numeric(list(table[k].unique()))[0] is not None]
+    numeric = [
+        k
+        for k in axes
+        if table[k].nunique() > 1 and axis_numeric(list(table[k].unique()))[0] is not None
+    ]
     picked = [x] if x else []
     for k in numeric:
         if len(picked) == 2:

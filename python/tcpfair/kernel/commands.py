@@ -285,8 +285,19 @@ def iperf3_server(g: Group, wrapper: Cmd, interval_s: float) -> Cmd:
     its intervals are matched one-to-one with the client's (cwnd/srtt from the sender)."""
     return in_ns(
         g.receiver_ns,
-        [*wrapper, "iperf3", "-s", "-1", "-B", g.receiver_ip, "-p", str(g.server_port), "-J",
-         "-i", f"{interval_s:g}"],
+        [
+            *wrapper,
+            "iperf3",
+            "-s",
+            "-1",
+            "-B",
+            g.receiver_ip,
+            "-p",
+            str(g.server_port),
+            "-J",
+            "-i",
+            f"{interval_s:g}",
+        ],
     )
 
 
@@ -376,17 +387,20 @@ def proc_net_counters(ns: str) -> Cmd:
     return ["ip", "netns", "exec", check_name(ns), "cat", "/proc/net/snmp", "/proc/net/netstat"]
 
 
-def parse_proc_net_counters(text: str, tables: tuple[str, ...] = ("Tcp", "TcpExt")) -> dict[str, int]:
+def parse_proc_net_counters(
+    text: str, tables: tuple[str, ...] = ("Tcp", "TcpExt")
+) -> dict[str, int]:
     """``Table: name …`` / ``Table: value …`` line pairs of /proc/net/snmp and
     /proc/net/netstat → ``{"Table.name": value}`` for the given tables, non-zero values
     only (``Tcp.MaxConn`` is -1 and is kept)."""
     out: dict[str, int] = {}
     lines = [ln.split() for ln in text.splitlines() if ":" in ln]
-    for head, vals in zip(lines, lines[1:]):
+    for head, vals in zip(lines, lines[1:], strict=False):  # each line with the next
         if not head or not vals or head[0] != vals[0] or head[0].rstrip(":") not in tables:
             continue
-        if head[1:] and not head[1].lstrip("-").isdigit() and vals[1].lstrip("-").isdigit():
-            for k, v in zip(head[1:], vals[1:]):
+        names_ok = len(head) == len(vals) > 1 and not head[1].lstrip("-").isdigit()
+        if names_ok and vals[1].lstrip("-").isdigit():
+            for k, v in zip(head[1:], vals[1:], strict=True):
                 if int(v) != 0:
                     out[f"{head[0].rstrip(':')}.{k}"] = int(v)
     return out

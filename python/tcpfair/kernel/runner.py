@@ -494,7 +494,8 @@ def _execute(
     }
     for g in topo.groups:
         raw.tcp_counters[g.index] = {
-            role: _counters(ns) for role, ns in (("sender", g.sender_ns), ("receiver", g.receiver_ns))
+            role: _counters(ns)
+            for role, ns in (("sender", g.sender_ns), ("receiver", g.receiver_ns))
         }
     for gi, sp in clients.items():
         pg.stop(sp)
