@@ -468,6 +468,12 @@ def test_checks_pass_and_fail_at_their_limits() -> None:
         "emulator.send_errors": True,
     }
     assert not V.lateness_checks(None)[0]["ok"]
+    # a 1.2 ms stall against a buffer that drains in 0.36 ms (3 frames at 100 Mbit/s) is
+    # put in context; against a 20 ms buffer it is not
+    short = {c["name"]: c for c in V.lateness_checks(late, 3 * 1514 * 8 / 100e6)}
+    assert "exceeds the 0.36 ms a full buffer takes" in short["emulator.lateness_max"]["message"]
+    deep = {c["name"]: c for c in V.lateness_checks(late, 0.020)}
+    assert "drain" not in deep["emulator.lateness_max"]["message"]
     assert V.goodput_check(97.5e6, 95.64e6)["ok"] and not V.goodput_check(99e6, 95e6)["ok"]
     # 1 % loss, 100 000 packets: sd = 31.5 packets; 1100 lost is 3.2 sd off, 1200 is 6.3 sd
     assert V.loss_check(0.01, 1100, 100_000)["ok"] and not V.loss_check(0.01, 1200, 100_000)["ok"]

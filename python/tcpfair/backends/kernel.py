@@ -299,7 +299,11 @@ def run_checks(sc: Scenario, raw: RawRun, result: RunResult, goodput_cap: float)
     topo = raw.topology
     checks = V.rtt_checks({g.index: g.rtt_ns / 1e9 for g in topo.groups}, raw.rtt_probes)
     final = raw.linkem_lines[-1] if raw.linkem_lines and raw.linkem_lines[-1].get("final") else None
-    checks += V.lateness_checks(final)
+    buf_bytes, buf_pkts = sc.buffer_limits()
+    if buf_pkts is not None:
+        buf_bytes = buf_pkts * (sc.bottleneck.mtu + 14)
+    drain_s = buf_bytes * 8 / sc.bottleneck.rate if buf_bytes else None
+    checks += V.lateness_checks(final, drain_s)
     met = result.metrics()
     checks.append(V.goodput_check(float(met["sum_bps"]), goodput_cap))
     if sc.bottleneck.loss > 0 and final:
