@@ -294,3 +294,16 @@ def test_jitter_defaults_resolves_in_ns_and_round_trips() -> None:
 def test_bad_jitter_names_the_key(value: Any, message: str) -> None:
     e = error_of(with_("flows.0.jitter", value))
     assert "flows.0.jitter" in e and message in e
+
+
+def test_ack_jitter_is_opt_in_and_keeps_old_hashes() -> None:
+    # off by default and then absent from the resolved form: every scenario written before
+    # the key existed keeps its content hash (PINNED_HASH above), so stored sweeps resume
+    sc = from_dict(base())
+    assert sc.hash() == PINNED_HASH
+    assert all("ack_jitter_ns" not in c for c in sc.connections())
+    on = from_dict(with_("flows.1.ack_jitter", "150us"))
+    assert [c.get("ack_jitter_ns", 0) for c in on.connections()] == [0, 150_000]
+    assert on.hash() != sc.hash() and from_dict(on.to_dict()).hash() == on.hash()
+    e = error_of(with_("flows.0.ack_jitter", "3s"))
+    assert "flows.0.ack_jitter" in e and "at most 1s" in e

@@ -182,6 +182,7 @@ class Flow(_Strict):
     wmem: Size = LINUX_WMEM
     cwnd_clamp: int | None = Field(None, ge=2)
     jitter: Time = DEFAULT_JITTER_NS
+    ack_jitter: Time = 0
     label: str | None = None
     alpha: int | None = Field(None, ge=0)
     beta: int | None = Field(None, ge=0)
@@ -194,7 +195,7 @@ class Flow(_Strict):
             raise ValueError(f"unknown congestion control; allowed: {', '.join(CCAS)}")
         return v
 
-    @field_validator("jitter")
+    @field_validator("jitter", "ack_jitter")
     @classmethod
     def _jitter(cls, v: int) -> int:
         if v > MAX_JITTER_NS:
@@ -298,6 +299,10 @@ class Scenario(_Strict):
                         "jitter_ns": f.jitter,
                     }
                 )
+                if f.ack_jitter:
+                    # added in session 2: left out at its neutral default, so the content
+                    # hashes (and stored sweep results) of earlier scenarios stay valid
+                    out[-1]["ack_jitter_ns"] = f.ack_jitter
         return out
 
     def group_label(self, g: int) -> str:
@@ -387,6 +392,8 @@ def _as_written(s: Scenario) -> dict[str, Any]:
             "wmem": f"{f.wmem}B",
             "jitter": f"{f.jitter}ns",
         }
+        if f.ack_jitter:
+            d["ack_jitter"] = f"{f.ack_jitter}ns"
         for k in ("stop",):
             if getattr(f, k) is not None:
                 d[k] = f"{getattr(f, k)}ns"

@@ -86,6 +86,12 @@ pub struct FlowConfig {
     /// uniform [0, jitter] (FIFO kept), to break drop-tail phase effects (Floyd & Jacobson
     /// 1992). 0 disables it.
     pub jitter_ns: u64,
+    /// Random host delay on the ACK path: each ACK the receiver sends is held a further
+    /// uniform [0, ack_jitter] (FIFO kept), so ACKs sometimes reach the sender bunched, as
+    /// interrupt and softirq batching of real hosts (or an emulator's late releases)
+    /// deliver them. 0 (the default) keeps the ACK clock smooth.
+    #[serde(default)]
+    pub ack_jitter_ns: u64,
 }
 
 #[derive(Clone, Debug, Deserialize)]

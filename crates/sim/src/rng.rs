@@ -16,6 +16,13 @@ pub fn jitter_seed(seed: u64, id: u32) -> u64 {
     splitmix64(&mut x)
 }
 
+/// The seed of a connection's ACK-path host-delay (`ack_jitter`) stream, separate from
+/// the send jitter's and the congestion control's.
+pub fn ack_jitter_seed(seed: u64, id: u32) -> u64 {
+    let mut x = flow_seed(seed, id) ^ 0xbb67_ae85_84ca_a73b;
+    splitmix64(&mut x)
+}
+
 #[derive(Clone, Debug)]
 pub struct Rng {
     s: [u64; 4],

@@ -135,8 +135,8 @@ impl Sim {
             // time, to each packet's processing at the source (ns-2's `overhead_` does the
             // same). What decides which flow a drop-tail overflow hits is when each data
             // packet reaches the queue, so randomizing the data departures acts on exactly
-            // that; jittering ACKs would be partly undone by delayed/compressed ACKs and
-            // by pacing, and would also perturb the senders' RTT samples twice per round.
+            // that. ACK-path noise (`ack_jitter_ns`, off by default) is a different effect:
+            // bunched ACKs release segment trains (docs/validation.md D2, D6).
             fwd_lines: cfg
                 .flows
                 .iter()
@@ -147,7 +147,16 @@ impl Sim {
                     )
                 })
                 .collect(),
-            rev_lines: cfg.flows.iter().map(|_| DelayLine::new()).collect(),
+            rev_lines: cfg
+                .flows
+                .iter()
+                .map(|f| {
+                    DelayLine::with_jitter(
+                        f.ack_jitter_ns,
+                        Rng::new(crate::rng::ack_jitter_seed(cfg.seed, f.id)),
+                    )
+                })
+                .collect(),
             link: Bottleneck::new(b, window),
             flows,
             rng: Rng::new(cfg.seed),
@@ -497,6 +506,12 @@ fn validate(cfg: &Config) -> Result<(), SimError> {
             return Err(err(
                 &key("jitter"),
                 format!("must be at most 1s, got {}ns", f.jitter_ns),
+            ));
+        }
+        if f.ack_jitter_ns > 1_000_000_000 {
+            return Err(err(
+                &key("ack_jitter"),
+                format!("must be at most 1s, got {}ns", f.ack_jitter_ns),
             ));
         }
         if f.size_bytes == Some(0) {

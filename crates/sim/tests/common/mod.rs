@@ -22,6 +22,7 @@ pub fn flow(id: u32, cca: &str, rtt_ns: u64) -> FlowConfig {
         wmem_bytes: 4_194_304,
         cwnd_clamp: None,
         jitter_ns: 0,
+        ack_jitter_ns: 0,
     }
 }
 
