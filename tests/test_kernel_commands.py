@@ -617,3 +617,31 @@ def test_proc_net_counters_are_read_per_namespace() -> None:
         "TcpExt.TCPLossProbes": 7,
     }
     assert C.parse_proc_net_counters("") == {}
+
+
+def test_run_output_lists_checks_notes_and_the_verdict() -> None:
+    import io
+
+    import pandas as pd
+    from rich.console import Console
+
+    from tcpfair.kernel.display import print_checks
+    from tcpfair.result import RunResult
+
+    late = {
+        "late": {"mean_ns": 30_000.0, "max_ns": 1_200_000, "n": 10, "over_1ms": 1, "p99_us": 64},
+        "send_errors": 0,
+    }
+    checks = V.lateness_checks(late)
+    meta = {
+        "checks": checks,
+        "valid": False,
+        "kernel": {"notes": ["flows.0.ack_jitter: a simulator model of host ACK noise"]},
+    }
+    r = RunResult(flows=pd.DataFrame(), samples=pd.DataFrame(), link=pd.DataFrame(), meta=meta)
+    buf = io.StringIO()
+    print_checks(r, Console(file=buf, width=200))
+    out = buf.getvalue()
+    assert "FAIL emulator lateness max 1.200 ms" in out
+    assert "note flows.0.ack_jitter: a simulator model" in out
+    assert "run INVALID: failed emulator.lateness_max" in out

@@ -136,10 +136,16 @@ fn bunched_acks_overflow_a_three_packet_buffer_but_not_a_bdp() {
         out.link_totals.busy_ns as f64 / (30 * S) as f64
     };
     let (smooth, bunched) = (util(3 * 1500, 0), util(3 * 1500, 120_000));
-    assert!(bunched < 0.6 * smooth, "3 packets: {smooth:.3} → {bunched:.3}");
+    assert!(
+        bunched < 0.6 * smooth,
+        "3 packets: {smooth:.3} → {bunched:.3}"
+    );
     let bdp = bdp_bytes(100_000_000, 20 * MS);
     let (smooth, bunched) = (util(bdp, 0), util(bdp, 120_000));
-    assert!((smooth - bunched).abs() < 0.01, "1 BDP: {smooth:.3} → {bunched:.3}");
+    assert!(
+        (smooth - bunched).abs() < 0.01,
+        "1 BDP: {smooth:.3} → {bunched:.3}"
+    );
 }
 
 #[test]

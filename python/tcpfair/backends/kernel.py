@@ -244,6 +244,12 @@ def to_result(
         flows_parts.append(fl[FLOW_COLUMNS])
         sample_parts.append(recv_samples[SAMPLE_COLUMNS])
         notes += [f"flows.{g.index}: {x}" for x in tables.info.get("notes", [])]
+    for i, f in enumerate(sc.flows):
+        if f.ack_jitter:
+            notes.append(
+                f"flows.{i}.ack_jitter: a simulator model of host ACK noise, not applied "
+                "here (the real hosts and the emulator have their own)"
+            )
     flows = pd.concat(flows_parts, ignore_index=True)
     samples = (
         pd.concat(sample_parts, ignore_index=True)

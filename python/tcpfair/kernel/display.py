@@ -16,6 +16,8 @@ def print_checks(result: RunResult, console: Console | None = None) -> None:
     for c in checks:
         mark = "[green]ok  [/green]" if c["ok"] else "[red]FAIL[/red]"
         console.print(f"  {mark} {c['message']}", highlight=False)
+    for n in (result.meta.get("kernel") or {}).get("notes") or []:
+        console.print(f"  [yellow]note[/yellow] {n}", highlight=False)
     if result.meta.get("valid", True):
         console.print("[green]run valid[/green]: every check passed")
     else:
