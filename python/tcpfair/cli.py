@@ -61,7 +61,22 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    return cli.main(args=argv, prog_name="tcpfair")
+    """The console entry point. Errors users cause are turned into one line where they are
+    raised (``commands.friendly_errors``); anything that still escapes is a bug in tcpfair,
+    and is reported as one line too — the traceback only with ``TCPFAIR_DEBUG=1``."""
+    import os
+
+    try:
+        return cli.main(args=argv, prog_name="tcpfair")
+    except Exception as e:  # noqa: BLE001 — the last guard between a bug and a traceback
+        if os.environ.get("TCPFAIR_DEBUG"):
+            raise
+        click.echo(
+            f"error: internal error ({type(e).__name__}: {e}); this is a bug in tcpfair — "
+            "rerun with TCPFAIR_DEBUG=1 for the traceback and report it",
+            err=True,
+        )
+        sys.exit(70)
 
 
 if __name__ == "__main__":
