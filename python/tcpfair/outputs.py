@@ -66,10 +66,6 @@ _NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 RUN_FILES = frozenset(
     {"summary.json", "flows.parquet", "samples.parquet", "link.parquet", "throughput.png"}
 )
-#: What a results store's top level holds (store.py), besides ``catalog.sqlite``.
-STORE_ENTRIES = frozenset(
-    {"catalog.sqlite", "catalog.sqlite-wal", "catalog.sqlite-shm", "catalog.sqlite-journal"}
-) | {"runs", "figures"}
 
 
 class OutputError(ValueError):
@@ -136,11 +132,8 @@ def is_run_folder(d: Path) -> bool:
 
 
 def is_store(d: Path) -> bool:
-    """A real directory holding a results store: a regular ``catalog.sqlite`` and only the
-    entries a store has at its top level."""
-    if _kind(d) != "a directory" or _kind(d / "catalog.sqlite") != "a file":
-        return False
-    return all(e.name in STORE_ENTRIES for e in _entries(d))
+    """A real directory (not a link) holding a results store's ``catalog.sqlite``."""
+    return _kind(d) == "a directory" and _kind(d / "catalog.sqlite") == "a file"
 
 
 # --------------------------------------------------------------------------- run folders

@@ -24,7 +24,7 @@ from . import friendly_errors
 @click.option(
     "-o",
     "--output",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
     help="Run directory to write: a new path, an empty directory, or an earlier run folder "
     "with --force (default: results/<name>-<hash>-<backend>, or the first free -2, -3, …).",
