@@ -338,6 +338,8 @@ def publish_figures(
     staging = stage_beside(out)
     try:
         drawn = draw(staging)
+        if not drawn:
+            return []
         check_figure_dir(out, force=force, option=option)
         try:
             out.mkdir(parents=True, exist_ok=True)
