@@ -32,6 +32,12 @@ class Case:
     mentions: tuple[str, ...]
 
 
+def stored(store: Path) -> list[Path]:
+    """What a store holds that these commands must not touch: its runs and figures. (Not the
+    catalog's -wal/-shm files: SQLite creates and removes them as connections open and close.)"""
+    return [store / "runs", store / "figures"]
+
+
 def _folder_of_files(work: Path) -> Path:
     v = work / "v"
     (v / "sub").mkdir(parents=True)
@@ -96,7 +102,10 @@ def sweep_o(target: Callable[[Path], Path]) -> Callable[[Path, Path], Any]:
 
 def results_export(target: Callable[[Path], Path | str], *extra: str) -> Callable[..., Any]:
     def setup(work: Path, store: Path) -> tuple[list[str], list[Path]]:
-        return ["results", str(store), "--export", str(target(work)), *extra], [work, store]
+        return ["results", str(store), "--export", str(target(work)), *extra], [
+            work,
+            *stored(store),
+        ]
 
     return setup
 
@@ -104,7 +113,7 @@ def results_export(target: Callable[[Path], Path | str], *extra: str) -> Callabl
 def compare_args(*args: str, target: Callable[[Path], Path] | None = None) -> Callable[..., Any]:
     def setup(work: Path, store: Path) -> tuple[list[str], list[Path]]:
         more = [str(target(work))] if target else []
-        return ["compare", str(store), str(store), *args, *more], [work, store]
+        return ["compare", str(store), str(store), *args, *more], [work, *stored(store)]
 
     return setup
 
@@ -184,7 +193,7 @@ CASES: dict[str, Case] = {
         lambda w, s: (
             ["results", str(s), "--plot", "jfi", "--x", "flows.1.rtt", "--figures"]
             + [str(_folder_of_files(w))],
-            [w, s],
+            [w, *stored(s)],
         ),
         ("--figures", "not empty", "--force"),
     ),

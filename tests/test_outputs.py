@@ -243,7 +243,7 @@ def test_export_onto_an_existing_file(tmp_path: Path) -> None:
     out = tmp_path / "runs.csv"
     out.write_text("mine\n")
     line = fails_cleanly(
-        ["results", str(store), "--export", str(out)], unchanged=[out, store], cwd=tmp_path
+        ["results", str(store), "--export", str(out)], unchanged=[out, store / "runs"], cwd=tmp_path
     )
     assert "exists" in line and "--force" in line
     ok(["results", store, "--export", out, "--force"], tmp_path)
@@ -263,7 +263,7 @@ def test_export_to_a_folder_that_does_not_exist(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     for target in ("/proc/nope/x.csv", str(tmp_path / "missing" / "x.csv")):
         line = fails_cleanly(
-            ["results", str(store), "--export", target], unchanged=[store], cwd=tmp_path
+            ["results", str(store), "--export", target], unchanged=[store / "runs"], cwd=tmp_path
         )
         assert target in line and "does not exist" in line
     assert not (tmp_path / "missing").exists()
@@ -294,7 +294,7 @@ def test_compare_figure_folder(tmp_path: Path) -> None:
     fails_cleanly(
         ["compare", str(store), str(store), "-o", str(mine)],
         mentions=["-o", str(mine), "--force"],
-        unchanged=[mine, store],
+        unchanged=[mine, store / "runs"],
         cwd=tmp_path,
     )
     r = ok(["compare", store, store, "-o", mine, "--force", "--format", "png"], tmp_path)
