@@ -302,3 +302,19 @@ def test_compare_figure_folder(tmp_path: Path) -> None:
     names = sorted(p.name for p in mine.iterdir())
     assert "notes.txt" in names and any(n.endswith(".png") for n in names)
     assert (mine / "notes.txt").read_text() == "mine" and hidden(tmp_path) == []
+
+
+def test_python_api_keeps_the_store_rule(tmp_path: Path) -> None:
+    """tcpfair.executors.run_sweep (and so tcpfair.sweep.run) refuses a folder of other
+    files as the command does, before creating anything in it."""
+    from test_sweep_support import fake_run
+
+    from tcpfair.executors import run_sweep
+
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "f").write_text("x")
+    before = snapshot(other)
+    with pytest.raises(outputs.OutputError, match="not a results store"):
+        run_sweep(load_sweep(write_sweep(tmp_path)), output=other, run_fn=fake_run)
+    assert snapshot(other) == before
