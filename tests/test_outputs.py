@@ -55,6 +55,23 @@ def test_run_into_an_empty_folder_uses_it(tmp_path: Path) -> None:
     assert hidden(tmp_path) == []
 
 
+def test_an_empty_folder_is_filled_in_place(tmp_path: Path) -> None:
+    """The user's empty folder stays (mode, inode; it may be the current folder)."""
+    s = write_scenario(tmp_path)
+    here = tmp_path / "here"
+    here.mkdir(mode=0o750)
+    os.chmod(here, 0o750)
+    inode = here.stat().st_ino
+    ok(["run", s, "-o", ".", "--no-plot"], here)
+    st = here.stat()
+    assert st.st_ino == inode and st.st_mode & 0o777 == 0o750
+    assert {p.name for p in here.iterdir()} == RUN_FILES
+    assert hidden(tmp_path) == [] and hidden(here) == []
+    # the current folder is a run folder now; replacing it from inside is refused
+    line = fails_cleanly(["run", str(s), "-o", ".", "--force"], unchanged=[here], cwd=here)
+    assert "current folder" in line
+
+
 def test_run_folder_is_replaced_only_with_force(tmp_path: Path) -> None:
     ok(["run", write_scenario(tmp_path, seed=1), "-o", "r", "--no-plot"], tmp_path)
     r = tmp_path / "r"

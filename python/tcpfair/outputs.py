@@ -25,6 +25,7 @@ been renamed aside and put back untouched if it is no longer what was checked.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -154,6 +155,11 @@ def run_target(path: Path, *, force: bool = False, option: str = "-o") -> RunTar
         if not _entries(path):
             return RunTarget(path)
         if is_run_folder(path):
+            if force and _is_cwd(path):
+                raise OutputError(
+                    f"{option} {path}: is the current folder; to replace that run, "
+                    "run tcpfair from outside it"
+                )
             if force:
                 return RunTarget(path, replace=True)
             raise OutputError(
@@ -168,6 +174,13 @@ def run_target(path: Path, *, force: bool = False, option: str = "-o") -> RunTar
         f"{option} {path}: {kind}; allowed: a new path, an empty directory, "
         "or a run folder with --force"
     )
+
+
+def _is_cwd(path: Path) -> bool:
+    try:
+        return os.path.samefile(path, os.curdir)
+    except OSError:
+        return False
 
 
 def default_run_target(base: Path, *, force: bool = False, tries: int = 1000) -> RunTarget:
@@ -192,6 +205,7 @@ def _umask_mode(mode: int) -> int:
 def stage_beside(target: Path, *, suffix: str = "") -> Path:
     """A new hidden staging directory (or, with ``suffix``, the name of a temporary file)
     beside ``target``, created in its parent (which is created if missing)."""
+    target = Path(os.path.abspath(target))  # "." and "x/.." have no name of their own
     parent = target.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -212,9 +226,11 @@ def publish_run(staging: Path, target: RunTarget, *, option: str = "-o") -> Path
         now = run_target(dest, force=target.replace, option=option)
     except OutputError as e:
         raise OutputError(f"{e}{keep}") from None
+    if not now.replace and _kind(dest) == "a directory":
+        return _fill_empty(staging, dest, option=option, keep=keep)
     if not now.replace:
         try:
-            os.rename(staging, dest)  # fails if dest became a non-empty dir, a file or a link
+            os.rename(staging, dest)  # fails if dest became a directory, a file or a link
         except OSError as e:
             raise OutputError(
                 f"{option} {dest}: changed while the run was written ({e.strerror}){keep}"
@@ -246,6 +262,44 @@ def publish_run(staging: Path, target: RunTarget, *, option: str = "-o") -> Path
         ) from None
     shutil.rmtree(trash, ignore_errors=True)  # rmtree never follows links inside it
     return dest
+
+
+def _fill_empty(staging: Path, dest: Path, *, option: str, keep: str) -> Path:
+    """Move the files of ``staging`` into the empty folder ``dest``, which stays (its owner,
+    mode, mount; it may be the current folder). ``summary.json`` goes last, so a folder cut
+    off half-way is not taken for a run folder. Never replaces a file: on a clash the files
+    placed so far are removed again and the staging folder is kept."""
+    names = sorted(os.listdir(staging), key=lambda n: n == "summary.json")
+    placed: list[Path] = []
+    try:
+        for n in names:
+            _place(staging / n, dest / n)
+            placed.append(dest / n)
+    except OSError as e:
+        for p in placed:  # links or copies tcpfair made; the staging folder still has all
+            p.unlink(missing_ok=True)
+        raise OutputError(
+            f"{option} {dest}: changed while the run was written ({e.strerror}){keep}"
+        ) from None
+    shutil.rmtree(staging, ignore_errors=True)
+    return dest
+
+
+def _place(src: Path, dst: Path) -> None:
+    """Put ``src`` at ``dst`` without replacing anything there (a hard link, or a copy opened
+    with O_EXCL when ``dst`` is on another file system)."""
+    try:
+        os.link(src, dst)
+    except OSError as e:
+        if e.errno != errno.EXDEV:
+            raise
+        with open(dst, "xb") as g:  # raises FileExistsError if anything is there
+            try:
+                with open(src, "rb") as f:
+                    shutil.copyfileobj(f, g)
+            except BaseException:
+                dst.unlink(missing_ok=True)
+                raise
 
 
 # --------------------------------------------------------------------------- stores
