@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from badinput import fails_cleanly, snapshot
+from badinput import fails_cleanly, fails_cleanly_subprocess, snapshot
 from outputs_support import RUN_FILES, make_store, ok, write_scenario, write_sweep
 
 import tcpfair.backends.sim
@@ -44,6 +44,17 @@ def test_run_onto_a_folder_of_other_files_touches_nothing(tmp_path: Path) -> Non
     fails_cleanly(["run", str(s), "-o", str(v), "--force"], unchanged=[v], cwd=tmp_path)
     assert (v / "f").read_text() == "x" and (v / "sub" / "g").read_text() == "y"
     assert hidden(tmp_path) == []
+
+
+def test_the_issues_reproduction_through_the_real_command(tmp_path: Path) -> None:
+    """``mkdir v; echo x > v/f; tcpfair run s.toml -o v`` (issue 8: exit 0 and v/f gone)."""
+    s = write_scenario(tmp_path)
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / "f").write_text("x\n")
+    fails_cleanly_subprocess(
+        ["run", "s.toml", "-o", "v"], mentions=["-o v"], unchanged=[tmp_path], cwd=tmp_path
+    )
+    assert s.exists() and (tmp_path / "v" / "f").read_text() == "x\n"
 
 
 def test_run_into_an_empty_folder_uses_it(tmp_path: Path) -> None:
