@@ -154,6 +154,12 @@ CASES: dict[str, Case] = {
         run_o(lambda w: _link(w, "/nonexistent/target")), ("-o", "symbolic link")
     ),
     "run-o-symlink-to-etc": Case(run_o(lambda w: _link(w, "/etc"), "--force"), ("symbolic link",)),
+    "run-o-proc-nope": Case(
+        run_o(lambda w: Path("/proc/nope/x")), ("-o", "/proc/nope/x", "cannot create a folder")
+    ),
+    "run-o-under-a-file": Case(
+        run_o(lambda w: _file(w) / "x"), ("-o", "f.txt/x", "Not a directory")
+    ),
     # names
     "run-name-dotdot-slash": Case(run_set_name('"../../x"'), ("name", "'../../x'", NAME_RULE)),
     "run-name-dotdot": Case(run_set_name('".."'), ("name", "'..'", NAME_RULE)),

@@ -111,6 +111,22 @@ def test_old_run_survives_when_the_new_run_fails(
     assert seed_of(r) == 1 and hidden(tmp_path) == []
 
 
+def test_an_unwritable_place_is_refused_before_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def must_not_run(self: object, scenario: object, progress: bool = False) -> RunResult:
+        raise AssertionError("the run started although its result could not be saved")
+
+    monkeypatch.setattr(tcpfair.backends.sim.SimBackend, "run", must_not_run)
+    s = write_scenario(tmp_path)
+    fails_cleanly(
+        ["run", str(s), "-o", "/proc/nope/x"],
+        mentions=["-o /proc/nope/x", "cannot create a folder in /proc/nope"],
+        unchanged=[tmp_path],
+        cwd=tmp_path,
+    )
+
+
 @pytest.mark.parametrize("force", [False, True], ids=["plain", "force"])
 def test_run_onto_a_symlink_follows_nothing(tmp_path: Path, force: bool) -> None:
     s = write_scenario(tmp_path)

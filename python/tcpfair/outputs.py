@@ -88,14 +88,14 @@ def name_problem(name: object) -> str | None:
 
 
 # --------------------------------------------------------------------------- recognising
-def _kind(p: Path) -> str:
+def _kind(p: Path, option: str = "") -> str:
     """What is at ``p`` (without following a final symbolic link), for messages."""
     try:
         st = p.lstat()
     except FileNotFoundError:
         return "missing"
     except OSError as e:
-        raise OutputError(f"{p}: cannot inspect it ({e.strerror or e})") from None
+        raise OutputError(f"{option} {p}: cannot inspect it ({e.strerror or e})".strip()) from None
     if stat.S_ISLNK(st.st_mode):
         return "a symbolic link"
     if stat.S_ISDIR(st.st_mode):
@@ -105,12 +105,12 @@ def _kind(p: Path) -> str:
     return "a special file"
 
 
-def _entries(d: Path) -> list[os.DirEntry[str]]:
+def _entries(d: Path, option: str = "") -> list[os.DirEntry[str]]:
     try:
         with os.scandir(d) as it:
             return list(it)
     except OSError as e:
-        raise OutputError(f"{d}: cannot list it ({e.strerror or e})") from None
+        raise OutputError(f"{option} {d}: cannot list it ({e.strerror or e})".strip()) from None
 
 
 def is_run_folder(d: Path) -> bool:
@@ -148,12 +148,12 @@ class RunTarget:
 
 def run_target(path: Path, *, force: bool = False, option: str = "-o") -> RunTarget:
     """Check that a run folder may be written at ``path``; raise OutputError if not."""
-    kind = _kind(path)
+    kind = _kind(path, option)
     if kind == "missing":
-        return RunTarget(path)
+        return _probed(RunTarget(path), option)
     if kind == "a directory":
-        if not _entries(path):
-            return RunTarget(path)
+        if not _entries(path, option):
+            return _probed(RunTarget(path), option)
         if is_run_folder(path):
             if force and _is_cwd(path):
                 raise OutputError(
@@ -161,7 +161,7 @@ def run_target(path: Path, *, force: bool = False, option: str = "-o") -> RunTar
                     "run tcpfair from outside it"
                 )
             if force:
-                return RunTarget(path, replace=True)
+                return _probed(RunTarget(path, replace=True), option)
             raise OutputError(
                 f"{option} {path}: holds an earlier tcpfair run; "
                 "add --force to replace it, or choose a new folder"
@@ -174,6 +174,16 @@ def run_target(path: Path, *, force: bool = False, option: str = "-o") -> RunTar
         f"{option} {path}: {kind}; allowed: a new path, an empty directory, "
         "or a run folder with --force"
     )
+
+
+def _probed(target: RunTarget, option: str) -> RunTarget:
+    """``target``, once a staging folder could be made beside it (its parent folders are
+    created): no run starts whose result could not be saved. Leaves nothing behind."""
+    try:
+        os.rmdir(stage_beside(target.path))
+    except OutputError as e:
+        raise OutputError(f"{option} {e}") from None
+    return target
 
 
 def _is_cwd(path: Path) -> bool:
@@ -190,9 +200,9 @@ def default_run_target(base: Path, *, force: bool = False, tries: int = 1000) ->
         return run_target(base, force=True, option="run folder")
     for k in range(1, tries + 1):
         p = base if k == 1 else base.with_name(f"{base.name}-{k}")
-        kind = _kind(p)
+        kind = _kind(p, "run folder")
         if kind == "missing" or (kind == "a directory" and not _entries(p)):
-            return RunTarget(p)
+            return _probed(RunTarget(p), "run folder")
     raise OutputError(f"{base}: {tries} earlier run folders of this name; remove some or use -o")
 
 
@@ -202,17 +212,19 @@ def _umask_mode(mode: int) -> int:
     return mode & ~um
 
 
-def stage_beside(target: Path, *, suffix: str = "") -> Path:
-    """A new hidden staging directory (or, with ``suffix``, the name of a temporary file)
-    beside ``target``, created in its parent (which is created if missing)."""
-    target = Path(os.path.abspath(target))  # "." and "x/.." have no name of their own
-    parent = target.parent
+def stage_beside(target: Path) -> Path:
+    """A new hidden staging directory beside ``target``, in its parent folder (created if
+    missing), with the permissions a new folder gets (0777 less the umask)."""
+    where = Path(os.path.abspath(target))  # "." and "x/.." have no name of their own
+    parent = where.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        d = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent))
+        d = Path(tempfile.mkdtemp(prefix=f".{where.name}.", suffix=".tmp", dir=parent))
         os.chmod(d, _umask_mode(0o777))
     except OSError as e:
-        raise OutputError(f"{target}: cannot write beside it ({e.strerror or e})") from None
+        raise OutputError(
+            f"{target}: cannot create a folder in {parent} ({e.strerror or e})"
+        ) from None
     return d
 
 
@@ -306,11 +318,11 @@ def _place(src: Path, dst: Path) -> None:
 def check_store_target(path: Path, *, option: str = "-o") -> None:
     """A results store may be opened or created at ``path``: an existing store, a missing
     path or an empty directory."""
-    kind = _kind(path)
+    kind = _kind(path, option)
     if kind == "missing" or is_store(path):
         return
     if kind == "a directory":
-        if not _entries(path):
+        if not _entries(path, option):
             return
         raise OutputError(
             f"{option} {path}: a directory that is not empty and is not a results store; "
@@ -327,14 +339,14 @@ def check_file_target(path: Path, *, force: bool = False, option: str) -> None:
     """A single file may be written at ``path``: its folder exists, and the path is new or
     (with ``force``) an existing regular file."""
     parent = path.parent
-    pkind = _kind(parent)
+    pkind = _kind(parent, option)
     if pkind == "missing":
         raise OutputError(f"{option} {path}: the folder {parent} does not exist; create it first")
     if parent.is_dir() is False:
         raise OutputError(f"{option} {path}: {parent} is {pkind}, not a folder")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise OutputError(f"{option} {path}: the folder {parent} is not writable")
-    kind = _kind(path)
+    kind = _kind(path, option)
     if kind == "missing":
         return
     if kind == "a file":
@@ -350,9 +362,12 @@ def write_file(
     """Write one file atomically: ``write(tmp)`` fills a temporary file beside ``path``
     (same suffix, so writers that go by it work), which is then renamed into place."""
     check_file_target(path, force=force, option=option)
-    fd, name = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=f".tmp{path.suffix}", dir=path.parent
-    )
+    try:
+        fd, name = tempfile.mkstemp(
+            prefix=f".{path.name}.", suffix=f".tmp{path.suffix}", dir=path.parent
+        )
+    except OSError as e:
+        raise OutputError(f"{option} {path}: cannot write there ({e.strerror or e})") from None
     os.close(fd)
     tmp = Path(name)
     try:
@@ -370,11 +385,11 @@ def write_file(
 # --------------------------------------------------------------------------- figure folders
 def check_figure_dir(path: Path, *, force: bool = False, option: str) -> None:
     """Figures may be written into ``path``: missing, empty, or (with ``force``) a directory."""
-    kind = _kind(path)
+    kind = _kind(path, option)
     if kind == "missing":
         return
     if kind == "a directory":
-        if force or not _entries(path):
+        if force or not _entries(path, option):
             return
         raise OutputError(
             f"{option} {path}: a directory that is not empty; add --force to write the "
