@@ -160,6 +160,10 @@ CASES: dict[str, Case] = {
     "run-o-under-a-file": Case(
         run_o(lambda w: _file(w) / "x"), ("-o", "f.txt/x", "Not a directory")
     ),
+    "run-o-folder-with-newline-in-name": Case(
+        run_o(lambda w: (_folder_of_files(w), (w / "v").rename(w / "a\nb"), w / "a\nb")[2]),
+        ("-o", "a\\nb", "not a tcpfair run folder"),
+    ),
     # names
     "run-name-dotdot-slash": Case(run_set_name('"../../x"'), ("name", "'../../x'", NAME_RULE)),
     "run-name-dotdot": Case(run_set_name('".."'), ("name", "'..'", NAME_RULE)),

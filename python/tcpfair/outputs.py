@@ -17,6 +17,10 @@ tcpfair only ever removes what it created itself:
   path is created and an empty directory used; a non-empty one only with ``force``, and then
   only the figures of the same name are replaced (each atomically); nothing is deleted.
 
+Where a run's result could not be saved (no staging folder can be made beside the target)
+the check says so before the run starts. An empty folder given to ``run -o`` is filled in
+place (it keeps its owner and mode and may be the current folder).
+
 Every refusal is an ``OutputError`` (a ``ValueError``) whose message is one line naming the
 option, the path, what it is and what is allowed. Symbolic links are never followed into
 deleting anything: a path that is a link is refused, and a folder is re-checked after it has
@@ -70,7 +74,11 @@ RUN_FILES = frozenset(
 
 
 class OutputError(ValueError):
-    """An output path tcpfair may not write or replace; the message is one line."""
+    """An output path tcpfair may not write or replace. The message is one line: control
+    characters of a path (a newline in a folder name) are shown escaped (``\\n``)."""
+
+    def __init__(self, message: str):
+        super().__init__("".join(c if c.isprintable() else repr(c)[1:-1] for c in message))
 
 
 # --------------------------------------------------------------------------- names
