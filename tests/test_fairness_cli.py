@@ -139,6 +139,7 @@ def test_capacity_gives_utilization() -> None:
 
 def test_plot_is_written(tmp_path: Path) -> None:
     fig = tmp_path / "sub" / "thr.png"
+    fig.parent.mkdir()  # a missing folder is an error (tests/test_bad_inputs_outputs.py)
     code, out, err = run(RENO, BBR, "--plot", fig, "--per-interval")
     assert code == 0, err
     assert fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

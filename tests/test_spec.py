@@ -219,7 +219,7 @@ def test_hash_is_stable_and_ignores_spelling_and_name() -> None:
     assert h == from_dict(base()).hash()
     assert len(h) == 16 and int(h, 16) >= 0
     same = base()
-    same["name"] = "other name"
+    same["name"] = "other-name"
     same["bottleneck"]["rate"] = "0.1Gbit"
     same["flows"][0]["rtt"] = "0.01s"
     same["flows"][1]["rtt"] = "30000us"

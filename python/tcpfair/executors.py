@@ -28,6 +28,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Protocol
 
+from .outputs import check_store_target
 from .result import RunResult
 from .spec import Scenario
 from .store import Member, Store
@@ -400,7 +401,9 @@ def run_sweep(
         else make_executor(executor, backend, jobs, scheduler)
     )
 
-    store = Store(output if output is not None else Path("results") / sweep.name)
+    root = Path(output) if output is not None else Path("results") / sweep.name
+    check_store_target(root, option="results folder")  # a store, a new path or an empty folder
+    store = Store(root)
     members = [Member(r.run_hash, r.point, r.repeat, r.point_hash, r.axes) for r in runs]
     store.register_sweep(
         sweep.name, backend, sweep.to_dict(), sweep.spec_hash(), list(sweep.axes), members

@@ -24,8 +24,6 @@ for the three tables; ``RunResult.load(dir)`` gives back an equal object.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from . import metrics as m
+from .outputs import publish_run, run_target, stage_beside
 
 FORMAT_VERSION = 1
 
@@ -180,36 +179,36 @@ class RunResult:
         return thr.groupby(groups.reindex(thr.index)).sum()
 
     # ------------------------------------------------------------------ persistence
-    def save(self, directory: str | Path) -> Path:
-        """Write the run directory atomically (a temp dir renamed into place)."""
-        d = Path(directory)
-        d.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{d.name}.", dir=d.parent))
+    def save(self, directory: str | Path, *, force: bool = False) -> Path:
+        """Write the run directory: into a staging folder beside it, then renamed into place.
+
+        ``directory`` may be a new path or an empty directory; an earlier run folder there is
+        replaced only with ``force``, and only once the new one is complete. Anything else is
+        refused with ``tcpfair.outputs.OutputError`` before anything is written.
+        """
+        target = run_target(Path(directory), force=force, option="run folder")
+        staging = stage_beside(target.path)
         try:
-            summary = {
-                "format_version": FORMAT_VERSION,
-                "meta": self.meta,
-                "scenario": self.scenario,
-                "metrics": _jsonable(self.metrics()),
-                "flows": _jsonable(self.flows.to_dict(orient="records")),
-            }
-            (tmp / "summary.json").write_text(
-                json.dumps(summary, indent=2, sort_keys=True, allow_nan=True)
-            )
-            self.flows.to_parquet(tmp / "flows.parquet", index=False)
-            self.samples.to_parquet(tmp / "samples.parquet", index=False)
-            self.link.to_parquet(tmp / "link.parquet", index=False)
-            if d.exists():
-                old = Path(tempfile.mkdtemp(prefix=f".{d.name}.old.", dir=d.parent))
-                os.replace(d, old / "x")
-                os.replace(tmp, d)
-                _rmtree(old)
-            else:
-                os.replace(tmp, d)
+            self._write(staging)
         except BaseException:
-            _rmtree(tmp)
+            _rmtree(staging)
             raise
-        return d
+        return publish_run(staging, target, option="run folder")
+
+    def _write(self, d: Path) -> None:
+        summary = {
+            "format_version": FORMAT_VERSION,
+            "meta": self.meta,
+            "scenario": self.scenario,
+            "metrics": _jsonable(self.metrics()),
+            "flows": _jsonable(self.flows.to_dict(orient="records")),
+        }
+        (d / "summary.json").write_text(
+            json.dumps(summary, indent=2, sort_keys=True, allow_nan=True)
+        )
+        self.flows.to_parquet(d / "flows.parquet", index=False)
+        self.samples.to_parquet(d / "samples.parquet", index=False)
+        self.link.to_parquet(d / "link.parquet", index=False)
 
     @classmethod
     def load(cls, directory: str | Path) -> RunResult:
@@ -217,7 +216,8 @@ class RunResult:
         summary = json.loads((d / "summary.json").read_text())
         if summary.get("format_version") != FORMAT_VERSION:
             raise ValueError(
-                f"{d}: run directory format {summary.get('format_version')!r}, this tcpfair reads {FORMAT_VERSION}"
+                f"{d}: run directory format {summary.get('format_version')!r}, "
+                f"this tcpfair reads {FORMAT_VERSION}"
             )
         return cls(
             flows=pd.read_parquet(d / "flows.parquet"),

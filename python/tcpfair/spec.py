@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from . import units
+from .outputs import name_problem
 
 __all__ = [
     "SpecError",
@@ -239,6 +240,14 @@ class Scenario(_Strict):
     bottleneck: Bottleneck
     flows: list[Flow] = Field(min_length=1)
     measure: Measure = Measure()
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        problem = name_problem(v)  # the name becomes a folder: results/<name>-<hash>-<backend>
+        if problem:
+            raise ValueError(problem)
+        return v
 
     @model_validator(mode="after")
     def _window(self) -> Scenario:

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from . import spec, units
+from .outputs import name_problem
 from .spec import Scenario, SpecError
 
 __all__ = [
@@ -300,10 +301,9 @@ def sweep_from_dict(
             problems.append((k, f"unknown key; allowed: {', '.join(sorted(_SWEEP_KEYS))}"))
 
     name = data.get("name", default_name)
-    if not isinstance(name, str) or not name or not re.fullmatch(r"[A-Za-z0-9._-]+", name):
-        problems.append(
-            ("name", f"expected a name of letters, digits, '.', '_' or '-' (got {name!r})")
-        )
+    name_bad = name_problem(name)  # the name becomes a folder: results/<name>
+    if name_bad:
+        problems.append(("name", f"{name_bad} (got {name!r})"))
     repeats = data.get("repeats", 1)
     if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= 10_000:
         problems.append(("repeats", f"expected a whole number from 1 to 10000 (got {repeats!r})"))

@@ -19,13 +19,14 @@ class UserError(Exception):
 def friendly_errors(fn: F) -> F:
     """Turn the errors users cause into one clear line on stderr and exit status 2."""
     from ..backends import BackendError
+    from ..outputs import OutputError
     from ..spec import SpecError
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (SpecError, BackendError, UserError) as e:
+        except (SpecError, BackendError, OutputError, UserError) as e:
             click.echo(f"error: {e}", err=True)
             sys.exit(2)
         except KeyboardInterrupt:

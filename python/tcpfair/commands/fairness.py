@@ -53,11 +53,13 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 )
 @click.option(
     "--plot",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
     metavar="OUT.png",
-    help="Write throughput over time per flow (.png, .pdf or .svg).",
+    help="Write throughput over time per flow (.png, .pdf or .svg): a new file, or an "
+    "existing one with --force.",
 )
+@click.option("--force", is_flag=True, help="Replace an existing --plot file.")
 @click.option(
     "--label",
     "labels",
@@ -91,6 +93,7 @@ def fairness(
     per_interval: bool,
     fmt: str,
     plot: Path | None,
+    force: bool,
     labels: tuple[str, ...],
     by: str,
     capacity: str | None,
@@ -115,6 +118,10 @@ def fairness(
             f"--plot {plot}: unknown figure type {plot.suffix or '(none)'!r}; "
             f"use one of {', '.join(PLOT_SUFFIXES)}"
         )
+    if plot is not None:
+        from ..outputs import check_file_target
+
+        check_file_target(plot, force=force, option="--plot")
     cap_bps: float | None = None
     if capacity is not None:
         from ..units import UnitError, parse_rate
@@ -137,12 +144,16 @@ def fairness(
 
     figure = None
     if plot is not None:
+        from ..outputs import write_file
         from ..plots import throughput_over_time
 
-        try:
-            figure = throughput_over_time(result, plot, by=by, window=tuple(report["window"]))
-        except OSError as e:
-            raise UserError(f"--plot {plot}: cannot write the figure ({e.strerror or e})") from None
+        window = tuple(report["window"])
+        figure = write_file(
+            plot,
+            lambda p: throughput_over_time(result, p, by=by, window=window),
+            force=force,
+            option="--plot",
+        )
         report["figure"] = str(figure)
 
     if fmt == "json":

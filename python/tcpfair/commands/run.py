@@ -24,9 +24,15 @@ from . import friendly_errors
 @click.option(
     "-o",
     "--output",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
-    help="Run directory to write (default: results/<name>-<hash>).",
+    help="Run directory to write: a new path, an empty directory, or an earlier run folder "
+    "with --force (default: results/<name>-<hash>-<backend>, or the first free -2, -3, …).",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an earlier run folder at -o (or the default folder) once the new run is done.",
 )
 @click.option(
     "--plot/--no-plot",
@@ -43,6 +49,7 @@ def run(
     backend: str,
     overrides: tuple[str, ...],
     output: Path | None,
+    force: bool,
     plot: bool,
     fmt: str,
 ) -> None:
@@ -51,19 +58,35 @@ def run(
 
     from .. import load_scenario
     from ..backends import get_backend
+    from ..outputs import default_run_target, run_target, write_file
     from ..report import print_run_summary
 
     sc = load_scenario(scenario, list(overrides))
     be = get_backend(backend)
     be.check(sc)
+    # where the result goes is decided before the run (a kernel run takes minutes)
+    if output is not None:
+        target = run_target(output, force=force)
+    else:
+        default = Path("results") / f"{sc.name}-{sc.hash()}-{backend}"
+        target = default_run_target(default, force=force)
+        if target.path != default:
+            click.echo(
+                f"note: {default} exists; writing {target.path} "
+                "(--force replaces an earlier run there)",
+                err=True,
+            )
     result = be.run(sc, progress=fmt == "table")
-    out = output or Path("results") / f"{sc.name}-{sc.hash()}-{backend}"
-    result.save(out)
+    out = result.save(target.path, force=target.replace)
     figure = None
     if plot:
         from ..plots import throughput_over_time
 
-        figure = throughput_over_time(result, out / "throughput.png")
+        figure = write_file(
+            out / "throughput.png",
+            lambda p: throughput_over_time(result, p),
+            option="figure",
+        )
     if fmt == "json":
         click.echo(
             json.dumps(

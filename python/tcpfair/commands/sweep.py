@@ -72,9 +72,10 @@ def _wrap(fn: Any) -> Any:
 @click.option(
     "-o",
     "--output",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
-    help="Results directory (default: results/<sweep name>); several sweeps may share one.",
+    help="Results directory: an existing store (resumed), a new path or an empty directory "
+    "(default: results/<sweep name>); several sweeps may share one.",
 )
 @click.option(
     "--axis",
@@ -111,6 +112,7 @@ def sweep(
     """Run every point × repeat of SWEEP.toml into a results store; finished runs are skipped,
     so the same command resumes an interrupted sweep."""
     from ..executors import backend_check, make_executor, plan, run_sweep
+    from ..outputs import check_store_target
     from ..sweep import load_sweep
 
     formats = _formats(fmt)
@@ -118,6 +120,8 @@ def sweep(
     if axis_overrides:
         sw = sw.with_axes(list(axis_overrides))
     be = backend or sw.backend or "sim"
+    store_dir = output if output is not None else Path("results") / sw.name
+    check_store_target(store_dir, option="-o" if output is not None else "results folder")
     if dry_run:
         runs = plan(sw, be, backend_check(be))
         click.echo(
@@ -131,7 +135,7 @@ def sweep(
         return
     ex = make_executor(executor, be, jobs, scheduler)
     rep = run_sweep(
-        sw, backend=be, executor=ex, output=output, retry_failed=retry_failed, progress=progress
+        sw, backend=be, executor=ex, output=store_dir, retry_failed=retry_failed, progress=progress
     )
     s = rep.store
     click.echo(
@@ -186,6 +190,26 @@ def _print_errors(errors: dict[str, str]) -> None:
 
 
 def draw_plots(
+    store: Any,
+    sweep: str,
+    backend: str,
+    plots: list[Any],
+    out: Path,
+    formats: list[str],
+    *,
+    force: bool = True,
+    option: str = "figures",
+) -> list[Path]:
+    """Draw ``plots`` into the folder ``out`` (each figure written whole, then renamed into
+    place); without ``force`` the folder must be new or empty (outputs.publish_figures)."""
+    from ..outputs import publish_figures
+
+    return publish_figures(
+        lambda d: _draw(store, sweep, backend, plots, d, formats), out, force=force, option=option
+    )
+
+
+def _draw(
     store: Any, sweep: str, backend: str, plots: list[Any], out: Path, formats: list[str]
 ) -> list[Path]:
     from ..aggregate import aggregate
@@ -217,7 +241,7 @@ def draw_plots(
 @click.option("--backend", default=None, help="Only this backend.")
 @click.option(
     "--export",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
     help="Write the tidy table (one row per run) to a .csv or .parquet file.",
 )
@@ -237,13 +261,18 @@ def draw_plots(
 )
 @click.option(
     "--figures",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
     help="Figure directory (default: DIRECTORY/figures/<sweep>).",
 )
 @click.option("--format", "fmt", default="png,svg", show_default=True, help=FORMAT_HELP)
 @click.option(
     "--check", is_flag=True, help="Check the store's consistency (catalog vs run directories)."
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an existing --export file; write figures into a non-empty folder.",
 )
 @_wrap
 def results(
@@ -259,11 +288,18 @@ def results(
     figures: Path | None,
     fmt: str,
     check: bool,
+    force: bool,
 ) -> None:
     """Show the runs of a results store, export them, or plot them."""
     from ..aggregate import aggregate
+    from ..outputs import check_figure_dir, check_file_target, write_file
     from ..store import Store
 
+    if export is not None:
+        _export_suffix(export)
+        check_file_target(export, force=force, option="--export")
+    if metric is not None and figures is not None:
+        check_figure_dir(figures, force=force, option="--figures")
     s = Store(directory, create=False)
     if check:
         problems = s.check()
@@ -274,19 +310,12 @@ def results(
             raise SystemExit(1)
         return
     if export is not None:
-        suffix = export.suffix.lower()
-        if suffix not in (".csv", ".parquet"):
-            raise UserError(f"--export {export}: the file name must end in .csv or .parquet")
         if aggregated:
             name, be = s.select(sweep_name, backend)
             df = aggregate(s.table(sweep=name, backend=be), s.sweep_axes(name, be))
         else:
             df = s.table(sweep=sweep_name, backend=backend)
-        export.parent.mkdir(parents=True, exist_ok=True)
-        if suffix == ".csv":
-            df.to_csv(export, index=False)
-        else:
-            df.to_parquet(export, index=False)
+        write_file(export, lambda p: _write_table(df, p, export), force=force, option="--export")
         click.echo(f"wrote {len(df)} rows to {export}")
         return
     if metric is not None:
@@ -303,11 +332,35 @@ def results(
                 raise UserError(f"{k!r} is not an axis of {name}; axes: {', '.join(axes)}")
         out = figures or s.root / "figures" / name
         plot = Plot(kind="surface" if y else "line", metric=metric, x=x, y=y, by=by)
-        paths = draw_plots(s, name, be, [plot], out, _formats(fmt))
+        paths = draw_plots(
+            s,
+            name,
+            be,
+            [plot],
+            out,
+            _formats(fmt),
+            force=force or figures is None,
+            option="--figures",
+        )
         for p in paths:
             click.echo(str(p))
         return
     _print_overview(s, sweep_name, backend)
+
+
+def _export_suffix(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".parquet"):
+        raise UserError(f"--export {path}: the file name must end in .csv or .parquet")
+    return suffix
+
+
+def _write_table(df: Any, tmp: Path, export: Path) -> None:
+    """Write ``df`` to ``tmp`` in the format ``export``'s suffix names."""
+    if _export_suffix(export) == ".csv":
+        df.to_csv(tmp, index=False)
+    else:
+        df.to_parquet(tmp, index=False)
 
 
 def _print_overview(s: Any, sweep_name: str | None, backend: str | None) -> None:
@@ -390,17 +443,22 @@ def _print_overview(s: Any, sweep_name: str | None, backend: str | None) -> None
 @click.option(
     "-o",
     "--output",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
     help="Figure directory (default: A/figures/compare-<a>-vs-<b>).",
 )
 @click.option(
     "--export",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
     help="Write the matched points with D, C95, W to .csv or .parquet.",
 )
 @click.option("--format", "fmt", default="png,svg", show_default=True, help=FORMAT_HELP)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an existing --export file; write figures into a non-empty folder.",
+)
 @_wrap
 def compare(
     a: Path,
@@ -415,15 +473,22 @@ def compare(
     output: Path | None,
     export: Path | None,
     fmt: str,
+    force: bool,
 ) -> None:
     """Difference between result sets A and B: D = A − B, C95 = 2·σ(B), W = |D| − C95 per
     matched point; prints the share of points with W ≥ 0 and draws the difference surface."""
     from ..compare import compare as do_compare
     from ..compare import summary_lines
+    from ..outputs import check_figure_dir, check_file_target, publish_figures, write_file
     from ..store import Store
     from ..surfaces import difference_figure
 
     formats = _formats(fmt)
+    if export is not None:
+        _export_suffix(export)
+        check_file_target(export, force=force, option="--export")
+    if output is not None:
+        check_figure_dir(output, force=force, option="-o")
     sa, sb = Store(a, create=False), Store(b, create=False)
     na, ba = sa.select(a_sweep, a_backend)
     nb, bb = sb.select(b_sweep, b_backend)
@@ -441,12 +506,9 @@ def compare(
     if c.n_points == 0:
         raise UserError("no point of A matches a point of B (same axes, same values)")
     if export is not None:
-        if export.suffix.lower() == ".csv":
-            c.table.to_csv(export, index=False)
-        elif export.suffix.lower() == ".parquet":
-            c.table.to_parquet(export, index=False)
-        else:
-            raise UserError(f"--export {export}: the file name must end in .csv or .parquet")
+        write_file(
+            export, lambda p: _write_table(c.table, p, export), force=force, option="--export"
+        )
         click.echo(f"wrote {len(c.table)} points to {export}")
     xy = _pick_xy(c.table, c.axes, x, y)
     facets = [
@@ -465,7 +527,12 @@ def compare(
             )
     if len(xy) == 2:
         out = output or a / "figures" / f"compare-{na}-vs-{nb}"
-        paths = difference_figure(c, xy[0], xy[1], out, formats)
+        paths = publish_figures(
+            lambda d: difference_figure(c, xy[0], xy[1], d, formats),
+            out,
+            force=force or output is None,
+            option="-o",
+        )
         click.echo(f"figures: {out} ({len(paths)} files)")
     else:
         click.echo("no difference surface: it needs two numeric axes (--x, --y)")
