@@ -290,3 +290,80 @@ def test_doctor_finds_work_folders_of_dead_runs_only(tmp_path: Path) -> None:
     assert CL._workdir_owner(found["aaaaaa"]) == (dead.pid, False)
     assert CL._workdir_owner(found["bbbbbb"]) == (os.getpid(), True)
     assert CL._workdir_owner(found["dddddd"]) == (None, False)
+
+
+# ------------------------------------------------------------------ invalid runs, the CLI
+class _GradedBackend:
+    """The simulator's result with the kernel backend's lateness checks attached, so the
+    CLI's handling of each grade is tested without namespaces."""
+
+    name = "kernel"
+
+    def __init__(self, max_stall_ms: float):
+        from tcpfair.backends.sim import SimBackend
+
+        self.sim = SimBackend()
+        self.max_stall_ms = max_stall_ms
+
+    def check(self, scenario: object) -> None:
+        self.sim.check(scenario)  # type: ignore[arg-type]
+
+    def run(self, scenario: object, progress: bool = False) -> object:
+        from tcpfair.kernel import validate as V
+
+        r = self.sim.run(scenario, progress=False)  # type: ignore[arg-type]
+        late = {"n": 10_000, "mean_ns": 20e3, "max_ns": self.max_stall_ms * 1e6, "over_1ms": 3}
+        checks = V.lateness_checks({"late": late, "send_errors": 0}, 0.005, 0.020)
+        r.meta.update(checks=checks, grade=V.overall(checks))
+        r.meta["valid"] = r.meta["grade"] != "invalid"
+        return r
+
+
+def _run_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stall_ms: float, *extra: str):
+    from click.testing import CliRunner
+
+    import tcpfair.backends
+    from tcpfair.cli import cli
+
+    monkeypatch.setattr(tcpfair.backends, "get_backend", lambda name: _GradedBackend(stall_ms))
+    sc = tmp_path / "s.toml"
+    sc.write_text(
+        'name = "t"\nduration = "4s"\n[bottleneck]\nrate = "10Mbit"\nbuffer = "1bdp"\n'
+        '[[flows]]\ncca = "reno"\nrtt = "20ms"\n'
+    )
+    out = tmp_path / f"out-{stall_ms}-{len(extra)}"
+    return CliRunner().invoke(cli, ["run", str(sc), "-b", "kernel", "-o", str(out), *extra]), out
+
+
+def test_an_invalid_run_exits_3_is_saved_and_its_figure_is_marked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import matplotlib.pyplot as plt
+
+    from tcpfair.result import RunResult
+
+    # a 7 ms stall behind a buffer that drains in 5 ms: invalid
+    bad, bad_dir = _run_cli(tmp_path, monkeypatch, 7.0)
+    assert bad.exit_code == 3, bad.output
+    lines = [ln for ln in bad.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: run INVALID"), bad.stderr
+    assert "emulator.lateness_max" in lines[0] and "--accept-invalid" in lines[0]
+    assert RunResult.load(bad_dir).meta["grade"] == "invalid"  # nothing lost
+    # a 3 ms stall: a warning, exit 0; the same simulated run, so the same figure but for
+    # the watermark, which is red
+    warn, warn_dir = _run_cli(tmp_path, monkeypatch, 3.0)
+    assert warn.exit_code == 0 and warn.stderr == "", warn.stderr
+    assert "run valid, with warnings: emulator.lateness_max" in warn.stdout
+    a = plt.imread(warn_dir / "throughput.png")[..., :3]
+    b = plt.imread(bad_dir / "throughput.png")[..., :3]
+    changed = abs(a - b).sum(axis=2) > 0.05
+    assert 0.02 < changed.mean() < 0.3
+    red = b[changed]
+    assert (red[:, 0] > red[:, 1] + 0.2).mean() > 0.9
+    # accepted: exit 0, still marked
+    ok, ok_dir = _run_cli(tmp_path, monkeypatch, 7.0, "--accept-invalid")
+    assert ok.exit_code == 0 and ok.stderr == "", ok.stderr
+    assert (plt.imread(ok_dir / "throughput.png")[..., :3] == b).all()
+    js, _ = _run_cli(tmp_path, monkeypatch, 7.0, "--format", "json", "--no-plot")
+    assert js.exit_code == 3
+    assert json.loads(js.stdout)["grade"] == "invalid"
