@@ -132,8 +132,8 @@ class Interrupts:
     tear-down is done. Every later one is only counted: impatient Ctrl-C presses can
     neither cut the tear-down short nor kill the process before it has cleaned up and
     reported (Python's default handler would, exiting with -2 instead of 130). After an
-    interrupt the counting handler stays until the process exits (``restore`` keeps it);
-    a run that was not interrupted gives the previous handlers back.
+    interrupt the three signals stay ignored until the process exits (``restore``); a run
+    that was not interrupted gives the previous handlers back.
     """
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -170,9 +170,14 @@ class Interrupts:
             raise KeyboardInterrupt(f"signal {self.received[0]} during tear-down")
 
     def restore(self) -> None:
-        if self.active and not self.received:
-            for s, h in self.old.items():
-                signal.signal(s, h)
+        """Not interrupted: the previous handlers again. Interrupted: the signals are
+        ignored from now on — a Python handler would not do, since the interpreter resets
+        those to the default while it shuts down, and a press then kills the process with
+        SIGINT (exit status -2) after it had reported "interrupted"."""
+        if not self.active:
+            return
+        for s, h in self.old.items():
+            signal.signal(s, signal.SIG_IGN if self.received else h)
 
 
 def user_queue(sc: Scenario, opts: KernelOptions | None = None) -> dict[str, Any] | None:
