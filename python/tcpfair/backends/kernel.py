@@ -51,11 +51,8 @@ class KernelBackend:
         if not probs:
             probs = caps_mod.scenario_problems(scenario, caps, self.options.gso)
         if probs:
-            raise BackendError(
-                "the kernel backend cannot run this scenario here:\n  " + "\n  ".join(probs)
-                if len(probs) > 1
-                else f"kernel backend: {probs[0]}"
-            )
+            # one line, however many problems (each names its key)
+            raise BackendError("kernel backend: " + "; ".join(probs))
 
     def run(self, scenario: Scenario, progress: bool = False) -> RunResult:
         self.check(scenario)
