@@ -3,8 +3,10 @@
 Order: record the run (state file) → namespaces, sysctls, veths, offloads, routes, tbf →
 linkem relay → idle RTT probes → iperf3 servers → clients on the scenario's schedule while
 ``tc -s`` is sampled → collect the JSON reports → stop everything → tear down. Tear-down
-runs in ``finally`` and on SIGTERM/SIGHUP (turned into ``KeyboardInterrupt``), so an
-interrupted run leaves nothing behind; ``tcpfair doctor --cleanup`` covers a killed one.
+runs in ``finally``; the first SIGINT/SIGTERM/SIGHUP becomes ``KeyboardInterrupt`` and any
+later one cannot cut it short (``Interrupts``), so an interrupted run leaves nothing
+behind; a child that dies stops the run at once (``check_children``); ``tcpfair doctor
+--cleanup`` covers a killed run.
 """
 
 from __future__ import annotations
