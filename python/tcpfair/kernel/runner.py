@@ -616,10 +616,10 @@ def _execute(
         "n_cpus": os.cpu_count() or 1,
         "wall_s": wall,
     }
-    for g in topo.groups:
-        raw.tcp_counters[g.index] = {
+    for grp in topo.groups:
+        raw.tcp_counters[grp.index] = {
             role: _counters(ns)
-            for role, ns in (("sender", g.sender_ns), ("receiver", g.receiver_ns))
+            for role, ns in (("sender", grp.sender_ns), ("receiver", grp.receiver_ns))
         }
     for gi, sp in clients.items():
         pg.stop(sp)
