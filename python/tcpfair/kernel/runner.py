@@ -159,6 +159,7 @@ class Interrupts:
 
     @contextmanager
     def hold(self) -> Iterator[None]:
+        """Signals are only recorded inside (``raise_pending`` raises the first after)."""
         self.holding = True
         try:
             yield
@@ -166,7 +167,7 @@ class Interrupts:
             self.holding = False
 
     def raise_pending(self) -> None:
-        """After tear-down: the interrupt that arrived during it, if none was raised yet."""
+        """After a ``hold()``: the interrupt that arrived during it, if none was raised."""
         if self.received and not self.raised:
             self.raised = True
             raise KeyboardInterrupt(f"signal {self.received[0]} during tear-down")
@@ -435,18 +436,22 @@ def _execute_guarded(
     raw = RawRun(run_id=rid, topology=topo, t0_wall=0.0)
     problems: list[str] = []
     try:
-        state.save()  # before anything exists, so a crash at any point can be cleaned up
-        workdir = make_workdir(rid)
-        pg = ProcessGroup(state, workdir)
+        with intr.hold():  # the records first, whole: a signal here is raised just after
+            state.save()  # before anything exists, so a crash at any point can be cleaned up
+            workdir = make_workdir(rid)
+            pg = ProcessGroup(state, workdir)
+        intr.raise_pending()
         _execute(sc, topo, opts, linkem, pg, workdir, raw, progress)
     finally:
         with intr.hold():
-            problems = teardown(state, pg)
-            if workdir is not None and opts.keep_workdir:
-                raw.workdir = str(workdir)
-                _mark_kept(workdir)
-            elif workdir is not None:
-                shutil.rmtree(workdir, ignore_errors=True)
+            try:
+                problems = teardown(state, pg)
+            finally:
+                if workdir is not None and opts.keep_workdir:
+                    raw.workdir = str(workdir)
+                    _mark_kept(workdir)
+                elif workdir is not None:
+                    shutil.rmtree(workdir, ignore_errors=True)
     intr.raise_pending()
     if problems:
         raise RuntimeError(
