@@ -441,3 +441,35 @@ def test_capability_errors_come_before_anything_is_created() -> None:
             from_dict(base(bottleneck={"rate": "40Gbit", "buffer": "1bdp"})), backend="kernel"
         )
     assert set(list_namespaces()) == ns0
+
+
+def test_doctor_cleanup_removes_work_folders_of_dead_runs_only() -> None:
+    # issue 8: a work folder leaked by an interrupted run was invisible ("leftovers: none")
+    from tcpfair.kernel.procs import proc_start_time
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    tmp = Path(tempfile.gettempdir())
+    gone = Path(tempfile.mkdtemp(prefix="tcpfair-0dead0-", dir=tmp))
+    (gone / "owner.json").write_text(json.dumps({"run_id": "0dead0", "owner_pid": dead.pid}))
+    (gone / "client0.out").write_text("{}")
+    live = Path(tempfile.mkdtemp(prefix="tcpfair-0a1fe0-", dir=tmp))
+    me = {"owner_pid": os.getpid(), "owner_start": proc_start_time(os.getpid())}
+    (live / "owner.json").write_text(json.dumps({"run_id": "0a1fe0", **me}))
+    try:
+        listed = subprocess.run(
+            [str(TCPFAIR), "doctor"], capture_output=True, text=True, timeout=60
+        ).stdout
+        assert "leftover run 0dead0: 0 namespaces, 0 live processes, 1 work folders" in listed
+        out = subprocess.run(
+            [str(TCPFAIR), "doctor", "--cleanup"], capture_output=True, text=True, timeout=60
+        )
+        assert out.returncode == 0, out.stderr
+        assert not gone.exists()
+        assert live.exists() and "skipped: its tcpfair process is still running" in out.stdout
+    finally:
+        for d in (gone, live):
+            if d.exists():
+                for f in d.iterdir():
+                    f.unlink()
+                d.rmdir()
