@@ -170,7 +170,7 @@ class Interrupts:
         """After a ``hold()``: the interrupt that arrived during it, if none was raised."""
         if self.received and not self.raised:
             self.raised = True
-            raise KeyboardInterrupt(f"signal {self.received[0]} during tear-down")
+            raise KeyboardInterrupt(f"signal {self.received[0]} (held)")
 
     def restore(self) -> None:
         """Not interrupted: the previous handlers again. Interrupted: the signals are
@@ -338,8 +338,8 @@ class ChildDied(RuntimeError):
     """A process of the run ended while the run still needed it; the run was stopped."""
 
 
-#: what each spawned process is, for messages (names as ``ProcessGroup.spawn`` gets them)
 def describe_child(name: str) -> str:
+    """What a spawned process is, for messages (from the name ``ProcessGroup.spawn`` got)."""
     if name == "linkem":
         return "the emulator tcpfair-linkem"
     for prefix, what in (("server", "iperf3 server"), ("client", "iperf3 client")):
