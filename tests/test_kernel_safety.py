@@ -125,8 +125,24 @@ def test_a_planted_emulator_in_the_current_folder_is_never_chosen(
 
 
 def test_an_explicit_emulator_path_that_does_not_work_is_an_error(tmp_path: Path) -> None:
+    from tcpfair.backends import BackendError
+    from tcpfair.backends.kernel import KernelBackend
+
     missing = tmp_path / "nope" / T.LINKEM
     assert T.find_linkem(str(missing)).problem == f"TCPFAIR_LINKEM='{missing}': no such file"
+    # the same path as an option of the backend, for Python callers
+    be = KernelBackend(KernelOptions(linkem=str(missing)))
+    with pytest.raises(BackendError, match="no such file"):
+        be.check(
+            from_dict(
+                {
+                    "name": "t",
+                    "duration": "5s",
+                    "bottleneck": {"rate": "10Mbit", "buffer": "20pkt"},
+                    "flows": [{"cca": "reno", "rtt": "20ms"}],
+                }
+            )
+        )
     assert "must be an absolute path" in (T.find_linkem("target/release/x").problem or "")
     plain = tmp_path / "plain"
     plain.write_text("x")

@@ -42,7 +42,7 @@ class KernelBackend:
 
     def capabilities(self) -> caps_mod.Capabilities:
         if self._caps is None:
-            self._caps = caps_mod.detect()
+            self._caps = caps_mod.detect(self.options.linkem)
         return self._caps
 
     def check(self, scenario: Scenario) -> None:

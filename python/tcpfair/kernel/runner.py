@@ -55,6 +55,9 @@ class KernelOptions:
     keep_workdir: bool = False
     bottleneck: str = "tbf"  # "tbf" (kernel) or "linkem" (user-space drop-tail); RED: linkem
     burst_s: float = C.DEFAULT_BURST_S  # tbf burst as time at the rate (at least 2 frames)
+    #: absolute path of tcpfair-linkem (None: ``TCPFAIR_LINKEM``, then the package and the
+    #: checkout's build folder; ``tools.find_linkem``)
+    linkem: str | None = None
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> KernelOptions:
