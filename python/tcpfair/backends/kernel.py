@@ -4,7 +4,8 @@
 problem before anything is created; ``run(scenario)`` builds the dumbbell
 (``tcpfair.kernel.topology``), runs iperf3 on the scenario's schedule, validates the run
 (``tcpfair.kernel.validate``) and returns the same ``RunResult`` as the simulator, with
-``meta["valid"]``/``meta["checks"]`` telling whether the emulation met its accuracy limits.
+``meta["grade"]`` (ok / warning / invalid), ``meta["valid"]`` (not invalid) and
+``meta["checks"]`` telling whether the emulation met its accuracy limits.
 See docs/kernel.md.
 """
 
@@ -41,7 +42,7 @@ class KernelBackend:
 
     def capabilities(self) -> caps_mod.Capabilities:
         if self._caps is None:
-            self._caps = caps_mod.detect()
+            self._caps = caps_mod.detect(self.options.linkem)
         return self._caps
 
     def check(self, scenario: Scenario) -> None:
@@ -50,11 +51,8 @@ class KernelBackend:
         if not probs:
             probs = caps_mod.scenario_problems(scenario, caps, self.options.gso)
         if probs:
-            raise BackendError(
-                "the kernel backend cannot run this scenario here:\n  " + "\n  ".join(probs)
-                if len(probs) > 1
-                else f"kernel backend: {probs[0]}"
-            )
+            # one line, however many problems (each names its key)
+            raise BackendError("kernel backend: " + "; ".join(probs))
 
     def run(self, scenario: Scenario, progress: bool = False) -> RunResult:
         self.check(scenario)
@@ -272,6 +270,9 @@ def to_result(
         "link_totals": totals,
         "kernel": {
             "run_id": raw.run_id,
+            # what the run executed: each tool's absolute path and version, the emulator's
+            # path and where it was found (tcpfair.kernel.tools)
+            "tools": caps.tools_meta(),
             "gso": opts.gso,
             "rt_priority": opts.rt_priority,
             "bottleneck_option": opts.bottleneck,
@@ -297,7 +298,8 @@ def to_result(
     result = RunResult(flows=flows, samples=samples, link=link, meta=meta, scenario=res)
     checks = run_checks(sc, raw, result, goodput_cap)
     meta["checks"] = checks
-    meta["valid"] = all(c["ok"] for c in checks)
+    meta["grade"] = V.overall(checks)
+    meta["valid"] = meta["grade"] != "invalid"
     return result
 
 
@@ -309,7 +311,8 @@ def run_checks(sc: Scenario, raw: RawRun, result: RunResult, goodput_cap: float)
     if buf_pkts is not None:
         buf_bytes = buf_pkts * (sc.bottleneck.mtu + 14)
     drain_s = buf_bytes * 8 / sc.bottleneck.rate if buf_bytes else None
-    checks += V.lateness_checks(final, drain_s)
+    min_rtt_s = min(g.rtt_ns for g in topo.groups) / 1e9
+    checks += V.lateness_checks(final, drain_s, min_rtt_s)
     met = result.metrics()
     checks.append(V.goodput_check(float(met["sum_bps"]), goodput_cap))
     if sc.bottleneck.loss > 0 and final:

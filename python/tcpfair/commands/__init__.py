@@ -30,6 +30,12 @@ def friendly_errors(fn: F) -> F:
             click.echo(f"error: {e}", err=True)
             sys.exit(2)
         except KeyboardInterrupt:
+            # a second Ctrl-C while the interpreter shuts down would meet the default
+            # handler (Python restores it at exit) and end the process with -2, not 130
+            import signal
+
+            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                signal.signal(sig, signal.SIG_IGN)
             click.echo("interrupted", err=True)
             sys.exit(130)
 

@@ -11,7 +11,7 @@ from . import friendly_errors
 @click.option(
     "--cleanup",
     is_flag=True,
-    help="Remove namespaces and processes left by crashed kernel-backend runs.",
+    help="Remove namespaces, processes and work folders left by crashed kernel-backend runs.",
 )
 @click.option(
     "--force",
@@ -20,13 +20,15 @@ from . import friendly_errors
 )
 @friendly_errors
 def doctor(cleanup: bool, force: bool) -> None:
-    """Report root, network namespaces, iperf3, congestion controls, qdiscs and linkem;
-    list (and with --cleanup remove) leftovers of kernel-backend runs."""
+    """Report root, network namespaces, the tools the kernel backend runs (absolute paths
+    and versions), congestion controls, qdiscs and linkem; list (and with --cleanup
+    remove) leftovers of kernel-backend runs."""
     from rich.console import Console
     from rich.table import Table
 
     from ..kernel import capabilities as cap
     from ..kernel import cleanup as cl
+    from ..kernel.tools import LINKEM_SOURCES, SYSTEM_DIRS
 
     console = Console()
     caps = cap.detect()
@@ -41,14 +43,21 @@ def doctor(cleanup: bool, force: bool) -> None:
     t.add_row("root", yn(caps.root))
     t.add_row("ip netns", yn(caps.netns))
     for name, path in caps.tools.items():
-        extra = f"{path}" + (
-            f" (version {caps.iperf3_version})" if name == "iperf3" and caps.iperf3_version else ""
+        version = caps.tool_versions.get(name)
+        extra = f"{path}" + (f"  ({version})" if version else "")
+        t.add_row(name, yn(path is not None, extra if path else f"not in {', '.join(SYSTEM_DIRS)}"))
+    if caps.linkem_problem:
+        t.add_row("tcpfair-linkem", f"[red]refused[/red]  {caps.linkem_problem}")
+    else:
+        t.add_row(
+            "tcpfair-linkem",
+            yn(
+                caps.linkem is not None,
+                f"{caps.linkem} ({LINKEM_SOURCES.get(caps.linkem_source, caps.linkem_source)})"
+                if caps.linkem
+                else "cargo build --release -p tcpfair-linkem, or set TCPFAIR_LINKEM",
+            ),
         )
-        t.add_row(name, yn(path is not None, extra if path else ""))
-    t.add_row(
-        "tcpfair-linkem",
-        yn(caps.linkem is not None, caps.linkem or "cargo build --release -p tcpfair-linkem"),
-    )
     kern_ok = sorted(n for n, k in cap.KERNEL_CCA.items() if k is not None and k in caps.ccas)
     t.add_row(
         "congestion controls", ", ".join(caps.ccas) + f"  → scenario names: {', '.join(kern_ok)}"

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from . import friendly_errors
+
+#: exit status of a run the kernel backend graded invalid (its results are saved anyway);
+#: 2 is bad input, 70 a bug, 130 an interrupt
+EXIT_INVALID = 3
 
 
 @click.command()
@@ -43,6 +48,12 @@ from . import friendly_errors
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
+@click.option(
+    "--accept-invalid",
+    is_flag=True,
+    help="Exit 0 even if the kernel backend grades the run invalid (otherwise exit status "
+    f"{EXIT_INVALID}; the run is saved either way).",
+)
 @friendly_errors
 def run(
     scenario: Path,
@@ -52,6 +63,7 @@ def run(
     force: bool,
     plot: bool,
     fmt: str,
+    accept_invalid: bool,
 ) -> None:
     """Run SCENARIO (a TOML file) and print the per-flow fairness table."""
     import json
@@ -82,11 +94,15 @@ def run(
     if plot:
         from ..plots import throughput_over_time
 
-        figure = write_file(
-            out / "throughput.png",
-            lambda p: throughput_over_time(result, p),
-            option="figure",
-        )
+        def draw(p: Path) -> Path:
+            throughput_over_time(result, p)
+            if not result.meta.get("valid", True):
+                from ..plots import watermark
+
+                watermark(p, "INVALID")
+            return p
+
+        figure = write_file(out / "throughput.png", draw, option="figure")
     if fmt == "json":
         click.echo(
             json.dumps(
@@ -94,6 +110,7 @@ def run(
                     "run_dir": str(out),
                     "metrics": result.metrics(),
                     "valid": result.meta.get("valid", True),
+                    "grade": result.meta.get("grade", "ok"),
                     "checks": result.meta.get("checks", []),
                 },
                 indent=2,
@@ -107,3 +124,23 @@ def run(
         click.echo(f"run directory: {out}")
         if figure:
             click.echo(f"figure: {figure}")
+    _exit_if_invalid(result.meta, out, accept_invalid)
+
+
+def _exit_if_invalid(meta: dict[str, Any], out: Path, accept_invalid: bool) -> None:
+    """One line and exit status 3 for a run graded invalid, unless it was accepted."""
+    import sys
+
+    if meta.get("valid", True) or accept_invalid:
+        return
+    failed = [
+        str(c.get("name"))
+        for c in meta.get("checks", [])
+        if isinstance(c, dict) and not c.get("ok", True)
+    ]
+    click.echo(
+        f"error: run INVALID (failed: {', '.join(failed) or '?'}); saved in {out} — "
+        f"--accept-invalid exits 0 for such runs",
+        err=True,
+    )
+    sys.exit(EXIT_INVALID)

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import os
 import platform
-import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from ..spec import Scenario
+from . import tools as T
 from .commands import ETH_HDR
 from .topology import MAX_GROUPS, PREFIX, new_run_id
 
@@ -63,35 +63,38 @@ def max_rate_bps(gso: bool, n_cpus: int | None = None, env: dict[str, str] | Non
 #: configured RTT cannot be met within the 0.5 ms accuracy target.
 MIN_RTT_NS = 1_000_000
 
-TOOLS = ("ip", "tc", "iperf3", "ethtool", "sysctl")
-
 
 @dataclass
 class Capabilities:
     os_ok: bool
     root: bool
-    tools: dict[str, str | None]
+    tools: dict[str, str | None]  # tool → absolute path (tools.SYSTEM_DIRS only)
     netns: bool
     ccas: list[str]
     qdiscs: dict[str, bool]
     linkem: str | None
     kernel: str
     iperf3_version: str | None
+    tool_versions: dict[str, str | None] = field(default_factory=dict)
+    linkem_source: str = "none"  # TCPFAIR_LINKEM, package, build folder, none
+    linkem_problem: str | None = None  # why the emulator found may not run
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
+    def tools_meta(self) -> dict[str, dict[str, str | None]]:
+        """What the run executes: ``meta["kernel"]["tools"]`` (path and version of each)."""
+        out = {
+            name: {"path": path, "version": self.tool_versions.get(name)}
+            for name, path in self.tools.items()
+        }
+        out[T.LINKEM] = {"path": self.linkem, "source": self.linkem_source}
+        return out
+
 
 def linkem_path() -> str | None:
-    env = os.environ.get("TCPFAIR_LINKEM")
-    if env:
-        return env if os.access(env, os.X_OK) else None
-    here = Path(__file__).resolve()
-    for root in (here.parents[3], Path.cwd()):
-        cand = root / "target" / "release" / "tcpfair-linkem"
-        if os.access(cand, os.X_OK):
-            return str(cand)
-    return shutil.which("tcpfair-linkem")
+    """The emulator to run (see ``tools.find_linkem``), or None."""
+    return T.find_linkem().path
 
 
 def available_ccas() -> list[str]:
@@ -102,21 +105,20 @@ def available_ccas() -> list[str]:
 
 
 def iperf3_version(path: str | None) -> str | None:
-    if not path:
-        return None
-    try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    first = out.splitlines()[0] if out else ""
-    parts = first.split()
-    return parts[1] if len(parts) > 1 and parts[0] == "iperf" else first or None
+    """iperf3's version number ("3.12") from ``iperf3 --version``."""
+    return _iperf3_number(T.tool_version(path, "iperf3"))
+
+
+def _iperf3_number(first_line: str | None) -> str | None:
+    parts = (first_line or "").split()
+    return parts[1] if len(parts) > 1 and parts[0] == "iperf" else first_line or None
 
 
 def _netns_works() -> bool:
-    if not shutil.which("ip"):
+    ip = T.tool_paths()["ip"]
+    if ip is None:
         return False
-    p = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+    p = subprocess.run([ip, "netns", "list"], capture_output=True, text=True, env=T.child_env())
     return p.returncode == 0
 
 
@@ -130,25 +132,32 @@ def probe_qdiscs() -> dict[str, bool]:
         "netem": ["netem", "delay", "1ms"],
     }
     out = {k: False for k in names}
-    if os.geteuid() != 0 or not _netns_works() or not shutil.which("tc"):
+    ip, tc = T.tool_paths()["ip"], T.tool_paths()["tc"]
+    if os.geteuid() != 0 or not _netns_works() or ip is None or tc is None:
         return out
     ns = f"{PREFIX}{new_run_id()}-probe"
-    if subprocess.run(["ip", "netns", "add", ns], capture_output=True).returncode != 0:
+    env = T.child_env()
+    if subprocess.run([ip, "netns", "add", ns], capture_output=True, env=env).returncode != 0:
         return out
     try:
         for k, args in names.items():
             p = subprocess.run(
-                ["tc", "-n", ns, "qdisc", "replace", "dev", "lo", "root", *args],
+                [tc, "-n", ns, "qdisc", "replace", "dev", "lo", "root", *args],
                 capture_output=True,
+                env=env,
             )
             out[k] = p.returncode == 0
     finally:
-        subprocess.run(["ip", "netns", "delete", ns], capture_output=True)
+        subprocess.run([ip, "netns", "delete", ns], capture_output=True, env=env)
     return out
 
 
-def detect() -> Capabilities:
-    tools = {t: shutil.which(t) for t in TOOLS}
+def detect(linkem: str | None = None) -> Capabilities:
+    """What this machine offers. ``linkem``: an explicit emulator path (default
+    ``$TCPFAIR_LINKEM``, then the package and the checkout's build folder)."""
+    tools = dict(T.tool_paths())
+    versions = {name: T.tool_version(path, name) for name, path in tools.items()}
+    lk = T.find_linkem(linkem)
     return Capabilities(
         os_ok=sys.platform.startswith("linux"),
         root=os.geteuid() == 0,
@@ -156,9 +165,12 @@ def detect() -> Capabilities:
         netns=_netns_works(),
         ccas=available_ccas(),
         qdiscs=probe_qdiscs(),
-        linkem=linkem_path(),
+        linkem=lk.path,
         kernel=platform.release(),
-        iperf3_version=iperf3_version(tools["iperf3"]),
+        iperf3_version=_iperf3_number(versions["iperf3"]),
+        tool_versions=versions,
+        linkem_source=lk.source,
+        linkem_problem=lk.problem,
     )
 
 
@@ -172,21 +184,28 @@ def machine_problems(caps: Capabilities) -> list[str]:
             "the kernel backend needs root (it creates network namespaces and qdiscs); run "
             "it with sudo"
         )
-    for t in ("ip", "tc", "ethtool", "sysctl"):
+    where = ", ".join(T.SYSTEM_DIRS)
+    for t in ("ip", "tc", "ethtool", "sysctl", "cat"):
         if not caps.tools.get(t):
             probs.append(
-                f"'{t}' not found; install iproute2, ethtool and procps (./dev setup does)"
+                f"'{t}' not found in {where} (tcpfair never runs tools from $PATH); install "
+                "iproute2, ethtool, procps and coreutils (./dev setup does)"
             )
     if not caps.tools.get("iperf3"):
-        probs.append("iperf3 not found; install it (apt-get install iperf3, or ./dev setup)")
+        probs.append(
+            f"iperf3 not found in {where} (tcpfair never runs tools from $PATH); install it "
+            "(apt-get install iperf3, or ./dev setup)"
+        )
     if caps.root and caps.tools.get("ip") and not caps.netns:
         probs.append(
             "'ip netns' does not work here (no network namespace support or not permitted)"
         )
-    if not caps.linkem:
+    if caps.linkem_problem:
+        probs.append(caps.linkem_problem)
+    elif not caps.linkem:
         probs.append(
             "tcpfair-linkem not found; build it with `cargo build --release -p tcpfair-linkem` "
-            "(./dev setup does) or set TCPFAIR_LINKEM to its path"
+            "(./dev setup does) or set TCPFAIR_LINKEM to its absolute path"
         )
     if caps.root and caps.netns:
         for q in ("tbf", "pfifo"):

@@ -1,7 +1,9 @@
 """Finding and removing what crashed runs left behind (``tcpfair doctor --cleanup``).
 
-Only two kinds of evidence are trusted: the state files runs write before creating
-anything (``procs.STATE_DIR``), and namespace names with the ``tf-<run id>-`` prefix.
+Only three kinds of evidence are trusted: the state files runs write before creating
+anything (``procs.STATE_DIR``), namespace names with the ``tf-<run id>-`` prefix, and work
+folders ``<temp folder>/tcpfair-<run id>-*`` that are real folders owned by us, with the
+owner record the run wrote into them (``runner.WORKDIR_OWNER``).
 Processes are stopped by their recorded PID (checked against the recorded start time);
 a namespace is deleted only if its name carries our prefix. A run whose owner process is
 still alive is left alone unless ``force`` is given.
@@ -10,6 +12,7 @@ still alive is left alone unless ``force`` is given.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -20,6 +23,9 @@ from .procs import STATE_DIR, alive, kill_recorded, list_namespaces, remove_name
 from .topology import PREFIX
 
 _NS_RE = re.compile(rf"^{re.escape(PREFIX)}([0-9a-f]{{6}})-[A-Za-z0-9_.-]+$")
+_WORKDIR_RE = re.compile(r"^tcpfair-([0-9a-f]{6})-[A-Za-z0-9_]+$")
+#: the file naming a work folder's owner (kept equal to ``runner.WORKDIR_OWNER``)
+WORKDIR_OWNER = "owner.json"
 
 
 @dataclass
@@ -30,6 +36,7 @@ class Leftover:
     owner_pid: int | None = None
     owner_alive: bool = False
     state_file: bool = False
+    workdirs: list[Path] = field(default_factory=list)
 
     def describe(self) -> str:
         live = [
@@ -42,7 +49,7 @@ class Leftover:
         )
         return (
             f"run {self.run_id}: {len(self.namespaces)} namespaces, {len(live)} live "
-            f"processes, {owner}"
+            f"processes, {len(self.workdirs)} work folders, {owner}"
         )
 
 
@@ -70,7 +77,54 @@ def find_leftovers() -> list[Leftover]:
         m = _NS_RE.match(ns)
         if m:
             runs.setdefault(m.group(1), Leftover(m.group(1))).namespaces.append(ns)
+    for rid, d in work_folders():
+        lo = runs.setdefault(rid, Leftover(rid))
+        lo.workdirs.append(d)
+        if lo.owner_pid is None:
+            lo.owner_pid, lo.owner_alive = _workdir_owner(d)
     return sorted(runs.values(), key=lambda r: r.run_id)
+
+
+def work_folders(tmp: Path | None = None) -> list[tuple[str, Path]]:
+    """(run id, folder) of every kernel-run work folder in the temp folder: a real folder
+    (not a symbolic link) named ``tcpfair-<run id>-…``, owned by this user and not kept on
+    purpose."""
+    root = Path(tempfile.gettempdir()) if tmp is None else tmp
+    out: list[tuple[str, Path]] = []
+    try:
+        entries = sorted(root.iterdir())
+    except OSError:
+        return out
+    for d in entries:
+        m = _WORKDIR_RE.match(d.name)
+        if not m:
+            continue
+        try:
+            st = d.lstat()
+        except OSError:
+            continue
+        if d.is_dir() and not d.is_symlink() and st.st_uid == os.geteuid() and not _kept(d):
+            out.append((m.group(1), d))
+    return out
+
+
+def _kept(d: Path) -> bool:
+    """Kept on purpose (``TCPFAIR_KERNEL_KEEP``): the user's, not a leftover."""
+    try:
+        return bool(json.loads((d / WORKDIR_OWNER).read_text()).get("kept"))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _workdir_owner(d: Path) -> tuple[int | None, bool]:
+    """(owner PID, alive) from a work folder's owner record; (None, False) without one."""
+    try:
+        rec = json.loads((d / WORKDIR_OWNER).read_text())
+        pid = int(rec["owner_pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None, False
+    start = rec.get("owner_start")
+    return pid, alive(pid, int(start) if isinstance(start, int) else None)
 
 
 def clean(lo: Leftover) -> list[str]:
@@ -82,8 +136,9 @@ def clean(lo: Leftover) -> list[str]:
         problems += remove_namespace(ns)
     if not problems:
         (STATE_DIR / f"{lo.run_id}.json").unlink(missing_ok=True)
-        # the crashed run's work directory (tempfile.mkdtemp(prefix=f"tcpfair-{rid}-"))
-        for d in Path(tempfile.gettempdir()).glob(f"tcpfair-{lo.run_id}-*"):
-            if d.is_dir() and not d.is_symlink():
-                shutil.rmtree(d, ignore_errors=True)
+        # the crashed run's work folders (found by work_folders: ours, real folders)
+        for d in lo.workdirs:
+            shutil.rmtree(d, ignore_errors=True)
+            if d.exists():
+                problems.append(f"could not remove the work folder {d}")
     return problems

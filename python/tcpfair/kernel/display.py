@@ -5,6 +5,13 @@ from __future__ import annotations
 from rich.console import Console
 
 from ..result import RunResult
+from .validate import grade_of, overall
+
+_MARK = {
+    "ok": "[green]ok  [/green]",
+    "warning": "[yellow]warn[/yellow]",
+    "invalid": "[red]FAIL[/red]",
+}
 
 
 def print_checks(result: RunResult, console: Console | None = None) -> None:
@@ -14,14 +21,20 @@ def print_checks(result: RunResult, console: Console | None = None) -> None:
         return
     console = console or Console()
     for c in checks:
-        mark = "[green]ok  [/green]" if c["ok"] else "[red]FAIL[/red]"
-        console.print(f"  {mark} {c['message']}", highlight=False)
+        console.print(f"  {_MARK[grade_of(c)]} {c['message']}", highlight=False)
     for n in (result.meta.get("kernel") or {}).get("notes") or []:
         console.print(f"  [yellow]note[/yellow] {n}", highlight=False)
-    if result.meta.get("valid", True):
+    grade = overall(checks)
+    if grade == "ok":
         console.print("[green]run valid[/green]: every check passed")
+    elif grade == "warning":
+        warned = [c["name"] for c in checks if grade_of(c) == "warning"]
+        console.print(
+            f"[yellow]run valid, with warnings[/yellow]: {', '.join(warned)} — within the "
+            "limits that keep the numbers trustworthy (docs/kernel.md, Grades)"
+        )
     else:
-        bad = [c["name"] for c in checks if not c["ok"]]
+        bad = [c["name"] for c in checks if grade_of(c) == "invalid"]
         console.print(
             f"[red]run INVALID[/red]: failed {', '.join(bad)} — the numbers above are not "
             "trustworthy"

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .commands import Cmd, netns_del
+from .tools import absolute, child_env
 from .topology import PREFIX
 
 STATE_DIR = Path(os.environ.get("TCPFAIR_STATE_DIR", "/run/tcpfair"))
@@ -67,7 +68,10 @@ class CommandError(RuntimeError):
 def run_cmd(
     argv: Cmd, check: bool = True, timeout: float = 30.0
 ) -> subprocess.CompletedProcess[str]:
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    """Run a command to completion; its programs by absolute path (``tools.absolute``)."""
+    p = subprocess.run(
+        absolute(argv), capture_output=True, text=True, timeout=timeout, env=child_env()
+    )
     if check and p.returncode != 0:
         raise CommandError(argv, p.returncode, p.stderr)
     return p
@@ -218,7 +222,12 @@ class ProcessGroup:
             # A new session: Ctrl-C in the terminal reaches tcpfair only, which then stops
             # everything in order (the iperf3 reports are collected, not lost).
             p = subprocess.Popen(
-                argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True
+                absolute(argv),
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                env=child_env(),
             )
         finally:
             if not isinstance(out, int):

@@ -3,8 +3,10 @@
 Order: record the run (state file) → namespaces, sysctls, veths, offloads, routes, tbf →
 linkem relay → idle RTT probes → iperf3 servers → clients on the scenario's schedule while
 ``tc -s`` is sampled → collect the JSON reports → stop everything → tear down. Tear-down
-runs in ``finally`` and on SIGTERM/SIGHUP (turned into ``KeyboardInterrupt``), so an
-interrupted run leaves nothing behind; ``tcpfair doctor --cleanup`` covers a killed one.
+runs in ``finally``; the first SIGINT/SIGTERM/SIGHUP becomes ``KeyboardInterrupt`` and any
+later one cannot cut it short (``Interrupts``), so an interrupted run leaves nothing
+behind; a child that dies stops the run at once (``check_children``); ``tcpfair doctor
+--cleanup`` covers a killed run.
 """
 
 from __future__ import annotations
@@ -27,12 +29,14 @@ from ..spec import Red, Scenario
 from ..units import parse_time
 from . import commands as C
 from .capabilities import KERNEL_CCA, Capabilities
+from .cleanup import WORKDIR_OWNER
 from .procs import (
     ProcessGroup,
     RunState,
     Spawned,
     machine_lock,
     proc_cpu_ticks,
+    proc_start_time,
     run_cmd,
     teardown,
     thread_cpu_ticks,
@@ -51,6 +55,9 @@ class KernelOptions:
     keep_workdir: bool = False
     bottleneck: str = "tbf"  # "tbf" (kernel) or "linkem" (user-space drop-tail); RED: linkem
     burst_s: float = C.DEFAULT_BURST_S  # tbf burst as time at the rate (at least 2 frames)
+    #: absolute path of tcpfair-linkem (None: ``TCPFAIR_LINKEM``, then the package and the
+    #: checkout's build folder; ``tools.find_linkem``)
+    linkem: str | None = None
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> KernelOptions:
@@ -117,50 +124,66 @@ class RawRun:
     tcp_counters: dict[int, dict[str, dict[str, int]]] = field(default_factory=dict)
 
 
-@contextmanager
-def _signals_as_interrupt() -> Iterator[None]:
-    """SIGTERM/SIGHUP raise KeyboardInterrupt in the main thread, so ``finally`` tears down."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-
-
 def linkem_is_bottleneck(sc: Scenario, opts: KernelOptions) -> bool:
     """RED always runs in linkem (the kernel has no RED qdisc); drop-tail does when asked."""
     return isinstance(sc.bottleneck.aqm, Red) or opts.bottleneck == "linkem"
 
 
-@contextmanager
-def _signals_deferred() -> Iterator[None]:
-    """Hold SIGINT/SIGTERM/SIGHUP during tear-down (a second Ctrl-C must not leave half a
-    topology behind); a signal that arrived is re-delivered as KeyboardInterrupt after."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    got: list[int] = []
+class Interrupts:
+    """SIGINT, SIGTERM and SIGHUP while a run owns the machine.
 
-    def handler(signum: int, frame: Any) -> None:
-        got.append(signum)
+    The first one raises ``KeyboardInterrupt`` in the main thread, so the run stops and
+    tears down; while ``hold()`` is active (tear-down) it is only recorded, and raised once
+    tear-down is done. Every later one is only counted: impatient Ctrl-C presses can
+    neither cut the tear-down short nor kill the process before it has cleaned up and
+    reported (Python's default handler would, exiting with -2 instead of 130). After an
+    interrupt the three signals stay ignored until the process exits (``restore``); a run
+    that was not interrupted gives the previous handlers back.
+    """
 
-    sigs = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    old = {s: signal.signal(s, handler) for s in sigs}
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-    if got:
-        raise KeyboardInterrupt(f"signal {got[0]} during tear-down")
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self.holding = False
+        self.raised = False
+        self.old: dict[int, Any] = {}
+        self.active = threading.current_thread() is threading.main_thread()
+
+    def install(self) -> None:
+        if self.active:
+            self.old = {s: signal.signal(s, self._handler) for s in self.SIGNALS}
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        self.received.append(signum)
+        if not self.holding and not self.raised:
+            self.raised = True
+            raise KeyboardInterrupt(f"signal {signum}")
+
+    @contextmanager
+    def hold(self) -> Iterator[None]:
+        """Signals are only recorded inside (``raise_pending`` raises the first after)."""
+        self.holding = True
+        try:
+            yield
+        finally:
+            self.holding = False
+
+    def raise_pending(self) -> None:
+        """After a ``hold()``: the interrupt that arrived during it, if none was raised."""
+        if self.received and not self.raised:
+            self.raised = True
+            raise KeyboardInterrupt(f"signal {self.received[0]} (held)")
+
+    def restore(self) -> None:
+        """Not interrupted: the previous handlers again. Interrupted: the signals are
+        ignored from now on — a Python handler would not do, since the interpreter resets
+        those to the default while it shuts down, and a press then kills the process with
+        SIGINT (exit status -2) after it had reported "interrupted"."""
+        if not self.active:
+            return
+        for s, h in self.old.items():
+            signal.signal(s, signal.SIG_IGN if self.received else h)
 
 
 def user_queue(sc: Scenario, opts: KernelOptions | None = None) -> dict[str, Any] | None:
@@ -314,6 +337,69 @@ class _Sampler(threading.Thread):
             k += 1
 
 
+class ChildDied(RuntimeError):
+    """A process of the run ended while the run still needed it; the run was stopped."""
+
+
+def describe_child(name: str) -> str:
+    """What a spawned process is, for messages (from the name ``ProcessGroup.spawn`` got)."""
+    if name == "linkem":
+        return "the emulator tcpfair-linkem"
+    for prefix, what in (("server", "iperf3 server"), ("client", "iperf3 client")):
+        if name.startswith(prefix) and name[len(prefix) :].isdigit():
+            return f"the {what} of flows.{name[len(prefix) :]}"
+    return name
+
+
+def exit_text(rc: int) -> str:
+    """``Popen.returncode`` in words: "was killed by signal 9 (SIGKILL)" / "exited with …"."""
+    if rc < 0:
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = "unknown"
+        return f"was killed by signal {-rc} ({name})"
+    return f"exited with status {rc}"
+
+
+def _last_words(sp: Spawned, workdir: Path) -> str:
+    """What a dead child said last: iperf3's JSON ``error``, else its last stderr line."""
+    if sp.stdout_path is not None:
+        try:
+            err = json.loads(sp.stdout_path.read_text()).get("error")
+        except (OSError, ValueError, AttributeError):
+            err = None
+        if isinstance(err, str) and err.strip():
+            return err.strip()
+    try:
+        lines = (workdir / f"{sp.name}.err").read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return lines[-1].strip() if lines else ""
+
+
+def check_children(
+    relay: Spawned, servers: dict[int, Spawned], clients: dict[int, Spawned], workdir: Path
+) -> None:
+    """Raise ``ChildDied`` naming every process that ended when it should not have: the
+    emulator at any time, an iperf3 server or client with a non-zero status or a signal
+    (they end with 0 when their test is over). Killed ones come first: they are the cause,
+    the others usually followed them (a server whose client vanished fails too)."""
+    dead: list[tuple[int, str]] = []
+    for sp in (relay, *servers.values(), *clients.values()):
+        rc = sp.popen.poll()
+        if rc is None or (rc == 0 and sp is not relay):
+            continue
+        said = _last_words(sp, workdir)
+        text = f"{describe_child(sp.name)} (pid {sp.popen.pid}) {exit_text(rc)}"
+        dead.append((0 if rc < 0 else 1, text + (f" ({said})" if said else "")))
+    if dead:
+        dead.sort(key=lambda d: d[0])
+        raise ChildDied(
+            "stopped the run: " + "; ".join(t for _, t in dead) + " while the run was going on"
+        )
+
+
 def execute(sc: Scenario, caps: Capabilities, opts: KernelOptions, progress: bool) -> RawRun:
     """Run the scenario (one run at a time per machine); always tears everything down
     before returning or raising."""
@@ -330,28 +416,70 @@ def _execute_locked(
     res = sc.resolved()
     kernel_cca = {k: v for k, v in KERNEL_CCA.items() if v is not None}
     topo = build(res, rid, kernel_cca)
+    intr = Interrupts()
+    intr.install()
+    try:
+        return _execute_guarded(sc, opts, linkem, rid, topo, intr, progress)
+    finally:
+        intr.restore()
+
+
+def _execute_guarded(
+    sc: Scenario,
+    opts: KernelOptions,
+    linkem: str,
+    rid: str,
+    topo: Topology,
+    intr: Interrupts,
+    progress: bool,
+) -> RawRun:
     state = RunState(rid, topo.namespaces)
-    state.save()  # before anything exists, so a crash at any point can be cleaned up
-    workdir = Path(tempfile.mkdtemp(prefix=f"tcpfair-{rid}-"))
-    pg = ProcessGroup(state, workdir)
+    pg: ProcessGroup | None = None
+    workdir: Path | None = None
     raw = RawRun(run_id=rid, topology=topo, t0_wall=0.0)
     problems: list[str] = []
     try:
-        with _signals_as_interrupt():
-            _execute(sc, topo, opts, linkem, pg, workdir, raw, progress)
+        with intr.hold():  # the records first, whole: a signal here is raised just after
+            state.save()  # before anything exists, so a crash at any point can be cleaned up
+            workdir = make_workdir(rid)
+            pg = ProcessGroup(state, workdir)
+        intr.raise_pending()
+        _execute(sc, topo, opts, linkem, pg, workdir, raw, progress)
     finally:
-        with _signals_deferred():
-            problems = teardown(state, pg)
-        if opts.keep_workdir:
-            raw.workdir = str(workdir)
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
+        with intr.hold():
+            try:
+                problems = teardown(state, pg)
+            finally:
+                if workdir is not None and opts.keep_workdir:
+                    raw.workdir = str(workdir)
+                    _mark_kept(workdir)
+                elif workdir is not None:
+                    shutil.rmtree(workdir, ignore_errors=True)
+    intr.raise_pending()
     if problems:
         raise RuntimeError(
             "tear-down left resources behind (run `tcpfair doctor --cleanup`): "
             + "; ".join(problems)
         )
     return raw
+
+
+def _mark_kept(workdir: Path) -> None:
+    """A work folder kept on purpose (``TCPFAIR_KERNEL_KEEP``) is not a leftover."""
+    rec = json.loads((workdir / WORKDIR_OWNER).read_text())
+    (workdir / WORKDIR_OWNER).write_text(json.dumps({**rec, "kept": True}))
+
+
+def make_workdir(rid: str) -> Path:
+    """The run's private work folder ``<temp folder>/tcpfair-<run id>-<random>`` (mode
+    0700), with its owner record (PID and start time) so that ``tcpfair doctor --cleanup``
+    removes only folders whose run is over."""
+    workdir = Path(tempfile.mkdtemp(prefix=f"tcpfair-{rid}-"))
+    pid = os.getpid()
+    (workdir / WORKDIR_OWNER).write_text(
+        json.dumps({"run_id": rid, "owner_pid": pid, "owner_start": proc_start_time(pid)})
+    )
+    return workdir
 
 
 def _execute(
@@ -398,6 +526,7 @@ def _execute(
     }
     for g, sp in probes.items():
         sp.popen.wait(timeout=opts.probe_count * (0.05 + topo.groups[g].rtt_ns / 1e9) + 30)
+        check_children(relay, {}, {}, workdir)
         text = sp.stdout_path.read_text() if sp.stdout_path else ""
         raw.rtt_probes[g] = (
             json.loads(text) if text.strip() else {"errors": ["probe printed nothing"]}
@@ -420,6 +549,7 @@ def _execute(
             10,
             f"the iperf3 server of flows.{g}",
         )
+        check_children(relay, servers, {}, workdir)
         if sp.popen.poll() is not None:
             raise RuntimeError(
                 f"iperf3 server of flows.{g} exited: "
@@ -444,6 +574,7 @@ def _execute(
     bar = _progress(progress, duration_s, sc.name)
     try:
         while pending or any(sp.popen.poll() is None for sp in clients.values()):
+            check_children(relay, servers, clients, workdir)
             now = time.time() - t0
             while pending and res_flows[pending[0].index]["start_ns"] / 1e9 <= now:
                 grp = pending.pop(0)
@@ -469,6 +600,7 @@ def _execute(
         for gi, sp in clients.items():
             if gi not in raw.exit_s and sp.popen.poll() is not None:
                 raw.exit_s[gi] = time.time() - t0
+        check_children(relay, servers, clients, workdir)
     finally:
         if bar:
             bar.close()
@@ -492,10 +624,10 @@ def _execute(
         "n_cpus": os.cpu_count() or 1,
         "wall_s": wall,
     }
-    for g in topo.groups:
-        raw.tcp_counters[g.index] = {
+    for grp in topo.groups:
+        raw.tcp_counters[grp.index] = {
             role: _counters(ns)
-            for role, ns in (("sender", g.sender_ns), ("receiver", g.receiver_ns))
+            for role, ns in (("sender", grp.sender_ns), ("receiver", grp.receiver_ns))
         }
     for gi, sp in clients.items():
         pg.stop(sp)

@@ -1,0 +1,210 @@
+"""Bad-input corpus: the kernel backend's environment and emulator (issue 8).
+
+``tcpfair run --backend kernel`` runs as root. Each case is something a user (or someone
+who can write where root looks) could set up: ``TCPFAIR_LINKEM`` pointing at a missing,
+relative, non-executable, world- or group-writable, or non-root-owned emulator, or at one
+in a folder others can write to; a malformed kernel option; a scenario this kernel cannot
+run. Every one must fail before anything is created, with one line naming the variable or
+key, the value and what is allowed, exit 2, and leave the folder as it was — in particular
+the planted emulator (a script that would leave a marker file) must never run.
+
+On main before this fix, a relative ``TCPFAIR_LINKEM`` was resolved against the current
+folder, and the writable and foreign-owned emulators were run as root (the planted script
+ran, then the run failed with "the emulator exited at start"); a missing one was reported
+as "tcpfair-linkem not found; build it…" without naming the variable.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from badinput import fails_cleanly
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or os.geteuid() != 0,
+    reason="the kernel backend's checks need Linux and root",
+)
+
+SCENARIO = (
+    'name = "k"\nduration = "5s"\n[bottleneck]\nrate = "{rate}"\nbuffer = "{buffer}"\n'
+    '[[flows]]\ncca = "{cca}"\nrtt = "{rtt}"\n'
+)
+
+
+def _planted(tmp: Path, mode: int = 0o755, folder_mode: int = 0o755) -> Path:
+    """An emulator that would leave ``ran`` behind if anything executed it."""
+    folder = tmp / "lk"
+    folder.mkdir(exist_ok=True)
+    f = folder / "tcpfair-linkem"
+    f.write_text(f"#!/bin/sh\ntouch {tmp / 'ran'}\n")
+    f.chmod(mode)
+    folder.chmod(folder_mode)
+    return f
+
+
+def _foreign(tmp: Path) -> Path:
+    f = _planted(tmp)
+    os.chown(f, 65534, 65534)
+    return f
+
+
+def _foreign_folder(tmp: Path) -> Path:
+    f = _planted(tmp)
+    os.chown(f.parent, 65534, 65534)
+    return f
+
+
+def _directory(tmp: Path) -> Path:
+    d = tmp / "lk" / "tcpfair-linkem"
+    d.mkdir(parents=True)
+    return d
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    env: Callable[[Path], dict[str, str]]
+    mentions: tuple[str, ...]
+    scenario: dict[str, str] | None = None
+
+
+def linkem(make: Callable[[Path], Path]) -> Callable[[Path], dict[str, str]]:
+    return lambda tmp: {"TCPFAIR_LINKEM": str(make(tmp))}
+
+
+NOBODY_BUT_ROOT = "nobody but root can change"
+CASES = [
+    # the emulator named by TCPFAIR_LINKEM
+    Case(
+        "linkem-missing",
+        linkem(lambda t: t / "nope" / "tcpfair-linkem"),
+        ("TCPFAIR_LINKEM=", "no such file"),
+    ),
+    Case(
+        "linkem-relative",
+        lambda t: {"TCPFAIR_LINKEM": "lk/tcpfair-linkem"},
+        ("TCPFAIR_LINKEM='lk/tcpfair-linkem'", "must be an absolute path"),
+    ),
+    Case(
+        "linkem-not-executable",
+        linkem(lambda t: _planted(t, 0o644)),
+        ("TCPFAIR_LINKEM=", "not an executable file"),
+    ),
+    Case("linkem-directory", linkem(_directory), ("TCPFAIR_LINKEM=", "not an executable file")),
+    Case(
+        "linkem-world-writable",
+        linkem(lambda t: _planted(t, 0o777)),
+        ("TCPFAIR_LINKEM=", "writable by group or others (mode 0777)", NOBODY_BUT_ROOT),
+    ),
+    Case(
+        "linkem-group-writable",
+        linkem(lambda t: _planted(t, 0o775)),
+        ("writable by group or others (mode 0775)", NOBODY_BUT_ROOT),
+    ),
+    Case(
+        "linkem-not-root-owned",
+        linkem(_foreign),
+        ("the file", "owned by uid 65534, not root", NOBODY_BUT_ROOT),
+    ),
+    Case(
+        "linkem-folder-world-writable",
+        linkem(lambda t: _planted(t, 0o755, 0o777)),
+        ("its folder", "writable by group or others (mode 0777)", NOBODY_BUT_ROOT),
+    ),
+    Case(
+        "linkem-folder-not-root-owned",
+        linkem(_foreign_folder),
+        ("its folder", "owned by uid 65534, not root", NOBODY_BUT_ROOT),
+    ),
+    # kernel options
+    Case(
+        "gso-maybe",
+        lambda t: {"TCPFAIR_KERNEL_GSO": "maybe"},
+        ("TCPFAIR_KERNEL_GSO='maybe'", "expected on or off"),
+    ),
+    Case(
+        "rt-priority-100",
+        lambda t: {"TCPFAIR_KERNEL_RT_PRIORITY": "100"},
+        ("TCPFAIR_KERNEL_RT_PRIORITY='100'", "0–99"),
+    ),
+    Case(
+        "bottleneck-red",
+        lambda t: {"TCPFAIR_KERNEL_BOTTLENECK": "red"},
+        ("TCPFAIR_KERNEL_BOTTLENECK='red'", "expected tbf or linkem"),
+    ),
+    Case(
+        "burst-not-a-time",
+        lambda t: {"TCPFAIR_KERNEL_BURST": "fast"},
+        ("TCPFAIR_KERNEL_BURST='fast'", "expected a time"),
+    ),
+    Case(
+        "burst-too-long",
+        lambda t: {"TCPFAIR_KERNEL_BURST": "1s"},
+        ("TCPFAIR_KERNEL_BURST='1s'", "at most 100ms"),
+    ),
+    Case(
+        "max-rate-not-a-rate",
+        lambda t: {"TCPFAIR_KERNEL_MAX_RATE": "fast"},
+        ("TCPFAIR_KERNEL_MAX_RATE='fast'",),
+    ),
+    # scenarios this machine's kernel backend cannot run
+    Case(
+        "cca-compound",
+        lambda t: {},
+        ("flows.0.cca: 'compound' is not available", "supports:"),
+        {"cca": "compound"},
+    ),
+    Case(
+        "rtt-below-1ms",
+        lambda t: {},
+        ("flows.0.rtt: 0.5 ms", "1 ms minimum"),
+        {"rtt": "0.5ms", "buffer": "100pkt"},
+    ),
+    # two problems at once (1 BDP at 0.5 ms, raised to one MTU): both on one line (three lines
+    # before this fix)
+    Case(
+        "rtt-and-buffer",
+        lambda t: {},
+        ("flows.0.rtt: 0.5 ms", "bottleneck.buffer: 1500 B is smaller than one frame"),
+        {"rtt": "0.5ms"},
+    ),
+    Case(
+        "rate-above-the-machine",
+        lambda t: {"TCPFAIR_KERNEL_MAX_RATE": "100Mbit"},
+        ("bottleneck.rate: 200 Mbit/s", "100 Mbit/s"),
+        {"rate": "200Mbit"},
+    ),
+    Case(
+        "buffer-below-one-frame",
+        lambda t: {},
+        ("bottleneck.buffer: 1000 B", "smaller than one frame"),
+        {"buffer": "1000B"},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_kernel_bad_input_fails_cleanly(
+    tmp_path: Path, case: Case, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    values = {"rate": "10Mbit", "buffer": "1bdp", "cca": "reno", "rtt": "20ms"}
+    values.update(case.scenario or {})
+    (tmp_path / "s.toml").write_text(SCENARIO.format(**values))
+    env = case.env(tmp_path)
+    if "TCPFAIR_LINKEM" not in env:
+        # the emulator the machine would use; never a path under tmp_path
+        env["TCPFAIR_LINKEM"] = os.environ.get("TCPFAIR_LINKEM", "")
+    monkeypatch.delenv("TCPFAIR_KERNEL_MAX_RATE", raising=False)
+    fails_cleanly(
+        ["run", "s.toml", "--backend", "kernel"],
+        mentions=case.mentions,
+        unchanged=[tmp_path],
+        cwd=tmp_path,
+        env=env,
+    )
+    assert not (tmp_path / "ran").exists()
