@@ -281,5 +281,5 @@ def test_results_check_reports_inconsistencies(
         main(["results", str(tmp_path), "--check"])
     out = capsys.readouterr().out
     assert e.value.code == 1 and "2 problems" in out
-    assert f"done run sim/{t['run_hash'][0]} has no samples.parquet" in out
+    assert f"done run sim/{t['run_hash'][0]}: has no samples.parquet" in out
     assert "run directory sim/0123456789abcdef has no done row" in out

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 from .result import RunResult
 from .spec import Scenario
-from .store import Member, Store
+from .store import Member, Store, run_problems
 from .sweep import Run, Sweep, SweepError, point_label
 
 __all__ = [
@@ -325,6 +325,8 @@ class SweepReport:
     finished: int = 0
     failed: int = 0
     skipped_failed: int = 0
+    #: done runs whose files were damaged: set aside (``.damaged-…``) and run again
+    damaged: dict[str, list[str]] = field(default_factory=dict)
     wall_s: float = 0.0
     store_s: float = 0.0
     errors: dict[str, str] = field(default_factory=dict)
@@ -411,8 +413,15 @@ def run_sweep(
     todo: list[Run] = []
     for r in runs:
         st = status.get(r.run_hash)
-        if st == "done":
-            rep.already_done += 1
+        if st == "done" and r.run_hash not in rep.damaged:
+            problems = run_problems(store.run_dir(backend, r.run_hash)) and (
+                store.set_aside_damaged(backend, r.run_hash)  # checks again, under the lock
+            )
+            if problems:  # a "done" run whose files are broken is not done: run it again
+                rep.damaged[r.run_hash] = problems
+                todo.append(r)
+            else:
+                rep.already_done += 1
         elif st == "failed" and not retry_failed:
             rep.skipped_failed += 1
         elif st is None and store.adopt(backend, r.run_hash, r.scenario.to_json(), r.seed):

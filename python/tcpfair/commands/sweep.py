@@ -140,6 +140,12 @@ def sweep(
         f"{rep.already_done} were done before"
         + (f", {rep.adopted} recovered" if rep.adopted else "")
     )
+    if rep.damaged:
+        first = next(iter(rep.damaged.values()))
+        click.echo(
+            f"{len(rep.damaged)} runs recorded as done had damaged files (e.g. {first[0]}); "
+            f"they ran again, the damaged files are kept in {s.root / 'runs' / be}/.damaged-*"
+        )
     if rep.skipped_failed:
         click.echo(
             f"{rep.skipped_failed} runs failed earlier and were skipped; --retry-failed runs them again"
@@ -264,7 +270,7 @@ def results(
     from ..aggregate import aggregate
     from ..store import Store
 
-    s = Store(directory, create=False)
+    s = Store(directory, readonly=True)
     if check:
         problems = s.check()
         for problem in problems:
@@ -424,7 +430,7 @@ def compare(
     from ..surfaces import difference_figure
 
     formats = _formats(fmt)
-    sa, sb = Store(a, create=False), Store(b, create=False)
+    sa, sb = Store(a, readonly=True), Store(b, readonly=True)
     na, ba = sa.select(a_sweep, a_backend)
     nb, bb = sb.select(b_sweep, b_backend)
     la, lb = f"{na}/{ba}", f"{nb}/{bb}"
