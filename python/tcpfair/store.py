@@ -106,8 +106,8 @@ CREATE VIEW IF NOT EXISTS catalog AS
 _HASH = re.compile(r"[0-9a-f]{16}")
 #: the owner (lease) in the names of staging and trash directories: ``-p<pid>s<start time>-``
 _LEASE = re.compile(r"-p([0-9]+)s([0-9]+)-")
-#: directories a run's attempts leave behind (``..stage-…`` are RunResult.save's temp dirs)
-_SCRATCH = ("stage-", "trash-")
+#: hidden directories that are not scratch: damaged runs set aside (kept for the user)
+_KEEP = ".damaged-"
 RUN_FILES = ("summary.json", "flows.parquet", "samples.parquet", "link.parquet")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -334,7 +334,8 @@ class Store:
         try:
             yield self._db
         except BaseException:
-            self._db.execute("ROLLBACK")
+            if self._db.in_transaction:  # SQLite ends it itself on some errors (a full disk)
+                self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
 
@@ -443,7 +444,7 @@ class Store:
         n = 0
         if d.exists():
             for p in d.iterdir():
-                if not p.name.lstrip(".").startswith(_SCRATCH) or not p.name.startswith("."):
+                if not p.name.startswith(".") or p.name.startswith(_KEEP):
                     continue
                 if want.intersection(_HASH.findall(p.name)) and not _held_by_live_process(p.name):
                     shutil.rmtree(p, ignore_errors=True)
