@@ -20,7 +20,7 @@ import os
 import shutil
 import time
 import traceback
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -338,40 +338,47 @@ class SweepReport:
 
 def plan(sweep: Sweep, backend: str, check: Callable[[Scenario], None] | None) -> list[Run]:
     """Expand and validate every run before anything starts; all problems in one error."""
-    runs = sweep.runs()
     problems: list[tuple[str, str]] = []
-    seen: dict[str, Run] = {}
-    for r in runs:
-        other = seen.get(r.run_hash)
-        if other is not None and other.point != r.point:
-            problems.append(
-                (point_label(r.axes), f"is the same scenario as point {point_label(other.axes)}")
-            )
-        seen.setdefault(r.run_hash, r)
-    if check is not None:
-        from .backends import BackendError
+    runs = list(validated(sweep, backend, check, problems))
+    if problems:
+        raise SweepError(problems, sweep.source)
+    return runs
 
-        checked: set[int] = set()
-        backend_problems: list[tuple[str, str]] = []
-        for r in runs:
-            if r.point in checked:
-                continue
+
+def validated(
+    sweep: Sweep,
+    backend: str,
+    check: Callable[[Scenario], None] | None,
+    problems: list[tuple[str, str]],
+) -> Iterator[Run]:
+    """The runs of ``plan``, one at a time (``--dry-run`` holds none of them): each point
+    checked by the backend once; problems appended to ``problems`` as they are found,
+    the backend's at the end (one line when every point fails the same way)."""
+    from .backends import BackendError
+
+    seen: dict[str, str] = {}  # run_hash → the label of its point
+    checked: set[int] = set()
+    backend_problems: list[tuple[str, str]] = []
+    for r in sweep.iter_runs(problems):
+        label = point_label(r.axes)
+        other = seen.setdefault(r.run_hash, label)
+        if other != label:
+            problems.append((label, f"is the same scenario as point {other}"))
+        if check is not None and r.point not in checked:
             checked.add(r.point)
             try:
                 check(r.scenario)
             except BackendError as e:
-                backend_problems.append((point_label(r.axes), f"backend {backend}: {e}"))
-        if (
-            len(backend_problems) > 1
-            and len({m for _, m in backend_problems}) == 1
-            and len(backend_problems) == len(checked)
-        ):
-            # the machine, not the points (no root, no iperf3): say it once
-            backend_problems = [(f"all {len(checked)} points", backend_problems[0][1])]
-        problems.extend(backend_problems)
-    if problems:
-        raise SweepError(problems, sweep.source)
-    return runs
+                backend_problems.append((label, f"backend {backend}: {e}"))
+        yield r
+    if (
+        len(backend_problems) > 1
+        and len({m for _, m in backend_problems}) == 1
+        and len(backend_problems) == len(checked)
+    ):
+        # the machine, not the points (no root, no iperf3): say it once
+        backend_problems = [(f"all {len(checked)} points", backend_problems[0][1])]
+    problems.extend(backend_problems)
 
 
 def run_sweep(

@@ -227,7 +227,37 @@ def _check_catalog_file(db: Path, has_runs: bool) -> bool:
             "change it. Keep a copy, then move it away and run the sweep again: complete run "
             "directories are adopted, not re-run"
         )
+    _check_size(db)
     return False
+
+
+def _check_size(db: Path) -> None:
+    """A file shorter than its header says (cut off by a copy or a full disk) is refused
+    before SQLite opens it. The header's size counts only when it is valid (offset 92
+    equals the change counter) and no WAL holds pages not yet copied into the file."""
+    wal = db.with_name(db.name + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        return
+    with open(db, "rb") as f:
+        header = f.read(100)
+    size = db.stat().st_size
+    if len(header) < 100:
+        pages = None
+    else:
+        page_size = int.from_bytes(header[16:18], "big")
+        page_size = 65536 if page_size == 1 else page_size
+        n = int.from_bytes(header[28:32], "big")
+        valid = header[24:28] == header[92:96]
+        pages = page_size * n if valid and n else None
+    if pages is None and len(header) >= 100:
+        return
+    if pages is None or size < pages:
+        expected = "at least 100 bytes" if pages is None else f"{pages} bytes"
+        raise StoreError(
+            f"{db}: the catalog is truncated ({size} bytes; its header says {expected}); "
+            "tcpfair did not change it. Keep a copy, then move it away and run the sweep "
+            "again: complete run directories are adopted, not re-run"
+        )
 
 
 @dataclass(frozen=True)

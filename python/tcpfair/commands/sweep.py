@@ -110,7 +110,7 @@ def sweep(
 ) -> None:
     """Run every point × repeat of SWEEP.toml into a results store; finished runs are skipped,
     so the same command resumes an interrupted sweep."""
-    from ..executors import backend_check, make_executor, plan, run_sweep
+    from ..executors import make_executor, run_sweep
     from ..sweep import load_sweep
 
     formats = _formats(fmt)
@@ -119,15 +119,7 @@ def sweep(
         sw = sw.with_axes(list(axis_overrides))
     be = backend or sw.backend or "sim"
     if dry_run:
-        runs = plan(sw, be, backend_check(be))
-        click.echo(
-            f"{sw.name}: {sw.n_points()} points × {sw.repeats} repeats = {len(runs)} runs on {be}"
-        )
-        for r in runs:
-            if r.repeat == 0:
-                click.echo(
-                    "  " + ", ".join(f"{k}={v}" for k, v in r.axes.items()) + f"  [{r.point_hash}]"
-                )
+        _dry_run(sw, be)
         return
     ex = make_executor(executor, be, jobs, scheduler)
     rep = run_sweep(
@@ -160,6 +152,26 @@ def sweep(
             click.echo(f"figures: {paths[0].parent} ({len(paths)} files)")
     if rep.failed:
         raise SystemExit(1)
+
+
+def _dry_run(sw: Any, be: str) -> None:
+    """Validate every run and list the points, holding only their lines (not the runs)."""
+    from ..executors import backend_check, validated
+    from ..sweep import SweepError
+
+    problems: list[tuple[str, str]] = []
+    lines: list[str] = []
+    n = 0
+    for r in validated(sw, be, backend_check(be), problems):
+        n += 1
+        if r.repeat == 0:
+            lines.append(
+                "  " + ", ".join(f"{k}={v}" for k, v in r.axes.items()) + f"  [{r.point_hash}]"
+            )
+    if problems:
+        raise SweepError(problems, sw.source)
+    click.echo(f"{sw.name}: {sw.n_points()} points × {sw.repeats} repeats = {n} runs on {be}")
+    click.echo("\n".join(lines))
 
 
 def _note_invalid(t: Any) -> None:
