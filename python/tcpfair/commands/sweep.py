@@ -416,9 +416,15 @@ def _print_overview(s: Any, sweep_name: str | None, backend: str | None) -> None
     "--export",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Write the matched points with D, C95, W to .csv or .parquet.",
+    help="Write the matched points with D, C95, W and Welch's t, df, p to .csv or .parquet.",
 )
 @click.option("--format", "fmt", default="png,svg", show_default=True, help=FORMAT_HELP)
+@click.option(
+    "--alpha",
+    default="0.05",
+    show_default=True,
+    help="Significance level of Welch's t-test per point.",
+)
 @_wrap
 def compare(
     a: Path,
@@ -433,15 +439,18 @@ def compare(
     output: Path | None,
     export: Path | None,
     fmt: str,
+    alpha: str,
 ) -> None:
-    """Difference between result sets A and B: D = A − B, C95 = 2·σ(B), W = |D| − C95 per
-    matched point; prints the share of points with W ≥ 0 and draws the difference surface."""
+    """Difference between result sets A and B per matched point: D = A − B, Welch's t-test
+    on the repeats (significant where p < --alpha), and seed 001's W = |D| − 2·σ(B); prints
+    how many points differ and the repeats per side, and draws the surface of W."""
     from ..compare import compare as do_compare
     from ..compare import summary_lines
     from ..store import Store
     from ..surfaces import difference_figure
 
     formats = _formats(fmt)
+    level = _alpha(alpha)
     sa, sb = Store(a, readonly=True), Store(b, readonly=True)
     na, ba = sa.select(a_sweep, a_backend)
     nb, bb = sb.select(b_sweep, b_backend)
@@ -449,7 +458,9 @@ def compare(
     if la == lb:
         la, lb = f"A:{la}", f"B:{lb}"
     ta, tb = sa.table(sweep=na, backend=ba), sb.table(sweep=nb, backend=bb)
-    c = do_compare(ta, tb, metric, sa.sweep_axes(na, ba), sb.sweep_axes(nb, bb), labels=(la, lb))
+    c = do_compare(
+        ta, tb, metric, sa.sweep_axes(na, ba), sb.sweep_axes(nb, bb), labels=(la, lb), alpha=level
+    )
     for lab, t in ((la, ta), (lb, tb)):
         if "valid" in t.columns and ((t["status"] == "done") & (t["valid"] == 0)).any():
             click.echo(f"{lab}: ", nl=False, err=True)
@@ -477,9 +488,9 @@ def compare(
     for f in facets:
         for key, row in c.by(f).iterrows():
             click.echo(
-                f"  {f}={key}: W ≥ 0 at {int(row['differ'])} of {int(row['defined'])} points"
-                + (f" ({100 * row['share']:.0f} %)" if row["defined"] else "")
-                + f", mean |D| {row['mean_abs_D']:.4g}"
+                f"  {f}={key}: significant at {int(row['significant'])} of "
+                f"{int(row['tested'])} tested points, W ≥ 0 at {int(row['differ'])} of "
+                f"{int(row['defined'])}, mean |D| {row['mean_abs_D']:.4g}"
             )
     if len(xy) == 2:
         out = output or a / "figures" / f"compare-{na}-vs-{nb}"
@@ -487,6 +498,18 @@ def compare(
         click.echo(f"figures: {out} ({len(paths)} files)")
     else:
         click.echo("no difference surface: it needs two numeric axes (--x, --y)")
+
+
+def _alpha(text: str) -> float:
+    try:
+        level = float(text)
+    except ValueError:
+        level = float("nan")
+    if not 0 < level < 1:
+        raise UserError(
+            f"--alpha {text!r}: expected a significance level between 0 and 1, e.g. 0.05"
+        )
+    return level
 
 
 def _pick_xy(table: Any, axes: list[str], x: str | None, y: str | None) -> list[str]:
