@@ -336,6 +336,16 @@ def test_bad_sweep_base(text: str, mentions: list[str], store: Path, tmp_path: P
         ),
         (["--format", "bmp"], ["--format", "png, svg, pdf"]),
         (["--scheduler", "tcp://x:1"], ["--scheduler", "only with --executor dask"]),
+        (
+            [
+                "--axis",
+                'flows.1.rtt={from="1ms", to="400ms", step="1ms"}',
+                "--axis",
+                'flows.0.rtt={from="1ms", to="400ms", step="1ms"}',
+            ],
+            ["--axis", "640000 runs", "limit of 50000"],
+        ),
+        (["--axis", 'flows.1.rtt=["1ms"]', "--dry-run", "-j", "0"], ["-j", "at least 1"]),
     ],
     ids=[
         "jobs-zero",
@@ -345,6 +355,8 @@ def test_bad_sweep_base(text: str, mentions: list[str], store: Path, tmp_path: P
         "axis-range-backwards",
         "format-unknown",
         "scheduler-without-dask",
+        "axis-grid-huge",
+        "dry-run-jobs-zero",
     ],
 )
 def test_bad_sweep_options(

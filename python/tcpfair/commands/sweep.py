@@ -118,10 +118,10 @@ def sweep(
     if axis_overrides:
         sw = sw.with_axes(list(axis_overrides))
     be = backend or sw.backend or "sim"
+    ex = make_executor(executor, be, jobs, scheduler)  # checks -j and --scheduler too
     if dry_run:
         _dry_run(sw, be)
         return
-    ex = make_executor(executor, be, jobs, scheduler)
     rep = run_sweep(
         sw, backend=be, executor=ex, output=output, retry_failed=retry_failed, progress=progress
     )
