@@ -423,3 +423,44 @@ def test_a_lost_catalog_is_rebuilt_by_running_the_sweep_again(tmp_path: Path) ->
     pd.testing.assert_frame_equal(
         after[["run_hash", "jfi", "utilization"]], before[["run_hash", "jfi", "utilization"]]
     )
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_no_space_for_a_run_directory_stops_the_sweep_and_loses_nothing(
+    tmp_path: Path, jobs: int
+) -> None:
+    """ENOSPC while a run directory is written (in the sweep process or a pool worker):
+    the sweep stops with one line instead of recording every further run as failed; no run
+    is marked failed, and the same command later runs the rest."""
+    import errno
+
+    from tcpfair.store import StoreError
+
+    sw = make(repeats=3)
+    writes = tmp_path / "writes"
+
+    def filling(self: RunResult, directory: object) -> Path:  # the disk fills after 5 runs
+        n = len(writes.read_text()) if writes.exists() else 0
+        if n >= 5:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        with open(writes, "a") as f:
+            f.write("x")
+        return save(self, directory)
+
+    save = RunResult.save
+    mp = pytest.MonkeyPatch()
+    mp.setattr(RunResult, "save", filling)
+    try:
+        with pytest.raises(StoreError, match="the disk is full") as e:
+            run_sweep(sw, run_fn=fake_run, output=tmp_path / "s", jobs=jobs)
+    finally:
+        mp.undo()
+    assert "No space left on device" in str(e.value) and "\n" not in str(e.value)
+    with sqlite3.connect(tmp_path / "s" / "catalog.sqlite") as c:
+        statuses = [r[0] for r in c.execute("SELECT status FROM runs")]
+    assert 1 <= len(statuses) <= 5 and set(statuses) == {"done"}
+    assert Store(tmp_path / "s").check() == []
+    rep = run_sweep(sw, run_fn=fake_run, output=tmp_path / "s", jobs=1)  # space again
+    assert (
+        rep.failed == 0 and rep.already_done == len(statuses) and rep.finished == 12 - len(statuses)
+    )

@@ -15,6 +15,7 @@ Run functions must be picklable (module-level functions).
 
 from __future__ import annotations
 
+import errno
 import multiprocessing
 import os
 import shutil
@@ -30,7 +31,7 @@ from typing import Any, Protocol
 
 from .result import RunResult
 from .spec import Scenario
-from .store import Member, Store, run_problems
+from .store import Member, Store, StoreError, run_problems
 from .sweep import Run, Sweep, SweepError, point_label
 
 __all__ = [
@@ -55,6 +56,7 @@ class Outcome:
     finished: float
     wall_s: float
     staged: str | None = None  # the worker saved the result here instead of returning it
+    disk_full: bool = False  # saving failed for want of space: the store's problem, not the run's
 
     @property
     def ok(self) -> bool:
@@ -90,10 +92,29 @@ def execute(run_fn: RunFn, scenario: Scenario, backend: str, stage: str | None =
         except Exception as e:
             shutil.rmtree(stage, ignore_errors=True)
             return Outcome(
-                None, f"storing the result failed: {_describe(e)}", started, finished, wall
+                None,
+                f"storing the result failed: {_describe(e)}",
+                started,
+                finished,
+                wall,
+                disk_full=_disk_full(e),
             )
         return Outcome(None, None, started, finished, wall, staged=stage)
     return Outcome(result, error, started, finished, wall)
+
+
+def _disk_full(e: BaseException) -> bool:
+    return isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def _stop_disk_full(store: Store, e: BaseException | str) -> StoreError:
+    """A full disk stops the sweep (every further run would fail the same way); the run
+    stays pending, so the same command runs it again once there is space."""
+    why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+    return StoreError(
+        f"{store.root}: the disk is full ({why}); nothing stored was lost — free space and run "
+        "the same command again (finished runs are kept, the others run then)"
+    )
 
 
 def _describe(e: BaseException) -> str:
@@ -459,6 +480,8 @@ def run_sweep(
             r = by_hash[key]
             ts = time.perf_counter()
             sc_json = r.scenario.to_json()
+            if out.disk_full:
+                raise _stop_disk_full(store, out.error or "")
             if out.ok and (out.result is not None or out.staged is not None):
                 try:
                     if out.staged is not None:
@@ -486,6 +509,8 @@ def run_sweep(
                         )
                     rep.finished += 1
                 except Exception as e:  # a result that cannot be stored is a failed run
+                    if _disk_full(e):
+                        raise _stop_disk_full(store, e) from None
                     store.save_failure(
                         backend,
                         key,
