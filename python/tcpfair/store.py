@@ -110,6 +110,11 @@ _LEASE = re.compile(r"-p([0-9]+)s([0-9]+)-")
 _KEEP = ".damaged-"
 RUN_FILES = ("summary.json", "flows.parquet", "samples.parquet", "link.parquet")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+#: what to do with a damaged catalog (``test_a_lost_catalog_is_rebuilt_…`` shows it works)
+_RECOVER = (
+    "Keep a copy, then move it away and run the sweep again with the same -o: complete run "
+    "directories are adopted, not re-run"
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -134,11 +139,7 @@ def _explain(db: Path, e: BaseException) -> str:
     if "readonly" in low or "read-only" in low:
         return f"{db}: cannot write the catalog ({text}); check the permissions of {db.parent}"
     if "not a database" in low or "malformed" in low or "corrupt" in low:
-        return (
-            f"{db}: the catalog is damaged ({text}); tcpfair did not change it. Keep a copy, "
-            f"then move it away and run the sweep again with -o {db.parent}: complete run "
-            "directories are adopted, not re-run"
-        )
+        return f"{db}: the catalog is damaged ({text}); tcpfair did not change it. {_RECOVER}"
     return f"{db}: {text}"
 
 
@@ -217,15 +218,13 @@ def _check_catalog_file(db: Path, has_runs: bool) -> bool:
         if has_runs:
             raise StoreError(
                 f"{db}: the catalog is empty (0 bytes) but runs/ holds run directories: it was "
-                "lost or truncated. Move it away and run the sweep again: complete run "
-                "directories are adopted, not re-run"
+                f"lost or truncated. {_RECOVER}"
             )
         return True
     if head != _SQLITE_MAGIC:
         raise StoreError(
             f"{db}: not an SQLite database (it starts with {head[:8]!r}); tcpfair did not "
-            "change it. Keep a copy, then move it away and run the sweep again: complete run "
-            "directories are adopted, not re-run"
+            f"change it. {_RECOVER}"
         )
     _check_size(db)
     return False
@@ -241,22 +240,14 @@ def _check_size(db: Path) -> None:
     with open(db, "rb") as f:
         header = f.read(100)
     size = db.stat().st_size
-    if len(header) < 100:
-        pages = None
-    else:
+    expected = 100
+    if len(header) == 100 and header[24:28] == header[92:96]:
         page_size = int.from_bytes(header[16:18], "big")
-        page_size = 65536 if page_size == 1 else page_size
-        n = int.from_bytes(header[28:32], "big")
-        valid = header[24:28] == header[92:96]
-        pages = page_size * n if valid and n else None
-    if pages is None and len(header) >= 100:
-        return
-    if pages is None or size < pages:
-        expected = "at least 100 bytes" if pages is None else f"{pages} bytes"
+        expected = (65536 if page_size == 1 else page_size) * int.from_bytes(header[28:32], "big")
+    if size < expected:
         raise StoreError(
-            f"{db}: the catalog is truncated ({size} bytes; its header says {expected}); "
-            "tcpfair did not change it. Keep a copy, then move it away and run the sweep "
-            "again: complete run directories are adopted, not re-run"
+            f"{db}: the catalog is truncated ({size} bytes; its header says at least "
+            f"{expected}); tcpfair did not change it. {_RECOVER}"
         )
 
 
