@@ -464,3 +464,36 @@ def test_no_space_for_a_run_directory_stops_the_sweep_and_loses_nothing(
     assert (
         rep.failed == 0 and rep.already_done == len(statuses) and rep.finished == 12 - len(statuses)
     )
+
+
+def test_a_reader_who_cannot_write_the_folder_still_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A store a sweep made with sudo, read by a user: SQLite cannot create the -shm file a
+    WAL reader needs and refuses ("attempt to write a readonly database"; seen as user
+    nobody). With no WAL pending the catalog file is complete and is read as immutable.
+    (The tests run as root, whom permissions do not stop, so SQLite's refusal is imitated.)"""
+    import tcpfair.store as store_mod
+    from tcpfair.cli import main
+
+    run_sweep(make(), run_fn=fake_run, output=tmp_path, jobs=1).store.close()
+    real = sqlite3.connect
+    opened: list[str] = []
+
+    def no_shm(target: str, *args: object, **kwargs: object) -> sqlite3.Connection:
+        opened.append(str(target))
+        if "immutable=1" not in str(target):
+            raise sqlite3.OperationalError("attempt to write a readonly database")
+        return real(target, *args, **kwargs)
+
+    monkeypatch.setattr(store_mod.sqlite3, "connect", no_shm)
+    with pytest.raises(SystemExit) as e:
+        main(["results", str(tmp_path)])
+    assert e.value.code == 0 and "s (sim): 8 runs — 8 done" in capsys.readouterr().out
+    assert [u.split("?")[1] for u in opened] == ["mode=ro", "mode=ro&immutable=1"]
+    # a WAL with pages not yet in the catalog file: immutable would miss them, so no
+    (tmp_path / "catalog.sqlite-wal").write_bytes(b"x" * 100)
+    with pytest.raises(SystemExit) as e:
+        main(["results", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "readonly" in err and "read it as the store's owner" in err

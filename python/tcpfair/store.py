@@ -230,6 +230,30 @@ def _check_catalog_file(db: Path, has_runs: bool) -> bool:
     return False
 
 
+def _connect_ro(db: Path) -> sqlite3.Connection:
+    """The catalog in SQLite's read-only mode. A reader of a WAL database needs its -shm
+    file; in a folder the user cannot write (a store a sweep made with sudo) SQLite cannot
+    create it and refuses ("attempt to write a readonly database"). Then, when no WAL holds
+    pages not yet in the catalog file, the file is complete and is read as immutable."""
+    uri = db.resolve().as_uri()
+    try:
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=10.0, isolation_level=None)
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # opens the WAL index
+        return conn
+    except sqlite3.OperationalError as e:
+        wal = db.with_name(db.name + "-wal")
+        if "readonly" not in str(e):
+            raise
+        if wal.exists() and wal.stat().st_size > 0:
+            raise StoreError(
+                f"{db}: cannot read it ({e}): a sweep is writing it or was cut off (its -wal "
+                f"file holds results not yet in the catalog) and SQLite cannot create its -shm "
+                f"file in {db.parent}, which you cannot write; read it as the store's owner "
+                "or once a sweep has run to the end"
+            ) from None
+    return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None)
+
+
 def _check_size(db: Path) -> None:
     """A file shorter than its header says (cut off by a copy or a full disk) is refused
     before SQLite opens it. The header's size counts only when it is valid (offset 92
@@ -280,8 +304,7 @@ class Store:
             )
         try:
             if readonly:
-                uri = f"{db.resolve().as_uri()}?mode=ro"
-                self._db = sqlite3.connect(uri, uri=True, timeout=10.0, isolation_level=None)
+                self._db = _connect_ro(db)
             else:
                 self.root.mkdir(parents=True, exist_ok=True)
                 self._db = sqlite3.connect(db, timeout=60.0, isolation_level=None)
