@@ -328,6 +328,8 @@ def test_bad_sweep_base(text: str, mentions: list[str], store: Path, tmp_path: P
     [
         (["-j", "0"], ["-j", "at least 1"]),
         (["-j", "-3"], ["-j", "at least 1"]),
+        (["-j", "100000"], ["-j", "workers on this machine", "got 100000"]),
+        (["-j", "100000", "--executor", "dask"], ["-j", "got 100000"]),
         (["--axis", "flows.1.rtt=25ms"], ["--axis flows.1.rtt=25ms", "expected KEY="]),
         (["--axis", "flows.1.rtt=[]"], ["--axis flows.1.rtt=[]", "expected KEY="]),
         (
@@ -350,6 +352,8 @@ def test_bad_sweep_base(text: str, mentions: list[str], store: Path, tmp_path: P
     ids=[
         "jobs-zero",
         "jobs-negative",
+        "jobs-huge",
+        "jobs-huge-dask-local-cluster",
         "axis-no-list",
         "axis-empty",
         "axis-range-backwards",

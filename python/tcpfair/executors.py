@@ -305,6 +305,14 @@ def backend_check(backend: str) -> Callable[[Scenario], None]:
         ) from None
 
 
+#: Local workers per CPU core at most (``-j``): each is a process with its own memory.
+JOBS_PER_CORE = 8
+
+
+def max_local_jobs() -> int:
+    return JOBS_PER_CORE * (os.cpu_count() or 1)
+
+
 def default_jobs(backend: str) -> int:
     return 1 if backend == "kernel" else (os.cpu_count() or 1)
 
@@ -326,6 +334,17 @@ def make_executor(executor: str, backend: str, jobs: int | None, scheduler: str 
     n = jobs if jobs is not None else default_jobs(backend)
     if n < 1:
         raise SweepError([("-j", f"must be at least 1 (got {n})")])
+    if n > max_local_jobs() and not (executor == "dask" and scheduler):
+        raise SweepError(
+            [
+                (
+                    "-j",
+                    f"at most {max_local_jobs()} workers on this machine ({JOBS_PER_CORE} per "
+                    f"CPU core; more only wait for a core and each holds a copy of tcpfair); "
+                    f"got {n}",
+                )
+            ]
+        )
     if executor == "local":
         if scheduler:
             raise SweepError([("--scheduler", "only with --executor dask")])
