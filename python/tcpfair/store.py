@@ -189,7 +189,9 @@ def run_problems(d: Path) -> list[str]:
             problems.append("summary.json is not a run summary (no metrics)")
     except FileNotFoundError:
         problems.append("has no summary.json")
-    except (OSError, ValueError) as e:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+    except OSError as e:  # permissions, too many open files: the reader's problem, not damage
+        raise StoreError(f"{d / 'summary.json'}: cannot read it ({e.strerror or e})") from None
+    except ValueError as e:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         problems.append(f"summary.json is unreadable ({type(e).__name__}: {e})")
     for f in RUN_FILES[1:]:
         if not (d / f).exists():
@@ -197,7 +199,9 @@ def run_problems(d: Path) -> list[str]:
             continue
         try:
             pq.read_metadata(d / f)
-        except Exception as e:  # noqa: BLE001 — pyarrow raises several types for bad files
+        except OSError as e:
+            raise StoreError(f"{d / f}: cannot read it ({e.strerror or e})") from None
+        except Exception as e:  # noqa: BLE001 — ArrowInvalid and others for a damaged file
             problems.append(f"{f} is not a readable Parquet file ({type(e).__name__}: {e})")
     return problems
 
