@@ -137,6 +137,13 @@ def _schema_99(db: Path) -> None:
     c.close()
 
 
+def _bad_json(db: Path) -> None:
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE members SET axes='{not json' WHERE point=1")
+        c.execute("UPDATE sweeps SET axes='[oops'")
+    c.close()
+
+
 def _directory(db: Path) -> None:
     db.unlink()
     db.mkdir()
@@ -154,6 +161,7 @@ CATALOGS: dict[str, tuple[Callable[[Path], None], str]] = {
     "another-programs-database": (_foreign, "not a tcpfair catalog"),
     "newer-schema": (_schema_99, "catalog schema '99'"),
     "a-directory": (_directory, "not a file"),
+    "rows-with-broken-json": (_bad_json, "not JSON"),
 }
 
 
@@ -169,8 +177,16 @@ def _command(kind: str, root: Path, good: Path, tmp: Path) -> list[str]:
     return ["sweep", str(f), "-o", str(root), "-j", "1", "--no-progress", "--no-figures"]
 
 
-@pytest.mark.parametrize("command", ["results", "results-check", "compare", "sweep-resume"])
-@pytest.mark.parametrize("damage", list(CATALOGS))
+COMMANDS = ["results", "results-check", "compare", "sweep-resume"]
+#: rows with broken JSON: ``--check`` lists them (test below), a resume writes them anew
+ROW_DAMAGE = {"rows-with-broken-json": ["results", "compare"]}
+
+
+@pytest.mark.parametrize(
+    ("damage", "command"),
+    [(d, c) for d in CATALOGS for c in ROW_DAMAGE.get(d, COMMANDS)],
+    ids=lambda v: v,
+)
 def test_damaged_catalog(
     damage: str, command: str, store: Path, good: Path, tmp_path: Path
 ) -> None:
@@ -178,6 +194,18 @@ def test_damaged_catalog(
     spoil(store / "catalog.sqlite")
     args = _command(command, store, good, tmp_path)
     fails(args, [str(store / "catalog.sqlite"), says], store, good)
+
+
+def test_check_lists_rows_with_broken_json(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tcpfair.cli import main
+
+    _bad_json(store / "catalog.sqlite")
+    with pytest.raises(SystemExit) as e:
+        main(["results", str(store), "--check"])
+    out = capsys.readouterr().out
+    assert e.value.code == 1 and f"{store}: 3 problems" in out
+    assert "catalog: sweeps.axes of corpus is not JSON" in out
+    assert out.count("catalog: members.axes of ") == 2  # point 1's two repeats
 
 
 @pytest.mark.parametrize("command", ["results", "compare"])

@@ -152,6 +152,11 @@ def _sql_errors(fn: F) -> F:
             return fn(self, *args, **kwargs)
         except (sqlite3.DatabaseError, pd.errors.DatabaseError) as e:
             raise StoreError(_explain(self.db_path, e)) from None
+        except json.JSONDecodeError as e:  # a row's JSON column (axes, metrics, spec)
+            raise StoreError(
+                f"{self.db_path}: a row holds text that is not JSON ({e}); the catalog was "
+                f"edited or damaged. {_RECOVER}"
+            ) from None
 
     return inner  # type: ignore[return-value]
 
@@ -732,6 +737,18 @@ class Store:
             for r in self._db.execute("PRAGMA integrity_check")
             if str(r[0]).lower() != "ok"
         ]
+        for table, key, col in (
+            ("sweeps", "name", "spec"),
+            ("sweeps", "name", "axes"),
+            ("members", "run_hash", "axes"),
+            ("runs", "run_hash", "metrics"),
+        ):
+            for k, text in self._db.execute(f"SELECT {key}, {col} FROM {table}"):
+                try:
+                    if text is not None:
+                        json.loads(text)
+                except ValueError as e:
+                    problems.append(f"catalog: {table}.{col} of {k} is not JSON ({e})")
         done = {
             (b, h)
             for b, h in self._db.execute("SELECT backend, run_hash FROM runs WHERE status='done'")
