@@ -12,7 +12,7 @@ import pytest
 from test_sweep_support import BASE, fake_run
 
 from tcpfair.cli import main
-from tcpfair.compare import compare
+from tcpfair.compare import compare, summary_lines
 from tcpfair.executors import run_sweep
 from tcpfair.store import Store
 from tcpfair.sweep import sweep_from_dict
@@ -54,10 +54,10 @@ def test_known_d_c95_w() -> None:
         and p1["C95"] == pytest.approx(0.2)
         and p1["W"] == pytest.approx(0.2)
     )
-    assert bool(p1["differs"])
+    assert bool(p1["differs_w"])
     p2 = t.loc[("reno", "25ms", "1bdp")]
     assert p2["D"] == pytest.approx(0.1) and p2["C95"] == pytest.approx(2 * math.sqrt(0.02))
-    assert p2["W"] == pytest.approx(0.1 - 2 * math.sqrt(0.02)) and not bool(p2["differs"])
+    assert p2["W"] == pytest.approx(0.1 - 2 * math.sqrt(0.02)) and not bool(p2["differs_w"])
     p3 = t.loc[("cubic", "25ms", "1bdp")]
     assert p3["D"] == pytest.approx(0.2) and math.isnan(p3["W"])
     assert (c.n_points, c.n_defined, c.n_differ) == (3, 2, 1)
@@ -124,12 +124,23 @@ def test_compare_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     w = (j["a"] - j["mean"]).abs() - 2 * j["std"]
     assert len(w) == 12
     n = int((w >= 0).sum())
-    assert f"W ≥ 0 (significant difference) at {n} of 12 points: {100 * n / 12:.1f} %" in out
+    assert f"W = |D| − 2·σ(s2/sim) ≥ 0 at {n} of 12 points: {100 * n / 12:.1f} %" in out
+    # Welch's test, from the two catalogs with the textbook formulas
+    from scipy.stats import t as student
+
+    sa = ta.groupby(keys)["jfi"].agg(["mean", "std", "count"])
+    k = sa.join(gb, rsuffix="_b", how="inner").join(tb.groupby(keys)["jfi"].count().rename("nb"))
+    va, vb = k["std"] ** 2 / k["count"], k["std_b"] ** 2 / k["nb"]
+    tt = (k["mean"] - k["mean_b"]) / np.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va**2 / (k["count"] - 1) + vb**2 / (k["nb"] - 1))
+    sig = int((2 * student.sf(tt.abs(), df) < 0.05).sum())
+    assert f"significant difference (Welch p < 0.05) at {sig} of 12 tested points" in out
+    assert "repeats per point: s1/sim 3, s2/sim 3" in out
     assert (
         "matched points: 12 (only in A:s1/sim: 0, only in B:s2/sim: 4)" not in out
     )  # labels differ
     assert "matched points: 12 (only in s1/sim: 0, only in s2/sim: 4)" in out
-    assert "flows.1.cca=newreno: W ≥ 0 at" in out and "flows.1.cca=cubic: W ≥ 0 at" in out
+    assert "flows.1.cca=newreno: significant at" in out and "flows.1.cca=cubic: significant" in out
     exported = pd.read_csv(tmp_path / "w.csv")
     assert np.allclose(np.sort(exported["W"]), np.sort(w.to_numpy()))
     figs = sorted(p.name for p in (tmp_path / "A" / "figures" / "compare-s1-vs-s2").iterdir())
@@ -163,3 +174,56 @@ def test_compare_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[st
         )
     err = capsys.readouterr().err
     assert e.value.code == 2 and "different axes" in err and err.count("\n") == 1
+
+
+def test_welch_test_per_point_against_hand_computed_values() -> None:
+    """Welch's t-test with values worked out by hand: t = D/√(σa²/na + σb²/nb), the
+    Welch–Satterthwaite df, and for df = 2 the closed form p = 1 − |t|/√(t² + 2)."""
+    a = table(
+        {
+            ("reno", "25ms", "0.2bdp"): [0.5, 0.5, 0.5],
+            ("reno", "25ms", "1bdp"): [0.75, 0.85],
+            ("cubic", "25ms", "1bdp"): [0.9, 0.9],
+            ("cubic", "50ms", "1bdp"): [0.6000001, 0.6000001, 0.6000001],  # issue 8's case
+            ("cubic", "75ms", "1bdp"): [0.6, 0.6],
+        }
+    )
+    b = table(
+        {
+            ("reno", "25ms", "0.2bdp"): [0.8, 0.9, 1.0],
+            ("reno", "25ms", "1bdp"): [0.6, 0.8],
+            ("cubic", "25ms", "1bdp"): [0.7],
+            ("cubic", "50ms", "1bdp"): [0.6, 0.6, 0.6],
+            ("cubic", "75ms", "1bdp"): [0.6, 0.6],
+        }
+    )
+    c = compare(a, b, "jfi", AXES)
+    t = c.table.set_index(["cca", "rtt", "buffer"])
+    p1 = t.loc[("reno", "25ms", "0.2bdp")]  # σa = 0, σb = 0.1, n = 3: t = −0.4/√(0.01/3)
+    t1 = -0.4 / math.sqrt(0.01 / 3)
+    assert p1["t"] == pytest.approx(t1) and p1["df"] == pytest.approx(2.0)
+    assert p1["p"] == pytest.approx(1 - abs(t1) / math.sqrt(t1**2 + 2))  # 0.0202
+    assert bool(p1["significant"]) and bool(p1["tested"])
+    p2 = t.loc[("reno", "25ms", "1bdp")]  # va/na = 0.0025, vb/nb = 0.01
+    assert p2["t"] == pytest.approx(0.1 / math.sqrt(0.0125))
+    assert p2["df"] == pytest.approx(0.0125**2 / (0.0025**2 + 0.01**2))
+    assert 0.3 < p2["p"] < 0.6 and not bool(p2["significant"])
+    p3 = t.loc[("cubic", "25ms", "1bdp")]  # B has one repeat
+    assert not bool(p3["tested"]) and p3["untested"] == "fewer than 2 repeats"
+    # σ = 0 on both sides and D = 1e-7: W = |D| − 0 ≥ 0 calls it different; the test
+    # cannot tell (no spread), so it is not counted as a difference
+    p4 = t.loc[("cubic", "50ms", "1bdp")]
+    assert bool(p4["differs_w"]) and not bool(p4["significant"]) and not bool(p4["tested"])
+    assert p4["untested"] == "no spread on either side"
+    p5 = t.loc[("cubic", "75ms", "1bdp")]  # identical: W = 0 "differs", the test does not
+    assert bool(p5["differs_w"]) and not bool(p5["significant"])
+    assert (c.n_tested, c.n_significant, c.n_differ) == (2, 1, 3)
+    lines = "\n".join(summary_lines(c))
+    assert "repeats per point: A 2–3 (median 2), B 1–3 (median 2)" in lines
+    assert "significant difference (Welch p < 0.05) at 1 of 2 tested points: 50.0 %" in lines
+    assert "not tested: 1 point with fewer than 2 repeats" in lines
+    assert "not tested: 2 points with no spread on either side (|D| up to 1e-07)" in lines
+    strict = compare(a, b, "jfi", AXES, alpha=0.01)
+    assert strict.n_significant == 0  # p1's p = 0.0202
+    with pytest.raises(ValueError, match="alpha"):
+        compare(a, b, "jfi", AXES, alpha=1.5)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -123,6 +124,7 @@ def test_run_directory_without_catalog_row_is_adopted(tmp_path: Path) -> None:
     calls: list[str] = []
     rep = run_sweep(sw, run_fn=counting(calls), output=tmp_path, jobs=1)
     assert rep.adopted == 1 and orphan.run_hash not in calls and len(calls) == 3
+    assert not (s.run_dir("sim", orphan.run_hash).parent / f".{orphan.run_hash}.tmpjunk").exists()
     assert Store(tmp_path).check() == []
     row = Store(tmp_path).table().set_index("run_hash").loc[orphan.run_hash]
     assert row["status"] == "done" and np.isfinite(row["jfi"])
@@ -281,5 +283,217 @@ def test_results_check_reports_inconsistencies(
         main(["results", str(tmp_path), "--check"])
     out = capsys.readouterr().out
     assert e.value.code == 1 and "2 problems" in out
-    assert f"done run sim/{t['run_hash'][0]} has no samples.parquet" in out
+    assert f"done run sim/{t['run_hash'][0]}: has no samples.parquet" in out
     assert "run directory sim/0123456789abcdef has no done row" in out
+
+
+def _done_rows(root: Path) -> dict[str, tuple[object, ...]]:
+    with sqlite3.connect(root / "catalog.sqlite") as c:
+        return {r[1]: tuple(r) for r in c.execute("SELECT * FROM runs WHERE status='done'")}
+
+
+def test_damaged_done_runs_are_reported_set_aside_and_run_again(tmp_path: Path) -> None:
+    """Issue 8: ``--check`` called a store consistent when a summary.json was garbage, and a
+    resume counted such runs as done. Three runs damaged three ways are reported, moved
+    aside (kept) and measured again; the intact ones are neither re-run nor rewritten."""
+    sw = make()
+    run_sweep(sw, run_fn=fake_run, output=tmp_path, jobs=1)
+    s = Store(tmp_path)
+    hashes = sorted(s.table()["run_hash"])
+    bad = {hashes[0]: "summary.json", hashes[1]: "flows.parquet", hashes[2]: "samples.parquet"}
+    (s.run_dir("sim", hashes[0]) / "summary.json").write_bytes(b"\x00garbage{")
+    (s.run_dir("sim", hashes[1]) / "flows.parquet").unlink()
+    samples = s.run_dir("sim", hashes[2]) / "samples.parquet"
+    samples.write_bytes(samples.read_bytes()[:100])  # truncated
+    problems = s.check()
+    assert len(problems) == 3 and all(any(h in p for p in problems) for h in bad)
+    assert [f for h, f in bad.items() for p in problems if h in p and f in p] == list(bad.values())
+    good_before = {h: r for h, r in _done_rows(tmp_path).items() if h not in bad}
+    mtimes = {p: p.stat().st_mtime_ns for h in good_before for p in s.run_dir("sim", h).iterdir()}
+
+    calls: list[str] = []
+    rep = run_sweep(sw, run_fn=counting(calls), output=tmp_path, jobs=1)
+    assert sorted(calls) == sorted(bad) and set(rep.damaged) == set(bad)
+    assert rep.already_done == 5 and rep.finished == 3
+    assert Store(tmp_path).check() == []
+    after = _done_rows(tmp_path)
+    assert {h: after[h] for h in good_before} == good_before
+    assert {p: p.stat().st_mtime_ns for p in mtimes} == mtimes
+    kept = sorted(d.name for d in (tmp_path / "runs" / "sim").iterdir() if d.name.startswith("."))
+    assert [k.split("-")[1] for k in kept] == sorted(bad)  # .damaged-<hash>-…, not deleted
+    assert (tmp_path / "runs" / "sim" / kept[0] / "summary.json").read_bytes() == b"\x00garbage{"
+    # a second resume finds nothing to do
+    calls.clear()
+    rep = run_sweep(sw, run_fn=counting(calls), output=tmp_path, jobs=1)
+    assert calls == [] and rep.damaged == {} and rep.already_done == 8
+
+
+def test_clear_stale_removes_only_what_no_live_process_holds(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tcpfair.kernel.procs import proc_start_time
+
+    s = Store(tmp_path)
+    h, other = "0123456789abcdef", "fedcba9876543210"
+    mine = s.stage_path("sim", h)
+    mine.mkdir()
+    (mine.parent / f".{mine.name}.tmp1").mkdir()  # RunResult.save's temp dir inside a stage
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()  # a finished process: its PID and start time name no live process
+    dead = mine.parent / f".stage-{h}-p{p.pid}s{proc_start_time(os.getpid())}-aaaaaaaaaaaa"
+    recycled = mine.parent / f".stage-{h}-p{os.getpid()}s1-bbbbbbbbbbbb"  # PID reused
+    legacy = mine.parent / f".stage-{h}-cccccccccccc"  # no lease: an older tcpfair
+    torn = mine.parent / f".{h}.x1y2"
+    damaged = mine.parent / f".damaged-{h}-20260101T000000-abcdef"
+    unrelated = mine.parent / f".stage-{other}-p1s1-dddddddddddd"
+    for d in (dead, recycled, legacy, torn, damaged, unrelated):
+        d.mkdir()
+    assert s.clear_stale("sim", [h]) == 4
+    left = {d.name for d in mine.parent.iterdir()}
+    assert left == {mine.name, f".{mine.name}.tmp1", damaged.name, unrelated.name}
+
+
+def test_read_only_commands_neither_write_nor_wait_for_a_writer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 8: ``results`` opened a write transaction, waited 60 s behind a sweep writing
+    the store, then crashed. It reads in SQLite's read-only mode: at once, and the
+    catalog's bytes stay as they were."""
+    import time
+
+    from tcpfair.cli import main
+
+    run_sweep(make(), run_fn=fake_run, output=tmp_path, jobs=1)
+    writer = Store(tmp_path)
+    catalog = (tmp_path / "catalog.sqlite").read_bytes()
+    with writer.transaction():  # another process is writing
+        t0 = time.monotonic()
+        for args in (["results", str(tmp_path)], ["compare", str(tmp_path), str(tmp_path)]):
+            with pytest.raises(SystemExit) as e:
+                main(args)
+            assert e.value.code == 0, capsys.readouterr().err
+        assert time.monotonic() - t0 < 10
+    assert "s (sim): 8 runs — 8 done" in capsys.readouterr().out
+    assert (tmp_path / "catalog.sqlite").read_bytes() == catalog
+    with pytest.raises(Exception, match="readonly"):  # noqa: PT011
+        Store(tmp_path, readonly=True).register_sweep("x", "sim", {}, "h", [], [])
+
+
+def test_a_full_disk_is_one_line_and_loses_nothing(tmp_path: Path) -> None:
+    """SQLite's ``max_page_count`` makes the catalog full, as a full disk does: the sweep
+    stops with a StoreError saying so, and every run finished before is intact."""
+    from tcpfair.store import StoreError
+
+    sw = make(repeats=1)
+    run_sweep(sw, run_fn=fake_run, output=tmp_path, jobs=1)
+    before = _done_rows(tmp_path)
+    bigger = make(repeats=30)
+    orig = Store._open
+
+    def full(self: Store, db: Path, new: bool) -> None:
+        orig(self, db, new)
+        n = self._db.execute("PRAGMA page_count").fetchone()[0]
+        self._db.execute(f"PRAGMA max_page_count={n}")
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(Store, "_open", full)
+    try:
+        with pytest.raises(StoreError, match="the disk is full") as e:
+            run_sweep(bigger, run_fn=fake_run, output=tmp_path, jobs=1)
+    finally:
+        mp.undo()
+    assert str(e.value).count("\n") == 0 and "catalog.sqlite" in str(e.value)
+    after = _done_rows(tmp_path)
+    assert {h: after[h] for h in before} == before
+    assert Store(tmp_path).check() == []
+
+
+def test_a_lost_catalog_is_rebuilt_by_running_the_sweep_again(tmp_path: Path) -> None:
+    """What the damaged-catalog message tells users to do works: with the catalog moved
+    away, the same sweep adopts every complete run directory and runs nothing."""
+    sw = make()
+    run_sweep(sw, run_fn=fake_run, output=tmp_path, jobs=1)
+    before = Store(tmp_path).table()
+    (tmp_path / "catalog.sqlite").rename(tmp_path / "catalog.damaged")
+    calls: list[str] = []
+    rep = run_sweep(sw, run_fn=counting(calls), output=tmp_path, jobs=1)
+    assert calls == [] and rep.adopted == 8
+    after = Store(tmp_path).table()
+    pd.testing.assert_frame_equal(
+        after[["run_hash", "jfi", "utilization"]], before[["run_hash", "jfi", "utilization"]]
+    )
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_no_space_for_a_run_directory_stops_the_sweep_and_loses_nothing(
+    tmp_path: Path, jobs: int
+) -> None:
+    """ENOSPC while a run directory is written (in the sweep process or a pool worker):
+    the sweep stops with one line instead of recording every further run as failed; no run
+    is marked failed, and the same command later runs the rest."""
+    import errno
+
+    from tcpfair.store import StoreError
+
+    sw = make(repeats=3)
+    writes = tmp_path / "writes"
+
+    def filling(self: RunResult, directory: object) -> Path:  # the disk fills after 5 runs
+        n = len(writes.read_text()) if writes.exists() else 0
+        if n >= 5:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        with open(writes, "a") as f:
+            f.write("x")
+        return save(self, directory)
+
+    save = RunResult.save
+    mp = pytest.MonkeyPatch()
+    mp.setattr(RunResult, "save", filling)
+    try:
+        with pytest.raises(StoreError, match="the disk is full") as e:
+            run_sweep(sw, run_fn=fake_run, output=tmp_path / "s", jobs=jobs)
+    finally:
+        mp.undo()
+    assert "No space left on device" in str(e.value) and "\n" not in str(e.value)
+    with sqlite3.connect(tmp_path / "s" / "catalog.sqlite") as c:
+        statuses = [r[0] for r in c.execute("SELECT status FROM runs")]
+    assert 1 <= len(statuses) <= 5 and set(statuses) == {"done"}
+    assert Store(tmp_path / "s").check() == []
+    rep = run_sweep(sw, run_fn=fake_run, output=tmp_path / "s", jobs=1)  # space again
+    assert (
+        rep.failed == 0 and rep.already_done == len(statuses) and rep.finished == 12 - len(statuses)
+    )
+
+
+def test_a_reader_who_cannot_write_the_folder_still_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A store a sweep made with sudo, read by a user: SQLite cannot create the -shm file a
+    WAL reader needs and refuses ("attempt to write a readonly database"; seen as user
+    nobody). With no WAL pending the catalog file is complete and is read as immutable.
+    (The tests run as root, whom permissions do not stop, so SQLite's refusal is imitated.)"""
+    import tcpfair.store as store_mod
+    from tcpfair.cli import main
+
+    run_sweep(make(), run_fn=fake_run, output=tmp_path, jobs=1).store.close()
+    real = sqlite3.connect
+    opened: list[str] = []
+
+    def no_shm(target: str, *args: object, **kwargs: object) -> sqlite3.Connection:
+        opened.append(str(target))
+        if "immutable=1" not in str(target):
+            raise sqlite3.OperationalError("attempt to write a readonly database")
+        return real(target, *args, **kwargs)
+
+    monkeypatch.setattr(store_mod.sqlite3, "connect", no_shm)
+    with pytest.raises(SystemExit) as e:
+        main(["results", str(tmp_path)])
+    assert e.value.code == 0 and "s (sim): 8 runs — 8 done" in capsys.readouterr().out
+    assert [u.split("?")[1] for u in opened] == ["mode=ro", "mode=ro&immutable=1"]
+    # a WAL with pages not yet in the catalog file: immutable would miss them, so no
+    (tmp_path / "catalog.sqlite-wal").write_bytes(b"x" * 100)
+    with pytest.raises(SystemExit) as e:
+        main(["results", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "readonly" in err and "read it as the store's owner" in err

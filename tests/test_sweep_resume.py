@@ -4,6 +4,7 @@ run ends up done exactly once, the catalog is consistent."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import signal
 import sqlite3
@@ -172,4 +173,78 @@ def test_two_sweeps_write_one_store_at_the_same_time(tmp_path: Path) -> None:
     for h, jfi, util in rows:
         summary = json.loads((store / "runs" / "sim" / h / "summary.json").read_text())
         assert (summary["metrics"]["jfi"], summary["metrics"]["utilization"]) == (jfi, util)
+    assert [d.name for d in (store / "runs" / "sim").iterdir() if d.name.startswith(".")] == []
+
+
+RACE = """
+import json, sys, time
+sys.path.insert(0, {tests!r})
+from test_sweep_support import BASE, fake_run
+import tcpfair.result
+from tcpfair.executors import run_sweep
+from tcpfair.sweep import sweep_from_dict
+
+_save = tcpfair.result.RunResult.save
+
+
+def slow_save(self, directory):  # a slow disk: the staged run waits before its commit
+    out = _save(self, directory)
+    time.sleep(float(sys.argv[2]))
+    return out
+
+
+tcpfair.result.RunResult.save = slow_save
+
+if __name__ == "__main__":
+    sw = sweep_from_dict({{"name": "race", "base": BASE, "repeats": 5, "seed": 9,
+                          "axes": {{"flows.1.rtt": ["25ms", "50ms", "75ms", "100ms"],
+                                   "bottleneck.buffer": ["0.5bdp", "1bdp"]}}}})
+    rep = run_sweep(sw, run_fn=fake_run, output=sys.argv[1], jobs=2)
+    print(json.dumps({{"failed": rep.failed, "errors": sorted(set(rep.errors.values()))}}))
+"""
+
+
+def test_a_starting_sweep_leaves_a_running_sweeps_staging_alone(tmp_path: Path) -> None:
+    """Issue 8: every sweep start removed the staging folders of all runs of the sweep,
+    including those a concurrent sweep was writing (its runs then failed with "storing the
+    result failed: FileNotFoundError"). Sweep A stages runs slowly (a slow disk); sweeps B1…B3
+    of the same sweep start one after another while A is mid-way. No run of any of them
+    fails, and the store ends consistent."""
+    script = tmp_path / "driver.py"
+    script.write_text(RACE.format(tests=str(TESTS)))
+    store = tmp_path / "store"
+    env = dict(os.environ, TCPFAIR_FAKE_SLEEP="0.01")
+
+    def start(delay: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, str(script), str(store), delay],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    a = start("0.3")
+    deadline = time.monotonic() + 120
+    while len(_done_rows(store / "catalog.sqlite")) < 2:  # A is committing runs
+        assert a.poll() is None, a.communicate()[1]
+        assert time.monotonic() < deadline, "sweep A made no progress"
+        time.sleep(0.02)
+    outputs = []
+    for _ in range(3):  # each start of a sweep ran clear_stale over A's staged runs
+        b = start("0")
+        out, err = b.communicate(timeout=120)
+        assert b.returncode == 0, err
+        outputs.append(out)
+    assert a.poll() is None, "sweep A finished before the others started: no race tested"
+    out, err = a.communicate(timeout=120)
+    assert a.returncode == 0, err
+    for report in [out, *outputs]:
+        assert json.loads(report) == {"failed": 0, "errors": []}
+    s = Store(store)
+    assert s.check() == []
+    t = s.table(sweep="race")
+    assert len(t) == 40 and set(t["status"]) == {"done"}
+    with sqlite3.connect(store / "catalog.sqlite") as c:
+        assert c.execute("SELECT COUNT(*) FROM runs WHERE attempts > 1").fetchone() == (0,)
     assert [d.name for d in (store / "runs" / "sim").iterdir() if d.name.startswith(".")] == []

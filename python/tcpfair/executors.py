@@ -15,12 +15,13 @@ Run functions must be picklable (module-level functions).
 
 from __future__ import annotations
 
+import errno
 import multiprocessing
 import os
 import shutil
 import time
 import traceback
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from typing import Any, Protocol
 from .outputs import check_store_target
 from .result import RunResult
 from .spec import Scenario
-from .store import Member, Store
+from .store import Member, Store, StoreError, run_problems
 from .sweep import Run, Sweep, SweepError, point_label
 
 __all__ = [
@@ -56,6 +57,7 @@ class Outcome:
     finished: float
     wall_s: float
     staged: str | None = None  # the worker saved the result here instead of returning it
+    disk_full: bool = False  # saving failed for want of space: the store's problem, not the run's
 
     @property
     def ok(self) -> bool:
@@ -91,10 +93,29 @@ def execute(run_fn: RunFn, scenario: Scenario, backend: str, stage: str | None =
         except Exception as e:
             shutil.rmtree(stage, ignore_errors=True)
             return Outcome(
-                None, f"storing the result failed: {_describe(e)}", started, finished, wall
+                None,
+                f"storing the result failed: {_describe(e)}",
+                started,
+                finished,
+                wall,
+                disk_full=_disk_full(e),
             )
         return Outcome(None, None, started, finished, wall, staged=stage)
     return Outcome(result, error, started, finished, wall)
+
+
+def _disk_full(e: BaseException) -> bool:
+    return isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def _stop_disk_full(store: Store, e: BaseException | str) -> StoreError:
+    """A full disk stops the sweep (every further run would fail the same way); the run
+    stays pending, so the same command runs it again once there is space."""
+    why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+    return StoreError(
+        f"{store.root}: the disk is full ({why}); nothing stored was lost — free space and run "
+        "the same command again (finished runs are kept, the others run then)"
+    )
 
 
 def _describe(e: BaseException) -> str:
@@ -285,6 +306,14 @@ def backend_check(backend: str) -> Callable[[Scenario], None]:
         ) from None
 
 
+#: Local workers per CPU core at most (``-j``): each is a process with its own memory.
+JOBS_PER_CORE = 8
+
+
+def max_local_jobs() -> int:
+    return JOBS_PER_CORE * (os.cpu_count() or 1)
+
+
 def default_jobs(backend: str) -> int:
     return 1 if backend == "kernel" else (os.cpu_count() or 1)
 
@@ -306,6 +335,17 @@ def make_executor(executor: str, backend: str, jobs: int | None, scheduler: str 
     n = jobs if jobs is not None else default_jobs(backend)
     if n < 1:
         raise SweepError([("-j", f"must be at least 1 (got {n})")])
+    if n > max_local_jobs() and not (executor == "dask" and scheduler):
+        raise SweepError(
+            [
+                (
+                    "-j",
+                    f"at most {max_local_jobs()} workers on this machine ({JOBS_PER_CORE} per "
+                    f"CPU core; more only wait for a core and each holds a copy of tcpfair); "
+                    f"got {n}",
+                )
+            ]
+        )
     if executor == "local":
         if scheduler:
             raise SweepError([("--scheduler", "only with --executor dask")])
@@ -326,6 +366,8 @@ class SweepReport:
     finished: int = 0
     failed: int = 0
     skipped_failed: int = 0
+    #: done runs whose files were damaged: set aside (``.damaged-…``) and run again
+    damaged: dict[str, list[str]] = field(default_factory=dict)
     wall_s: float = 0.0
     store_s: float = 0.0
     errors: dict[str, str] = field(default_factory=dict)
@@ -337,40 +379,47 @@ class SweepReport:
 
 def plan(sweep: Sweep, backend: str, check: Callable[[Scenario], None] | None) -> list[Run]:
     """Expand and validate every run before anything starts; all problems in one error."""
-    runs = sweep.runs()
     problems: list[tuple[str, str]] = []
-    seen: dict[str, Run] = {}
-    for r in runs:
-        other = seen.get(r.run_hash)
-        if other is not None and other.point != r.point:
-            problems.append(
-                (point_label(r.axes), f"is the same scenario as point {point_label(other.axes)}")
-            )
-        seen.setdefault(r.run_hash, r)
-    if check is not None:
-        from .backends import BackendError
+    runs = list(validated(sweep, backend, check, problems))
+    if problems:
+        raise SweepError(problems, sweep.source)
+    return runs
 
-        checked: set[int] = set()
-        backend_problems: list[tuple[str, str]] = []
-        for r in runs:
-            if r.point in checked:
-                continue
+
+def validated(
+    sweep: Sweep,
+    backend: str,
+    check: Callable[[Scenario], None] | None,
+    problems: list[tuple[str, str]],
+) -> Iterator[Run]:
+    """The runs of ``plan``, one at a time (``--dry-run`` holds none of them): each point
+    checked by the backend once; problems appended to ``problems`` as they are found,
+    the backend's at the end (one line when every point fails the same way)."""
+    from .backends import BackendError
+
+    seen: dict[str, str] = {}  # run_hash → the label of its point
+    checked: set[int] = set()
+    backend_problems: list[tuple[str, str]] = []
+    for r in sweep.iter_runs(problems):
+        label = point_label(r.axes)
+        other = seen.setdefault(r.run_hash, label)
+        if other != label:
+            problems.append((label, f"is the same scenario as point {other}"))
+        if check is not None and r.point not in checked:
             checked.add(r.point)
             try:
                 check(r.scenario)
             except BackendError as e:
-                backend_problems.append((point_label(r.axes), f"backend {backend}: {e}"))
-        if (
-            len(backend_problems) > 1
-            and len({m for _, m in backend_problems}) == 1
-            and len(backend_problems) == len(checked)
-        ):
-            # the machine, not the points (no root, no iperf3): say it once
-            backend_problems = [(f"all {len(checked)} points", backend_problems[0][1])]
-        problems.extend(backend_problems)
-    if problems:
-        raise SweepError(problems, sweep.source)
-    return runs
+                backend_problems.append((label, f"backend {backend}: {e}"))
+        yield r
+    if (
+        len(backend_problems) > 1
+        and len({m for _, m in backend_problems}) == 1
+        and len(backend_problems) == len(checked)
+    ):
+        # the machine, not the points (no root, no iperf3): say it once
+        backend_problems = [(f"all {len(checked)} points", backend_problems[0][1])]
+    problems.extend(backend_problems)
 
 
 def run_sweep(
@@ -414,8 +463,15 @@ def run_sweep(
     todo: list[Run] = []
     for r in runs:
         st = status.get(r.run_hash)
-        if st == "done":
-            rep.already_done += 1
+        if st == "done" and r.run_hash not in rep.damaged:
+            problems = run_problems(store.run_dir(backend, r.run_hash)) and (
+                store.set_aside_damaged(backend, r.run_hash)  # checks again, under the lock
+            )
+            if problems:  # a "done" run whose files are broken is not done: run it again
+                rep.damaged[r.run_hash] = problems
+                todo.append(r)
+            else:
+                rep.already_done += 1
         elif st == "failed" and not retry_failed:
             rep.skipped_failed += 1
         elif st is None and store.adopt(backend, r.run_hash, r.scenario.to_json(), r.seed):
@@ -446,6 +502,8 @@ def run_sweep(
             r = by_hash[key]
             ts = time.perf_counter()
             sc_json = r.scenario.to_json()
+            if out.disk_full:
+                raise _stop_disk_full(store, out.error or "")
             if out.ok and (out.result is not None or out.staged is not None):
                 try:
                     if out.staged is not None:
@@ -473,6 +531,8 @@ def run_sweep(
                         )
                     rep.finished += 1
                 except Exception as e:  # a result that cannot be stored is a failed run
+                    if _disk_full(e):
+                        raise _stop_disk_full(store, e) from None
                     store.save_failure(
                         backend,
                         key,

@@ -23,13 +23,25 @@ worker that ran it, when it shares the file system), then one catalog transactio
 it into ``runs/<backend>/<run_hash>`` and inserts the ``done`` row. A complete directory
 without a ``done`` row (the process died between the rename and the commit) is adopted on
 the next start instead of being re-run; staging and temp directories of killed attempts
-are removed. A ``done`` row is never updated or deleted and its directory never replaced
-(the rename happens under the catalog's write lock), so nothing finished is lost or
-rewritten; the primary keys make duplicates impossible.
+are removed — only those whose owner is gone: their names carry the owner's PID and
+process start time (a lease, checked as the kernel backend's state file is), so a sweep
+never removes what a concurrent sweep on the same store is writing. A ``done`` row is
+never updated and its directory never replaced (the rename happens under the catalog's
+write lock), so nothing finished is lost or rewritten; the primary keys make duplicates
+impossible. The one exception is a done run whose files are damaged (``run_problems``):
+a resume moves its directory aside to ``.damaged-<run_hash>-<time>`` (kept, never
+removed) and drops the row, so the run is measured again.
+
+Read-only users (``tcpfair results``, ``tcpfair compare``) open the catalog with
+``readonly=True`` (SQLite ``mode=ro``): they never write it, never wait behind a writer
+(WAL readers do not block), and refuse a file that is not a tcpfair catalog. Every SQLite
+error (a damaged, truncated or foreign file, a full disk) becomes a ``StoreError`` that
+names the file and says what to do.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -38,11 +50,11 @@ import shutil
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -92,10 +104,184 @@ CREATE VIEW IF NOT EXISTS catalog AS
 
 
 _HASH = re.compile(r"[0-9a-f]{16}")
+#: the owner (lease) in the names of staging and trash directories: ``-p<pid>s<start time>-``
+_LEASE = re.compile(r"-p([0-9]+)s([0-9]+)-")
+#: hidden directories that are not scratch: damaged runs set aside (kept for the user)
+_KEEP = ".damaged-"
+RUN_FILES = ("summary.json", "flows.parquet", "samples.parquet", "link.parquet")
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+#: what to do with a damaged catalog (``test_a_lost_catalog_is_rebuilt_…`` shows it works)
+_RECOVER = (
+    "Keep a copy, then move it away and run the sweep again with the same -o: complete run "
+    "directories are adopted, not re-run"
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class StoreError(RuntimeError):
     """The results directory cannot be used; the message says why."""
+
+
+def _explain(db: Path, e: BaseException) -> str:
+    """One line for an SQLite error on the catalog ``db``: what happened and what to do."""
+    text = str(e)
+    if isinstance(e, StoreError):
+        return text
+    low = text.lower()
+    if "full" in low:
+        return (
+            f"{db}: the disk is full ({text}); nothing stored was lost — free space and run "
+            "the same command again (finished runs are kept)"
+        )
+    if "locked" in low or "busy" in low:
+        return f"{db}: locked by another process ({text}); try again when it has finished"
+    if "readonly" in low or "read-only" in low:
+        return f"{db}: cannot write the catalog ({text}); check the permissions of {db.parent}"
+    if "not a database" in low or "malformed" in low or "corrupt" in low:
+        return f"{db}: the catalog is damaged ({text}); tcpfair did not change it. {_RECOVER}"
+    return f"{db}: {text}"
+
+
+def _sql_errors(fn: F) -> F:
+    """Store methods: SQLite errors (a damaged catalog, a full disk) as a ``StoreError``."""
+
+    @functools.wraps(fn)
+    def inner(self: Store, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(self, *args, **kwargs)
+        except (sqlite3.DatabaseError, pd.errors.DatabaseError) as e:
+            raise StoreError(_explain(self.db_path, e)) from None
+        except json.JSONDecodeError as e:  # a row's JSON column (axes, metrics, spec)
+            raise StoreError(
+                f"{self.db_path}: a row holds text that is not JSON ({e}); the catalog was "
+                f"edited or damaged. {_RECOVER}"
+            ) from None
+
+    return inner  # type: ignore[return-value]
+
+
+def _owner_tag() -> str:
+    """This process's lease, for the names of the directories it writes."""
+    from .kernel.procs import proc_start_time
+
+    return f"p{os.getpid()}s{proc_start_time(os.getpid()) or 0}"
+
+
+def _held_by_live_process(name: str) -> bool:
+    """Whether a scratch directory's owner (PID + start time in its name) still runs.
+    A name without a lease (written by an older tcpfair) has no owner to wait for."""
+    from .kernel.procs import alive
+
+    m = _LEASE.search(name)
+    if m is None:
+        return False
+    pid, start = int(m.group(1)), int(m.group(2))
+    return alive(pid, start or None)
+
+
+def run_problems(d: Path) -> list[str]:
+    """What is wrong with a run directory (empty when complete): every file present,
+    ``summary.json`` a run summary, each Parquet file readable (its footer)."""
+    import pyarrow.parquet as pq
+
+    if not d.is_dir():
+        return ["its run directory is missing"]
+    problems = []
+    try:
+        summary = json.loads((d / "summary.json").read_text())
+        if not isinstance(summary, dict) or not isinstance(summary.get("metrics"), dict):
+            problems.append("summary.json is not a run summary (no metrics)")
+    except FileNotFoundError:
+        problems.append("has no summary.json")
+    except OSError as e:  # permissions, too many open files: the reader's problem, not damage
+        raise StoreError(f"{d / 'summary.json'}: cannot read it ({e.strerror or e})") from None
+    except ValueError as e:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        problems.append(f"summary.json is unreadable ({type(e).__name__}: {e})")
+    for f in RUN_FILES[1:]:
+        if not (d / f).exists():
+            problems.append(f"has no {f}")
+            continue
+        try:
+            pq.read_metadata(d / f)
+        except OSError as e:
+            raise StoreError(f"{d / f}: cannot read it ({e.strerror or e})") from None
+        except Exception as e:  # noqa: BLE001 — ArrowInvalid and others for a damaged file
+            problems.append(f"{f} is not a readable Parquet file ({type(e).__name__}: {e})")
+    return problems
+
+
+def _check_catalog_file(db: Path, has_runs: bool) -> bool:
+    """Refuse what is not an SQLite database before SQLite touches it. Returns whether the
+    file is new (absent, or empty with no run directories beside it)."""
+    if not db.exists():
+        return True
+    if not db.is_file():
+        raise StoreError(f"{db}: not a file; a results directory's catalog.sqlite is a file")
+    try:
+        with open(db, "rb") as f:
+            head = f.read(len(_SQLITE_MAGIC))
+    except OSError as e:
+        raise StoreError(f"{db}: cannot read the catalog ({e.strerror})") from None
+    if not head:
+        if has_runs:
+            raise StoreError(
+                f"{db}: the catalog is empty (0 bytes) but runs/ holds run directories: it was "
+                f"lost or truncated. {_RECOVER}"
+            )
+        return True
+    if head != _SQLITE_MAGIC:
+        raise StoreError(
+            f"{db}: not an SQLite database (it starts with {head[:8]!r}); tcpfair did not "
+            f"change it. {_RECOVER}"
+        )
+    _check_size(db)
+    return False
+
+
+def _connect_ro(db: Path) -> sqlite3.Connection:
+    """The catalog in SQLite's read-only mode. A reader of a WAL database needs its -shm
+    file; in a folder the user cannot write (a store a sweep made with sudo) SQLite cannot
+    create it and refuses ("attempt to write a readonly database"). Then, when no WAL holds
+    pages not yet in the catalog file, the file is complete and is read as immutable."""
+    uri = db.resolve().as_uri()
+    try:
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=10.0, isolation_level=None)
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # opens the WAL index
+        return conn
+    except sqlite3.OperationalError as e:
+        wal = db.with_name(db.name + "-wal")
+        if "readonly" not in str(e):
+            raise
+        if wal.exists() and wal.stat().st_size > 0:
+            raise StoreError(
+                f"{db}: cannot read it ({e}): a sweep is writing it or was cut off (its -wal "
+                f"file holds results not yet in the catalog) and SQLite cannot create its -shm "
+                f"file in {db.parent}, which you cannot write; read it as the store's owner "
+                "or once a sweep has run to the end"
+            ) from None
+    return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None)
+
+
+def _check_size(db: Path) -> None:
+    """A file shorter than its header says (cut off by a copy or a full disk) is refused
+    before SQLite opens it. The header's size counts only when it is valid (offset 92
+    equals the change counter) and no WAL holds pages not yet copied into the file."""
+    wal = db.with_name(db.name + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        return
+    with open(db, "rb") as f:
+        header = f.read(100)
+    size = db.stat().st_size
+    expected = 100
+    if len(header) == 100 and header[24:28] == header[92:96]:
+        page_size = int.from_bytes(header[16:18], "big")
+        expected = (65536 if page_size == 1 else page_size) * int.from_bytes(header[28:32], "big")
+    if size < expected:
+        raise StoreError(
+            f"{db}: the catalog is truncated ({size} bytes; its header says at least "
+            f"{expected}); tcpfair did not change it. {_RECOVER}"
+        )
 
 
 @dataclass(frozen=True)
@@ -110,17 +296,44 @@ class Member:
 class Store:
     """A results directory. Open with ``Store(path)``; the catalog is created on first use."""
 
-    def __init__(self, root: str | Path, create: bool = True):
+    def __init__(self, root: str | Path, create: bool = True, readonly: bool = False):
+        """``create=False``: the catalog must exist. ``readonly=True`` (implies it): open it
+        with SQLite's ``mode=ro`` — nothing is written, no write lock is taken."""
         self.root = Path(root)
-        db = self.root / "catalog.sqlite"
-        if not create and not db.exists():
+        self.db_path = db = self.root / "catalog.sqlite"
+        self.readonly = readonly
+        if (readonly or not create) and not db.exists():
             raise StoreError(f"{self.root}: not a results directory (no catalog.sqlite)")
+        has_runs = (self.root / "runs").is_dir() and any((self.root / "runs").iterdir())
+        new = _check_catalog_file(db, has_runs)
+        if readonly and new:
+            raise StoreError(
+                f"{db}: the catalog is empty (0 bytes): no sweep has written it; "
+                f"run a sweep with -o {self.root} first"
+            )
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(db, timeout=60.0, isolation_level=None)
+            if readonly:
+                self._db = _connect_ro(db)
+            else:
+                self.root.mkdir(parents=True, exist_ok=True)
+                self._db = sqlite3.connect(db, timeout=60.0, isolation_level=None)
         except (OSError, sqlite3.Error) as e:
             raise StoreError(f"{self.root}: cannot open the results store: {e}") from None
+        try:
+            self._open(db, new)
+        except BaseException:
+            self._db.close()
+            raise
+
+    @_sql_errors
+    def _open(self, db: Path, new: bool) -> None:
+        if self.readonly:
+            if not self._schema_version(db):
+                raise StoreError(f"{db}: an empty SQLite database: no sweep has written it")
+            return
         self._db.execute("PRAGMA busy_timeout=60000")
+        if not new:  # an existing file must be a tcpfair catalog before anything is written
+            self._schema_version(db)
         # Two processes opening a new store at once: switching to WAL needs a lock that the
         # busy handler does not wait for, so retry.
         _retry_locked(self._wal, db)
@@ -130,10 +343,29 @@ class Store:
             row = c.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             if row is None:
                 c.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            elif int(row[0]) != SCHEMA_VERSION:
-                raise StoreError(
-                    f"{db}: catalog schema {row[0]}, this tcpfair reads {SCHEMA_VERSION}"
-                )
+        self._schema_version(db)
+
+    def _schema_version(self, db: Path) -> bool:
+        """Refuse a database that is not a tcpfair catalog of the schema this version reads.
+        Returns False for a database without tables (a new catalog)."""
+        tables = {
+            r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
+        if not tables:
+            return False  # a new catalog whose creation was cut off: nothing in it yet
+        row = None
+        if "meta" in tables:
+            row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None or not {"runs", "members", "sweeps"} <= tables:
+            raise StoreError(
+                f"{db}: an SQLite database, but not a tcpfair catalog (tables: "
+                f"{', '.join(sorted(tables))}); tcpfair did not change it"
+            )
+        if str(row[0]) != str(SCHEMA_VERSION):
+            raise StoreError(
+                f"{db}: catalog schema {row[0]!r}, this tcpfair reads {SCHEMA_VERSION}"
+            )
+        return True
 
     def _wal(self) -> None:
         if str(self._db.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
@@ -155,11 +387,13 @@ class Store:
         try:
             yield self._db
         except BaseException:
-            self._db.execute("ROLLBACK")
+            if self._db.in_transaction:  # SQLite ends it itself on some errors (a full disk)
+                self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
 
     # ----------------------------------------------------------------- sweeps
+    @_sql_errors
     def register_sweep(
         self,
         name: str,
@@ -185,6 +419,7 @@ class Store:
             c.execute("DELETE FROM members WHERE sweep=? AND backend=?", (name, backend))
             c.executemany("INSERT INTO members VALUES (?,?,?,?,?,?,?)", rows)
 
+    @_sql_errors
     def sweeps(self) -> list[tuple[str, str]]:
         """(name, backend) of every sweep in the store."""
         return [
@@ -211,6 +446,7 @@ class Store:
             f"{self.root}: holds several sweeps ({choices}); choose one with --sweep/--backend"
         )
 
+    @_sql_errors
     def sweep_axes(self, name: str, backend: str) -> list[str]:
         row = self._db.execute(
             "SELECT axes FROM sweeps WHERE name=? AND backend=?", (name, backend)
@@ -220,6 +456,7 @@ class Store:
         return list(json.loads(row[0]))
 
     # ----------------------------------------------------------------- runs
+    @_sql_errors
     def status(self, backend: str, hashes: Iterable[str] | None = None) -> dict[str, str]:
         """run_hash → 'done' | 'failed' for runs with a result (others are pending)."""
         cur = self._db.execute("SELECT run_hash, status FROM runs WHERE backend=?", (backend,))
@@ -232,16 +469,14 @@ class Store:
     def run_dir(self, backend: str, run_hash: str) -> Path:
         return self.root / "runs" / backend / run_hash
 
+    @_sql_errors
     def adopt(self, backend: str, run_hash: str, scenario_json: str, seed: int) -> bool:
         """A complete run directory without a ``done`` row (the process died between the
         rename and the commit): record it as done. Returns whether it did."""
         d = self.run_dir(backend, run_hash)
-        try:
-            summary = json.loads((d / "summary.json").read_text())
-        except (OSError, ValueError):
+        if not d.is_dir() or run_problems(d):
             return False
-        if not all((d / f).exists() for f in ("flows.parquet", "samples.parquet", "link.parquet")):
-            return False
+        summary = json.loads((d / "summary.json").read_text())
         wall = summary.get("meta", {}).get("wall_time_s")
         self._record_done(backend, run_hash, scenario_json, seed, summary, None, time.time(), wall)
         return True
@@ -250,21 +485,47 @@ class Store:
         """A fresh staging path for a run directory (written by a worker, then committed)."""
         d = self.root / "runs" / backend
         d.mkdir(parents=True, exist_ok=True)
-        return d / f".stage-{run_hash}-{uuid.uuid4().hex[:12]}"
+        return d / f".stage-{run_hash}-{_owner_tag()}-{uuid.uuid4().hex[:12]}"
 
     def clear_stale(self, backend: str, hashes: Iterable[str]) -> int:
-        """Remove the temp, staging and trash directories that attempts of these runs left
-        when they were killed. Returns how many."""
+        """Remove the staging, temp and trash directories that attempts of these runs left
+        when they were killed — only those whose owner (the PID and start time in the name)
+        no longer runs, so a concurrent sweep's work in progress is left alone. Set-aside
+        damaged runs (``.damaged-…``) are never removed. Returns how many were removed."""
         d = self.root / "runs" / backend
         want = set(hashes)
         n = 0
         if d.exists():
             for p in d.iterdir():
-                if p.name.startswith(".") and want.intersection(_HASH.findall(p.name)):
+                if not p.name.startswith(".") or p.name.startswith(_KEEP):
+                    continue
+                if want.intersection(_HASH.findall(p.name)) and not _held_by_live_process(p.name):
                     shutil.rmtree(p, ignore_errors=True)
                     n += 1
         return n
 
+    @_sql_errors
+    def set_aside_damaged(self, backend: str, run_hash: str) -> list[str]:
+        """A done run whose files are damaged: move its directory aside (kept as
+        ``.damaged-<run_hash>-<time>``) and drop its row, so the run is measured again.
+        Returns the problems found (empty, and nothing done, when the run is intact)."""
+        final = self.run_dir(backend, run_hash)
+        with self.transaction() as c:
+            row = c.execute(
+                "SELECT status FROM runs WHERE backend=? AND run_hash=?", (backend, run_hash)
+            ).fetchone()
+            problems = run_problems(final)
+            if row is None or row[0] != "done" or not problems:
+                return []
+            if final.exists():
+                stamp = time.strftime("%Y%m%dT%H%M%S")
+                os.replace(
+                    final, final.with_name(f".damaged-{run_hash}-{stamp}-{uuid.uuid4().hex[:6]}")
+                )
+            c.execute("DELETE FROM runs WHERE backend=? AND run_hash=?", (backend, run_hash))
+        return problems
+
+    @_sql_errors
     def save_success(
         self,
         backend: str,
@@ -286,6 +547,7 @@ class Store:
             backend, run_hash, staged, scenario_json, seed, started, finished, wall_s
         )
 
+    @_sql_errors
     def commit_staged(
         self,
         backend: str,
@@ -313,7 +575,9 @@ class Store:
                 if prev is not None and prev[0] == "done":
                     return False
                 if final.exists():  # left by an attempt that died before its commit
-                    trash = final.with_name(f".trash-{run_hash}-{uuid.uuid4().hex[:12]}")
+                    trash = final.with_name(
+                        f".trash-{run_hash}-{_owner_tag()}-{uuid.uuid4().hex[:12]}"
+                    )
                     os.replace(final, trash)
                 os.replace(staged, final)
                 self._insert_done(
@@ -334,6 +598,7 @@ class Store:
                 if p is not None and p.exists():
                     shutil.rmtree(p, ignore_errors=True)
 
+    @_sql_errors
     def _record_done(
         self,
         backend: str,
@@ -402,6 +667,7 @@ class Store:
             ),
         )
 
+    @_sql_errors
     def save_failure(
         self,
         backend: str,
@@ -440,6 +706,7 @@ class Store:
         return True
 
     # ----------------------------------------------------------------- reading
+    @_sql_errors
     def table(
         self, sweep: str | None = None, backend: str | None = None, status: str | None = None
     ) -> pd.DataFrame:
@@ -459,19 +726,36 @@ class Store:
     def load_run(self, backend: str, run_hash: str) -> RunResult:
         return RunResult.load(self.run_dir(backend, run_hash))
 
+    @_sql_errors
     def check(self) -> list[str]:
-        """Consistency problems (empty when consistent): every done run has a complete
-        directory, every run directory has a done row, every member is unique."""
-        problems = []
+        """Consistency problems (empty when consistent): SQLite's integrity check of the
+        catalog, every done run has a complete directory (``run_problems``: files present,
+        summary.json a run summary, Parquet files readable), every run directory has a
+        done row."""
+        problems = [
+            f"catalog: {r[0]}"
+            for r in self._db.execute("PRAGMA integrity_check")
+            if str(r[0]).lower() != "ok"
+        ]
+        for table, key, col in (
+            ("sweeps", "name", "spec"),
+            ("sweeps", "name", "axes"),
+            ("members", "run_hash", "axes"),
+            ("runs", "run_hash", "metrics"),
+        ):
+            for k, text in self._db.execute(f"SELECT {key}, {col} FROM {table}"):
+                try:
+                    if text is not None:
+                        json.loads(text)
+                except ValueError as e:
+                    problems.append(f"catalog: {table}.{col} of {k} is not JSON ({e})")
         done = {
             (b, h)
             for b, h in self._db.execute("SELECT backend, run_hash FROM runs WHERE status='done'")
         }
         for b, h in sorted(done):
-            d = self.run_dir(b, h)
-            for f in ("summary.json", "flows.parquet", "samples.parquet", "link.parquet"):
-                if not (d / f).exists():
-                    problems.append(f"done run {b}/{h} has no {f}")
+            for p in run_problems(self.run_dir(b, h)):
+                problems.append(f"done run {b}/{h}: {p}")
         runs_root = self.root / "runs"
         if runs_root.exists():
             for bdir in runs_root.iterdir():
@@ -487,9 +771,9 @@ def _retry_locked(fn: Any, db: Path, seconds: float = 60.0) -> None:
         try:
             fn()
             return
-        except sqlite3.OperationalError as e:
+        except sqlite3.DatabaseError as e:  # a damaged file too, not only a lock
             if "locked" not in str(e) and "busy" not in str(e):
-                raise StoreError(f"{db}: {e}") from None
+                raise StoreError(_explain(db, e)) from None
             if time.monotonic() > deadline:
                 raise StoreError(
                     f"{db}: still locked by another process after {seconds:.0f} s"

@@ -258,7 +258,7 @@ def difference_figure(
     c: Comparison, x: str, y: str, out: str | Path, formats: Sequence[str] = ("png", "svg")
 ) -> list[Path]:
     """W = |D| − 2σ(B) over ``x`` × ``y`` (seed 001 Fig. 5): heatmap (cells with W ≥ 0 starred)
-    and 3-D surface with the W = 0 plane."""
+    and 3-D surface with the W = 0 plane; the title also gives Welch's count (``compare``)."""
     t = c.table
     long = t.rename(columns={"W": "mean"}).assign(
         metric="W", n=0, std=np.nan, ci=np.nan, lo=np.nan, hi=np.nan
@@ -289,10 +289,13 @@ def difference_figure(
         ax2.set_xlabel(axis_label(x, list(grid.columns)), fontsize=8)
         ax2.set_ylabel(axis_label(y, list(grid.index)), fontsize=8)
         share = (finite >= 0).mean() if finite.size else float("nan")
+        part = _select(t, where)
+        tested, sig = int(part["tested"].sum()), int(part["significant"].sum())
         fig.suptitle(
             f"{c.metric}: difference surface, A = {la}, B = {lb}"
             + (f", {', '.join(f'{k}={v}' for k, v in where.items())}" if where else "")
-            + f" — W ≥ 0 at {100 * share:.0f} % of points"
+            + f" — W ≥ 0 at {100 * share:.0f} % of points; Welch p < {c.alpha:g} at {sig} of "
+            f"{tested} tested"
         )
         fig.subplots_adjust(left=0.07, right=0.97, bottom=0.2, top=0.88, wspace=0.25)
         paths += _save(fig, Path(out) / f"{c.metric}-difference{_slug(where)}", formats)

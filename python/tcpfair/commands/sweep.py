@@ -111,7 +111,7 @@ def sweep(
 ) -> None:
     """Run every point × repeat of SWEEP.toml into a results store; finished runs are skipped,
     so the same command resumes an interrupted sweep."""
-    from ..executors import backend_check, make_executor, plan, run_sweep
+    from ..executors import make_executor, run_sweep
     from ..outputs import check_store_target
     from ..sweep import load_sweep
 
@@ -122,18 +122,10 @@ def sweep(
     be = backend or sw.backend or "sim"
     store_dir = output if output is not None else Path("results") / sw.name
     check_store_target(store_dir, option="-o" if output is not None else "results folder")
+    ex = make_executor(executor, be, jobs, scheduler)  # checks -j and --scheduler too
     if dry_run:
-        runs = plan(sw, be, backend_check(be))
-        click.echo(
-            f"{sw.name}: {sw.n_points()} points × {sw.repeats} repeats = {len(runs)} runs on {be}"
-        )
-        for r in runs:
-            if r.repeat == 0:
-                click.echo(
-                    "  " + ", ".join(f"{k}={v}" for k, v in r.axes.items()) + f"  [{r.point_hash}]"
-                )
+        _dry_run(sw, be)
         return
-    ex = make_executor(executor, be, jobs, scheduler)
     rep = run_sweep(
         sw, backend=be, executor=ex, output=store_dir, retry_failed=retry_failed, progress=progress
     )
@@ -144,6 +136,12 @@ def sweep(
         f"{rep.already_done} were done before"
         + (f", {rep.adopted} recovered" if rep.adopted else "")
     )
+    if rep.damaged:
+        first = next(iter(rep.damaged.values()))
+        click.echo(
+            f"{len(rep.damaged)} runs recorded as done had damaged files (e.g. {first[0]}); "
+            f"they ran again, the damaged files are kept in {s.root / 'runs' / be}/.damaged-*"
+        )
     if rep.skipped_failed:
         click.echo(
             f"{rep.skipped_failed} runs failed earlier and were skipped; --retry-failed runs them again"
@@ -158,6 +156,26 @@ def sweep(
             click.echo(f"figures: {paths[0].parent} ({len(paths)} files)")
     if rep.failed:
         raise SystemExit(1)
+
+
+def _dry_run(sw: Any, be: str) -> None:
+    """Validate every run and list the points, holding only their lines (not the runs)."""
+    from ..executors import backend_check, validated
+    from ..sweep import SweepError
+
+    problems: list[tuple[str, str]] = []
+    lines: list[str] = []
+    n = 0
+    for r in validated(sw, be, backend_check(be), problems):
+        n += 1
+        if r.repeat == 0:
+            lines.append(
+                "  " + ", ".join(f"{k}={v}" for k, v in r.axes.items()) + f"  [{r.point_hash}]"
+            )
+    if problems:
+        raise SweepError(problems, sw.source)
+    click.echo(f"{sw.name}: {sw.n_points()} points × {sw.repeats} repeats = {n} runs on {be}")
+    click.echo("\n".join(lines))
 
 
 def _note_invalid(t: Any) -> None:
@@ -300,7 +318,7 @@ def results(
         check_file_target(export, force=force, option="--export")
     if metric is not None and figures is not None:
         check_figure_dir(figures, force=force, option="--figures")
-    s = Store(directory, create=False)
+    s = Store(directory, readonly=True)
     if check:
         problems = s.check()
         for problem in problems:
@@ -451,13 +469,19 @@ def _print_overview(s: Any, sweep_name: str | None, backend: str | None) -> None
     "--export",
     type=click.Path(path_type=Path),
     default=None,
-    help="Write the matched points with D, C95, W to .csv or .parquet.",
+    help="Write the matched points with D, C95, W and Welch's t, df, p to .csv or .parquet.",
 )
 @click.option("--format", "fmt", default="png,svg", show_default=True, help=FORMAT_HELP)
 @click.option(
     "--force",
     is_flag=True,
     help="Replace an existing --export file; write figures into a non-empty folder.",
+)
+@click.option(
+    "--alpha",
+    default="0.05",
+    show_default=True,
+    help="Significance level of Welch's t-test per point.",
 )
 @_wrap
 def compare(
@@ -474,9 +498,11 @@ def compare(
     export: Path | None,
     fmt: str,
     force: bool,
+    alpha: str,
 ) -> None:
-    """Difference between result sets A and B: D = A − B, C95 = 2·σ(B), W = |D| − C95 per
-    matched point; prints the share of points with W ≥ 0 and draws the difference surface."""
+    """Difference between result sets A and B per matched point: D = A − B, Welch's t-test
+    on the repeats (significant where p < --alpha), and seed 001's W = |D| − 2·σ(B); prints
+    how many points differ and the repeats per side, and draws the surface of W."""
     from ..compare import compare as do_compare
     from ..compare import summary_lines
     from ..outputs import check_figure_dir, check_file_target, publish_figures, write_file
@@ -489,14 +515,17 @@ def compare(
         check_file_target(export, force=force, option="--export")
     if output is not None:
         check_figure_dir(output, force=force, option="-o")
-    sa, sb = Store(a, create=False), Store(b, create=False)
+    level = _alpha(alpha)
+    sa, sb = Store(a, readonly=True), Store(b, readonly=True)
     na, ba = sa.select(a_sweep, a_backend)
     nb, bb = sb.select(b_sweep, b_backend)
     la, lb = f"{na}/{ba}", f"{nb}/{bb}"
     if la == lb:
         la, lb = f"A:{la}", f"B:{lb}"
     ta, tb = sa.table(sweep=na, backend=ba), sb.table(sweep=nb, backend=bb)
-    c = do_compare(ta, tb, metric, sa.sweep_axes(na, ba), sb.sweep_axes(nb, bb), labels=(la, lb))
+    c = do_compare(
+        ta, tb, metric, sa.sweep_axes(na, ba), sb.sweep_axes(nb, bb), labels=(la, lb), alpha=level
+    )
     for lab, t in ((la, ta), (lb, tb)):
         if "valid" in t.columns and ((t["status"] == "done") & (t["valid"] == 0)).any():
             click.echo(f"{lab}: ", nl=False, err=True)
@@ -521,9 +550,9 @@ def compare(
     for f in facets:
         for key, row in c.by(f).iterrows():
             click.echo(
-                f"  {f}={key}: W ≥ 0 at {int(row['differ'])} of {int(row['defined'])} points"
-                + (f" ({100 * row['share']:.0f} %)" if row["defined"] else "")
-                + f", mean |D| {row['mean_abs_D']:.4g}"
+                f"  {f}={key}: significant at {int(row['significant'])} of "
+                f"{int(row['tested'])} tested points, W ≥ 0 at {int(row['differ'])} of "
+                f"{int(row['defined'])}, mean |D| {row['mean_abs_D']:.4g}"
             )
     if len(xy) == 2:
         out = output or a / "figures" / f"compare-{na}-vs-{nb}"
@@ -536,6 +565,18 @@ def compare(
         click.echo(f"figures: {out} ({len(paths)} files)")
     else:
         click.echo("no difference surface: it needs two numeric axes (--x, --y)")
+
+
+def _alpha(text: str) -> float:
+    try:
+        level = float(text)
+    except ValueError:
+        level = float("nan")
+    if not 0 < level < 1:
+        raise UserError(
+            f"--alpha {text!r}: expected a significance level between 0 and 1, e.g. 0.05"
+        )
+    return level
 
 
 def _pick_xy(table: Any, axes: list[str], x: str | None, y: str | None) -> list[str]:
