@@ -323,13 +323,34 @@ def _place(src: Path, dst: Path) -> None:
 
 
 # --------------------------------------------------------------------------- stores
+def _store_without_catalog(path: Path) -> bool:
+    """A store whose catalog was lost or moved away: ``runs/`` holds only backend folders
+    (``runs/sim``, ``runs/kernel``). A sweep rebuilds the catalog by adopting those runs."""
+    from .backends import BACKENDS
+
+    runs = path / "runs"
+    if _kind(path) != "a directory" or _kind(runs) != "a directory":
+        return False
+    entries = _entries(runs)
+    return bool(entries) and all(
+        e.name in BACKENDS and e.is_dir(follow_symlinks=False) for e in entries
+    )
+
+
 def check_store_target(path: Path, *, option: str = "-o") -> None:
     """A results store may be opened or created at ``path``: an existing store, a missing
     path or an empty directory."""
     kind = _kind(path, option)
-    if kind == "missing" or is_store(path):
+    if kind == "missing" or is_store(path) or _store_without_catalog(path):
         return
     if kind == "a directory":
+        cat = path / "catalog.sqlite"
+        ckind = _kind(cat, option)
+        if ckind != "missing":  # is_store said: not a regular file
+            raise OutputError(
+                f"{option} {path}: {cat} is {ckind}, not a file (a results catalog); "
+                "allowed: a results store (resumed), a new path or an empty directory"
+            )
         if not _entries(path, option):
             return
         raise OutputError(
@@ -412,7 +433,9 @@ def publish_figures(
     """Run ``draw(folder)`` into a staging folder beside ``out``, then rename each figure into
     ``out`` (created if missing). Without ``force``, ``out`` must be new or empty."""
     check_figure_dir(out, force=force, option=option)
+    made = _missing_ancestors(out.parent)
     staging = stage_beside(out)
+    done: list[Path] = []
     try:
         drawn = draw(staging)
         if not drawn:
@@ -420,7 +443,6 @@ def publish_figures(
         check_figure_dir(out, force=force, option=option)
         try:
             out.mkdir(parents=True, exist_ok=True)
-            done = []
             for p in drawn:
                 rel = p.relative_to(staging)
                 dest = out / rel
@@ -436,4 +458,19 @@ def publish_figures(
             ) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        if not done:  # nothing drawn (or an error): the folders made for staging go too
+            for d in made:
+                try:
+                    d.rmdir()  # only if still empty: ours
+                except OSError:
+                    break
     return done
+
+
+def _missing_ancestors(d: Path) -> list[Path]:
+    """``d`` and its parents that do not exist yet, deepest first."""
+    out = []
+    while _kind(d) == "missing" and d != d.parent:
+        out.append(d)
+        d = d.parent
+    return out

@@ -58,7 +58,7 @@ def _wrap(fn: Any) -> Any:
     "--jobs",
     type=int,
     default=None,
-    help="Parallel runs (default: CPU cores for sim; the kernel backend always runs one at a time).",
+    help="Parallel runs (default: CPU cores for sim; the kernel backend runs one at a time).",
 )
 @click.option(
     "--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True
