@@ -32,6 +32,26 @@ HELP = {
 
 
 class LazyGroup(click.Group):
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        """As click's, but a usage error (unknown option, bad option value, missing
+        argument) is one line naming the command and the option, like every other error
+        tcpfair reports, instead of click's three-line usage block."""
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            rv = super().main(*args, standalone_mode=False, **kwargs)
+        except click.UsageError as e:
+            where = e.ctx.command_path if e.ctx is not None else "tcpfair"
+            click.echo(f"error: {where}: {e.format_message()} (see {where} --help)", err=True)
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            click.echo(f"error: {e.format_message()}", err=True)
+            sys.exit(e.exit_code)
+        except click.Abort:
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [c for c in COMMANDS if _available(c)]
 
@@ -54,7 +74,9 @@ def _available(name: str) -> bool:
     return importlib.util.find_spec(mod) is not None
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    name="tcpfair", cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.version_option(package_name="tcpfair")
 def cli() -> None:
     """tcpfair: TCP congestion-control fairness lab."""
