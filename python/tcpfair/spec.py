@@ -63,7 +63,7 @@ STACKS: tuple[str, ...] = ("linux", "ns2")
 NS2_CCAS: dict[str, tuple[str, ...]] = {
     "reno": (),
     "newreno": (),
-    "vegas": ("alpha", "beta", "gamma", "delta"),
+    "vegas": ("alpha", "beta", "gamma", "delta", "exact_base_rtt"),
 }
 
 #: Linux defaults for the maximum of net.ipv4.tcp_rmem / tcp_wmem (bytes).
@@ -204,6 +204,7 @@ class Flow(_Strict):
     gamma: int | None = Field(None, ge=0)
     stack: str = "linux"
     delta: int | None = Field(None, ge=1)
+    exact_base_rtt: bool = False
 
     @field_validator("cca")
     @classmethod
@@ -248,6 +249,13 @@ class Flow(_Strict):
             )
         return v
 
+    @field_validator("exact_base_rtt")
+    @classmethod
+    def _exact_base_rtt(cls, v: bool, info: ValidationInfo) -> bool:
+        if v and (info.data.get("stack") != "ns2" or info.data.get("cca") != "vegas"):
+            raise ValueError('exact_base_rtt is a parameter of vegas under stack = "ns2" only')
+        return v
+
     @field_validator("jitter", "ack_jitter")
     @classmethod
     def _jitter(cls, v: int) -> int:
@@ -270,11 +278,14 @@ class Flow(_Strict):
         return self
 
     def params(self) -> dict[str, float]:
-        return {
+        out = {
             p: float(getattr(self, p))
             for p in ("alpha", "beta", "gamma", "delta")
             if getattr(self, p) is not None
         }
+        if self.exact_base_rtt:
+            out["exact_base_rtt"] = 1.0
+        return out
 
 
 class Measure(_Strict):
@@ -452,6 +463,8 @@ def _as_written(s: Scenario) -> dict[str, Any]:
             d["ack_jitter"] = f"{f.ack_jitter}ns"
         if f.stack != "linux":
             d["stack"] = f.stack
+        if f.exact_base_rtt:
+            d["exact_base_rtt"] = True
         for k in ("stop",):
             if getattr(f, k) is not None:
                 d[k] = f"{getattr(f, k)}ns"

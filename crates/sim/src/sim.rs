@@ -96,12 +96,23 @@ impl Sim {
                     let size = b.mtu_bytes - crate::ns2::agent::HEADER_BYTES;
                     let boot = Rng::new(crate::rng::flow_seed(cfg.seed, f.id)).uniform()
                         * crate::ns2::rtt::TCP_TICK;
-                    let conn =
-                        Ns2Conn::new(i as u32, &f.cca, &f.cca_params, size, f.cwnd_clamp, boot)
-                            .map_err(|message| SimError::Config {
-                                key: key("cca"),
-                                message,
-                            })?;
+                    // the path's true minimum RTT: propagation + one full packet's
+                    // serialization at the bottleneck (for `exact_base_rtt`)
+                    let min_rtt = f.rtt_ns as f64 / 1e9
+                        + b.mtu_bytes as f64 * 8.0 / b.rate_bps as f64;
+                    let conn = Ns2Conn::new(
+                        i as u32,
+                        &f.cca,
+                        &f.cca_params,
+                        size,
+                        f.cwnd_clamp,
+                        boot,
+                        min_rtt,
+                    )
+                    .map_err(|message| SimError::Config {
+                        key: key("cca"),
+                        message,
+                    })?;
                     (size, Some(Box::new(conn)))
                 }
             };

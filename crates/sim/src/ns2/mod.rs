@@ -53,8 +53,9 @@ pub struct Ns2Conn {
 
 impl Ns2Conn {
     /// `cca` is reno, newreno or vegas; `params` may hold vegas's alpha, beta, gamma
-    /// (packets) or Enhanced Vegas's delta. `boot_time` is the phase of the sender's
-    /// tick clock, in [0, tcpTick_).
+    /// (packets), Enhanced Vegas's delta, or exact_base_rtt = 1 (use `min_rtt`, the path's
+    /// true minimum RTT in seconds, as `v_baseRTT_`). `boot_time` is the phase of the
+    /// sender's tick clock, in [0, tcpTick_).
     pub fn new(
         id: u32,
         cca: &str,
@@ -62,6 +63,7 @@ impl Ns2Conn {
         size: u32,
         window: Option<u32>,
         boot_time: f64,
+        min_rtt: f64,
     ) -> Result<Ns2Conn, String> {
         let window = window.unwrap_or(DEFAULT_WINDOW);
         let variant = match cca {
@@ -69,7 +71,10 @@ impl Ns2Conn {
             "newreno" => Variant::NewReno {
                 firstpartial: false,
             },
-            "vegas" => Variant::Vegas(Box::new(Vegas::new(vegas_params(params)?, window))),
+            "vegas" => Variant::Vegas(Box::new(Vegas::new(
+                vegas_params(params, min_rtt)?,
+                window,
+            ))),
             other => {
                 return Err(format!(
                     "{other:?} does not exist under stack \"ns2\"; allowed: {}",
@@ -123,7 +128,7 @@ impl Ns2Conn {
     }
 }
 
-fn vegas_params(params: &BTreeMap<String, f64>) -> Result<VegasParams, String> {
+fn vegas_params(params: &BTreeMap<String, f64>, min_rtt: f64) -> Result<VegasParams, String> {
     let mut p = VegasParams::default();
     for (k, &v) in params {
         match k.as_str() {
@@ -131,9 +136,11 @@ fn vegas_params(params: &BTreeMap<String, f64>) -> Result<VegasParams, String> {
             "beta" => p.beta = v,
             "gamma" => p.gamma = v,
             "delta" => p.delta = Some(v),
+            "exact_base_rtt" => p.base_rtt = (v != 0.0).then_some(min_rtt),
             _ => {
                 return Err(format!(
-                    "{k:?} is not a parameter of ns-2 vegas; allowed: alpha, beta, gamma, delta"
+                    "{k:?} is not a parameter of ns-2 vegas; \
+                     allowed: alpha, beta, gamma, delta, exact_base_rtt"
                 ))
             }
         }

@@ -24,6 +24,11 @@
 //!   if it has not changed since that packet was sent, then inflated by the dupACKs, and
 //!   deflated back on the next new ACK;
 //! - timeout: ssthresh halves, cwnd = 2 (`v_slowstart_`), go-back-N.
+//!
+//! `exact_base_rtt` (not in ns-2): `v_baseRTT_` is the path's true minimum RTT from the
+//! start and never re-measured. Seed 003 states its results are "free from the impact of
+//! an incorrect min. RTT measurement"; from a simultaneous start ns-2's rule lets the
+//! longer connection measure its base RTT behind the shorter one's standing queue.
 
 use super::agent::{Agent, Close, CwndAction, Variant, NUMDUPACKS, WINDOW_INIT};
 use crate::tcp::Io;
@@ -36,6 +41,9 @@ pub struct VegasParams {
     pub gamma: f64,
     /// Enhanced Vegas's δ (α = β = δ without a hold region), when set.
     pub delta: Option<f64>,
+    /// A known base RTT (seconds) used instead of the measured one (`exact_base_rtt`):
+    /// not ns-2's behaviour, the condition seed 003 states for its runs.
+    pub base_rtt: Option<f64>,
 }
 
 impl Default for VegasParams {
@@ -46,6 +54,7 @@ impl Default for VegasParams {
             beta: 3.0,
             gamma: 1.0,
             delta: None,
+            base_rtt: None,
         }
     }
 }
@@ -125,7 +134,7 @@ impl Vegas {
         self.cnt_rtt += 1;
         if rtt > 0.0 {
             self.rtt = rtt;
-            if rtt < self.base_rtt {
+            if rtt < self.base_rtt && self.p.base_rtt.is_none() {
                 self.base_rtt = rtt;
             }
             let mut n = rtt - self.sa / 8.0;
@@ -160,7 +169,7 @@ fn decide(a: &mut Agent, now_vt: f64) {
     let mut new_cwnd = cwnd;
     let mut new_ssthresh = ssthresh;
     if rtt > 0.0 {
-        if rtt < v.base_rtt || rtt_len <= 1 {
+        if (rtt < v.base_rtt || rtt_len <= 1) && v.p.base_rtt.is_none() {
             v.base_rtt = rtt;
         }
         let actual = rtt_len as f64 / rtt;
@@ -207,7 +216,7 @@ pub fn recv(a: &mut Agent, now: f64, seqno: i64, io: &mut Io) {
         let v = vegas(a);
         if !v.firstrecv {
             v.firstrecv = true;
-            v.base_rtt = vt;
+            v.base_rtt = v.p.base_rtt.unwrap_or(vt);
             v.rtt = vt;
             v.sa = vt * 8.0;
             v.sd = vt;
