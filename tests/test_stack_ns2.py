@@ -59,11 +59,12 @@ def base(**flow: Any) -> dict[str, Any]:
 
 
 def test_ns2_flow_resolves_with_its_stack_and_params() -> None:
-    sc = from_dict(base(delta=2, exact_base_rtt=True))
+    sc = from_dict(base(delta=2, exact_base_rtt=True, delack=True))
     ns2, linux = sc.resolved()["flows"]
-    assert ns2["stack"] == "ns2"
+    assert ns2["stack"] == "ns2" and ns2["delack"] is True
     assert ns2["cca_params"] == {"delta": 2.0, "exact_base_rtt": 1.0}
-    assert "stack" not in linux
+    assert "stack" not in linux and "delack" not in linux
+    assert "delack" not in from_dict(base()).resolved()["flows"][0]
     # the written form round-trips
     assert from_dict(sc.to_dict()).hash() == sc.hash()
     # and the stack is part of the identity of the run
@@ -94,6 +95,7 @@ def test_bad_stack_settings_fail_with_one_line(override: str, mentions: list[str
     [
         ("flows.1.delta=2", ["flows.1.delta", 'under stack = "ns2" only']),
         ("flows.1.exact_base_rtt=true", ["flows.1.exact_base_rtt", 'stack = "ns2" only']),
+        ("flows.1.delack=true", ["flows.1.delack", 'stack = "ns2" only']),
         ("flows.1.stack=ns2", []),
     ],
     ids=lambda v: v if isinstance(v, str) else None,

@@ -205,6 +205,7 @@ class Flow(_Strict):
     stack: str = "linux"
     delta: int | None = Field(None, ge=1)
     exact_base_rtt: bool = False
+    delack: bool = False
 
     @field_validator("cca")
     @classmethod
@@ -254,6 +255,16 @@ class Flow(_Strict):
     def _exact_base_rtt(cls, v: bool, info: ValidationInfo) -> bool:
         if v and (info.data.get("stack") != "ns2" or info.data.get("cca") != "vegas"):
             raise ValueError('exact_base_rtt is a parameter of vegas under stack = "ns2" only')
+        return v
+
+    @field_validator("delack")
+    @classmethod
+    def _delack(cls, v: bool, info: ValidationInfo) -> bool:
+        if v and info.data.get("stack") != "ns2":
+            raise ValueError(
+                'delack (Agent/TCPSink/DelAck) applies under stack = "ns2" only; '
+                "Linux receivers always delay ACKs"
+            )
         return v
 
     @field_validator("jitter", "ack_jitter")
@@ -370,6 +381,8 @@ class Scenario(_Strict):
                 if f.stack != "linux":
                     # likewise: only a non-default stack appears in the resolved form
                     out[-1]["stack"] = f.stack
+                if f.delack:
+                    out[-1]["delack"] = True
         return out
 
     def group_label(self, g: int) -> str:
@@ -465,6 +478,8 @@ def _as_written(s: Scenario) -> dict[str, Any]:
             d["stack"] = f.stack
         if f.exact_base_rtt:
             d["exact_base_rtt"] = True
+        if f.delack:
+            d["delack"] = True
         for k in ("stop",):
             if getattr(f, k) is not None:
                 d[k] = f"{getattr(f, k)}ns"

@@ -95,6 +95,10 @@ pub struct FlowConfig {
     /// Whose TCP this connection runs: Linux's (the default) or ns-2's one-way agents.
     #[serde(default)]
     pub stack: Stack,
+    /// `stack = ns2` only: the receiver is `Agent/TCPSink/DelAck` (delayed ACKs) rather
+    /// than `Agent/TCPSink` (an ACK per packet).
+    #[serde(default)]
+    pub delack: bool,
 }
 
 /// The TCP implementation a connection models.

@@ -98,9 +98,9 @@ impl Sim {
                         * crate::ns2::rtt::TCP_TICK;
                     // the path's true minimum RTT: propagation + one full packet's
                     // serialization at the bottleneck (for `exact_base_rtt`)
-                    let min_rtt = f.rtt_ns as f64 / 1e9
-                        + b.mtu_bytes as f64 * 8.0 / b.rate_bps as f64;
-                    let conn = Ns2Conn::new(
+                    let min_rtt =
+                        f.rtt_ns as f64 / 1e9 + b.mtu_bytes as f64 * 8.0 / b.rate_bps as f64;
+                    let mut conn = Ns2Conn::new(
                         i as u32,
                         &f.cca,
                         &f.cca_params,
@@ -113,6 +113,7 @@ impl Sim {
                         key: key("cca"),
                         message,
                     })?;
+                    conn.sink.delack = f.delack;
                     (size, Some(Box::new(conn)))
                 }
             };
@@ -323,13 +324,29 @@ impl Sim {
         let f = pkt.flow;
         let fl = &mut self.flows[f as usize];
         if let Some(c) = fl.ns2.as_mut() {
-            // Agent/TCPSink: an ACK for every packet, at once.
-            let (ack, bytes) = c.deliver(&pkt);
+            // Agent/TCPSink: an ACK for every packet, at once (DelAck: maybe held).
+            let (decision, bytes) = c.deliver(&pkt, fl.delack.is_armed());
             if bytes > 0 && now >= self.window.0 && now < self.window.1 {
                 fl.delivered_window += bytes;
             }
-            let l = fl.rev_line;
-            self.rev_lines[l as usize].push(&mut self.q, now + fl.rev_delay, ack, Ev::RevArrive(l));
+            match decision {
+                crate::ns2::SinkAck::Now(ack) => {
+                    fl.delack.cancel();
+                    let l = fl.rev_line;
+                    self.rev_lines[l as usize].push(
+                        &mut self.q,
+                        now + fl.rev_delay,
+                        ack,
+                        Ev::RevArrive(l),
+                    );
+                }
+                crate::ns2::SinkAck::Delay => fl.delack.arm(
+                    &mut self.q,
+                    now + crate::ns2::sink::DELACK_INTERVAL,
+                    f,
+                    TimerKind::DelAck,
+                ),
+            }
             return;
         }
         let (decision, bytes) = fl.rx.on_segment(&pkt);
@@ -386,6 +403,13 @@ impl Sim {
             TimerKind::Tlp => &mut fl.sender.tlp_timer,
         };
         if !t.on_pop(q, gen, now, f, kind) {
+            return;
+        }
+        if let (Some(c), TimerKind::DelAck) = (fl.ns2.as_mut(), kind) {
+            if let Some(ack) = c.sink.on_delack_timeout() {
+                let l = fl.rev_line;
+                self.rev_lines[l as usize].push(q, now + fl.rev_delay, ack, Ev::RevArrive(l));
+            }
             return;
         }
         if kind == TimerKind::DelAck || kind == TimerKind::CompAck {

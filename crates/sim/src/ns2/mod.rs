@@ -29,7 +29,7 @@ mod tests;
 pub mod vegas;
 
 pub use agent::{Agent, Variant};
-pub use sink::Sink;
+pub use sink::{Sink, SinkAck};
 pub use vegas::{Vegas, VegasParams};
 
 use crate::packet::{Ack, Packet};
@@ -71,10 +71,7 @@ impl Ns2Conn {
             "newreno" => Variant::NewReno {
                 firstpartial: false,
             },
-            "vegas" => Variant::Vegas(Box::new(Vegas::new(
-                vegas_params(params, min_rtt)?,
-                window,
-            ))),
+            "vegas" => Variant::Vegas(Box::new(Vegas::new(vegas_params(params, min_rtt)?, window))),
             other => {
                 return Err(format!(
                     "{other:?} does not exist under stack \"ns2\"; allowed: {}",
@@ -113,9 +110,9 @@ impl Ns2Conn {
         self.agent.timeout(now.as_secs_f64(), io);
     }
 
-    /// A data packet reaches the sink: the ACK to return and the bytes delivered.
-    pub fn deliver(&mut self, pkt: &Packet) -> (Ack, u64) {
-        self.sink.on_segment(pkt)
+    /// A data packet reaches the sink: what to do about the ACK, and the bytes delivered.
+    pub fn deliver(&mut self, pkt: &Packet, timer_pending: bool) -> (SinkAck, u64) {
+        self.sink.on_packet(pkt, timer_pending)
     }
 
     /// Window in packets as the sender uses it (`window()`, with Reno's inflation).

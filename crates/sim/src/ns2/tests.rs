@@ -34,6 +34,7 @@ fn ns2_flow(id: u32, cca: &str, rtt_ns: u64, params: &[(&str, f64)]) -> FlowConf
         jitter_ns: 0,
         ack_jitter_ns: 0,
         stack: Stack::Ns2,
+        delack: false,
     }
 }
 
@@ -197,8 +198,18 @@ fn vegas_measured_base_rtt_of_the_later_measurer_is_too_high() {
         _ => unreachable!(),
     };
     let true_min = |i: usize| cfg.flows[i].rtt_ns as f64 / 1e9 + PKT_S;
-    assert!((base(0) - true_min(0)).abs() < 1e-3, "{} vs {}", base(0), true_min(0));
-    assert!(base(1) > true_min(1) + PKT_S, "{} vs {}", base(1), true_min(1));
+    assert!(
+        (base(0) - true_min(0)).abs() < 1e-3,
+        "{} vs {}",
+        base(0),
+        true_min(0)
+    );
+    assert!(
+        base(1) > true_min(1) + PKT_S,
+        "{} vs {}",
+        base(1),
+        true_min(1)
+    );
 }
 
 // ---------------------------------------------------------------- hand-driven senders
@@ -391,7 +402,7 @@ fn rto_counts_ticks_and_has_a_200ms_floor() {
     use super::rtt::TickRtt;
     let mut r = TickRtt::new(0.0);
     assert_eq!(r.timeout(), 3.0); // rtxcur_init_
-    // a 100 ms sample at tick phase 0: 10 ticks; srtt = 10, rttvar = 5 ticks
+                                  // a 100 ms sample at tick phase 0: 10 ticks; srtt = 10, rttvar = 5 ticks
     r.update(1.0, 0.1);
     assert_eq!(r.t_rtt, 10);
     assert!((r.srtt() - 0.1).abs() < 1e-12);
@@ -403,4 +414,65 @@ fn rto_counts_ticks_and_has_a_200ms_floor() {
         r.update(1.0 + k as f64, 0.013);
     }
     assert_eq!(r.timeout(), 0.2);
+}
+
+#[test]
+fn delack_sink_holds_one_in_order_ack_and_never_a_gap_ack() {
+    use super::sink::{Sink, SinkAck};
+    let mut sink = Sink::default();
+    sink.delack = true;
+    let pkt = |seg: u64| Packet {
+        flow: 0,
+        seg,
+        len: 1000,
+        wire: 1040,
+        ts: SimTime::ZERO,
+    };
+    let cum = |a: SinkAck| match a {
+        SinkAck::Now(ack) => Some(ack.cum),
+        SinkAck::Delay => None,
+    };
+    // 1 in order, no timer: held
+    assert_eq!(cum(sink.on_packet(&pkt(1), false).0), None);
+    // 2 with the timer pending: one ACK for both
+    assert_eq!(cum(sink.on_packet(&pkt(2), true).0), Some(2));
+    // 3 held, then the timer sends it
+    assert_eq!(cum(sink.on_packet(&pkt(3), false).0), None);
+    assert_eq!(sink.on_delack_timeout().map(|a| a.cum), Some(3));
+    assert_eq!(sink.on_delack_timeout(), None);
+    // 5 arrives above a hole: a duplicate ACK at once
+    assert_eq!(cum(sink.on_packet(&pkt(5), false).0), Some(3));
+    // 4 fills the gap: acknowledged at once (RFC2581_immediate_ack_), up to 5
+    let (a, bytes) = sink.on_packet(&pkt(4), false);
+    assert_eq!(cum(a), Some(5));
+    assert_eq!(bytes, 2000);
+    assert_eq!(sink.delivered_bytes, 5000);
+    // a plain sink acknowledges everything at once
+    let mut plain = Sink::default();
+    assert_eq!(cum(plain.on_packet(&pkt(1), false).0), Some(1));
+}
+
+#[test]
+fn delack_halves_the_acks_and_slows_reno_start_up() {
+    // Reno against a DelAck sink: one ACK per two packets, so slow start grows ×1.5 per
+    // RTT instead of ×2, and the same transfer delivers less in the first second.
+    let mk = |delack: bool| {
+        let mut f = ns2_flow(0, "reno", 100 * MS, &[]);
+        f.delack = delack;
+        f.cwnd_clamp = Some(100);
+        let mut cfg = vegas_net(vec![f]);
+        cfg.bottleneck.rate_bps = 100_000_000;
+        cfg.duration_ns = S;
+        cfg.measure.from_ns = 0;
+        cfg.measure.to_ns = S;
+        cfg
+    };
+    let plain = crate::run(&mk(false)).unwrap();
+    let del = crate::run(&mk(true)).unwrap();
+    let (p, d) = (&plain.flows[0], &del.flows[0]);
+    assert!(
+        d.bytes_delivered < p.bytes_delivered * 3 / 4,
+        "{d:?} vs {p:?}"
+    );
+    assert_eq!((p.retransmits, d.retransmits), (0, 0));
 }

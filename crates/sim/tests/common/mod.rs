@@ -24,6 +24,7 @@ pub fn flow(id: u32, cca: &str, rtt_ns: u64) -> FlowConfig {
         jitter_ns: 0,
         ack_jitter_ns: 0,
         stack: Default::default(),
+        delack: false,
     }
 }
 
