@@ -83,10 +83,7 @@ pub struct Agent {
     pub active: bool,
 }
 
-pub fn secs(t: SimTime) -> f64 {
-    t.as_secs_f64()
-}
-
+/// ns-2 keeps time in seconds (a double); the event queue in integer nanoseconds.
 fn at(t: f64) -> SimTime {
     SimTime((t * 1e9).round().max(0.0) as u64)
 }

@@ -81,8 +81,6 @@ pub struct Vegas {
     newcwnd: f64,
     cwnd_changed: f64,
     firstrecv: bool,
-    /// Last once-per-RTT decision's delta (packets), for tests and tracing.
-    pub last_delta: f64,
 }
 
 impl Vegas {
@@ -107,7 +105,6 @@ impl Vegas {
             newcwnd: 0.0,
             cwnd_changed: 0.0,
             firstrecv: false,
-            last_delta: 0.0,
         }
     }
 
@@ -176,7 +173,6 @@ fn decide(a: &mut Agent, now_vt: f64) {
         let expect = (t_seqno - last_ack) as f64 / v.base_rtt;
         let diff = (expect - actual) * v.base_rtt;
         let delta = (diff + 0.5) as i64 as f64;
-        v.last_delta = diff;
         if cwnd < ssthresh as f64 {
             v.inc_flag = !v.inc_flag;
             if !v.inc_flag {
