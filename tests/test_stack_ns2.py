@@ -83,6 +83,7 @@ def test_ns2_flow_resolves_with_its_stack_and_params() -> None:
         ("flows.0.delta=2", ["flows.0.delta", "replaces alpha and beta"]),
         ("flows.0.delta=0", ["flows.0.delta", "greater than or equal to 1"]),
         ("flows.0.stack=7", ["flows.0.stack"]),
+        ("flows.0.cwnd_clamp=2000000", ["flows.0.stack", "at most 1048576", "got 2000000"]),
     ],
     ids=lambda v: v if isinstance(v, str) else None,
 )

@@ -66,6 +66,10 @@ NS2_CCAS: dict[str, tuple[str, ...]] = {
     "vegas": ("alpha", "beta", "gamma", "delta", "exact_base_rtt"),
 }
 
+#: Largest ``cwnd_clamp`` (ns-2's ``window_``) under ``stack = "ns2"``: Vegas keeps a slot
+#: per packet of the window (crates/sim/src/ns2/mod.rs ``MAX_WINDOW``).
+NS2_MAX_WINDOW = 1 << 20
+
 #: Linux defaults for the maximum of net.ipv4.tcp_rmem / tcp_wmem (bytes).
 LINUX_RMEM = 6291456
 LINUX_WMEM = 4194304
@@ -226,6 +230,12 @@ class Flow(_Strict):
             raise ValueError(
                 f'congestion control {cca!r} does not exist under stack "ns2"; '
                 f"allowed: {', '.join(NS2_CCAS)}"
+            )
+        clamp = info.data.get("cwnd_clamp")
+        if clamp is not None and clamp > NS2_MAX_WINDOW:
+            raise ValueError(
+                f"cwnd_clamp (ns-2's window_) must be at most {NS2_MAX_WINDOW} packets under "
+                f'stack = "ns2", got {clamp}'
             )
         for key in ("size", "app_rate"):
             if info.data.get(key) is not None:

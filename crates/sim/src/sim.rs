@@ -592,6 +592,16 @@ fn validate(cfg: &Config) -> Result<(), SimError> {
                     "not supported under stack \"ns2\" (its FTP source is greedy)".into(),
                 ));
             }
+            if f.cwnd_clamp.is_some_and(|w| w > crate::ns2::MAX_WINDOW) {
+                return Err(err(
+                    &key("cwnd_clamp"),
+                    format!(
+                        "at most {} packets under stack \"ns2\" (window_), got {}",
+                        crate::ns2::MAX_WINDOW,
+                        f.cwnd_clamp.unwrap_or_default()
+                    ),
+                ));
+            }
         }
         if f.rtt_ns == 0 {
             return Err(err(&key("rtt"), "must be positive".into()));

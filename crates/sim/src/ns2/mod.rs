@@ -40,6 +40,10 @@ use std::collections::BTreeMap;
 /// ns-2's default `window_` (packets), used when the scenario sets no `cwnd_clamp`.
 pub const DEFAULT_WINDOW: u32 = 20;
 
+/// Largest `window_` accepted: Vegas keeps a slot per packet of the window
+/// (`v_sendtime_`, `v_transmits_`), 12 bytes each.
+pub const MAX_WINDOW: u32 = 1 << 20;
+
 /// Congestion controls that exist under `stack = "ns2"`.
 pub const CCAS: [&str; 3] = ["reno", "newreno", "vegas"];
 
@@ -66,6 +70,12 @@ impl Ns2Conn {
         min_rtt: f64,
     ) -> Result<Ns2Conn, String> {
         let window = window.unwrap_or(DEFAULT_WINDOW);
+        if window > MAX_WINDOW {
+            return Err(format!(
+                "window_ (cwnd_clamp) of {window} packets is above the {MAX_WINDOW} \
+                 stack \"ns2\" accepts"
+            ));
+        }
         let variant = match cca {
             "reno" => Variant::Reno,
             "newreno" => Variant::NewReno {
