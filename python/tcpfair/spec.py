@@ -23,6 +23,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -36,6 +37,8 @@ __all__ = [
     "load_scenario",
     "apply_overrides",
     "CCAS",
+    "NS2_CCAS",
+    "STACKS",
     "LINUX_RMEM",
     "LINUX_WMEM",
 ]
@@ -51,6 +54,22 @@ CCAS: dict[str, tuple[str, ...]] = {
     "vegas": ("alpha", "beta", "gamma"),
     "bbr": (),
 }
+
+#: TCP implementations a flow may run (``stack``): Linux's, modelled by the simulator and
+#: run by the kernel backend, or ns-2's one-way agents (simulator only; docs/simulator.md).
+STACKS: tuple[str, ...] = ("linux", "ns2")
+
+#: Congestion controls under ``stack = "ns2"`` (``Agent/TCP/Reno``, ``Agent/TCP/Newreno``,
+#: ``Agent/TCP/Vegas``) and their parameters; ``delta`` selects Enhanced Vegas.
+NS2_CCAS: dict[str, tuple[str, ...]] = {
+    "reno": (),
+    "newreno": (),
+    "vegas": ("alpha", "beta", "gamma", "delta", "exact_base_rtt"),
+}
+
+#: Largest ``cwnd_clamp`` (ns-2's ``window_``) under ``stack = "ns2"``: Vegas keeps a slot
+#: per packet of the window (crates/sim/src/ns2/mod.rs ``MAX_WINDOW``).
+NS2_MAX_WINDOW = 1 << 20
 
 #: Linux defaults for the maximum of net.ipv4.tcp_rmem / tcp_wmem (bytes).
 LINUX_RMEM = 6291456
@@ -188,12 +207,75 @@ class Flow(_Strict):
     alpha: int | None = Field(None, ge=0)
     beta: int | None = Field(None, ge=0)
     gamma: int | None = Field(None, ge=0)
+    stack: str = "linux"
+    delta: int | None = Field(None, ge=1)
+    exact_base_rtt: bool = False
+    delack: bool = False
 
     @field_validator("cca")
     @classmethod
     def _cca(cls, v: str) -> str:
         if v not in CCAS:
             raise ValueError(f"unknown congestion control; allowed: {', '.join(CCAS)}")
+        return v
+
+    @field_validator("stack")
+    @classmethod
+    def _stack(cls, v: str, info: ValidationInfo) -> str:
+        if v not in STACKS:
+            raise ValueError(f"unknown stack; allowed: {', '.join(STACKS)}")
+        if v != "ns2":
+            return v
+        cca = info.data.get("cca")
+        if cca is not None and cca not in NS2_CCAS:
+            raise ValueError(
+                f'congestion control {cca!r} does not exist under stack "ns2"; '
+                f"allowed: {', '.join(NS2_CCAS)}"
+            )
+        clamp = info.data.get("cwnd_clamp")
+        if clamp is not None and clamp > NS2_MAX_WINDOW:
+            raise ValueError(
+                f"cwnd_clamp (ns-2's window_) must be at most {NS2_MAX_WINDOW} packets under "
+                f'stack = "ns2", got {clamp}'
+            )
+        for key in ("size", "app_rate"):
+            if info.data.get(key) is not None:
+                raise ValueError(
+                    f'{key} is not supported under stack "ns2" (its FTP source is greedy); '
+                    f'remove {key} or use stack = "linux"'
+                )
+        return v
+
+    @field_validator("delta")
+    @classmethod
+    def _delta(cls, v: int | None, info: ValidationInfo) -> int | None:
+        if v is None:
+            return v
+        if info.data.get("stack") != "ns2" or info.data.get("cca") != "vegas":
+            raise ValueError(
+                'delta (Enhanced Vegas) is a parameter of vegas under stack = "ns2" only'
+            )
+        if info.data.get("alpha") is not None or info.data.get("beta") is not None:
+            raise ValueError(
+                "delta replaces alpha and beta (alpha = beta = delta); set one or the other"
+            )
+        return v
+
+    @field_validator("exact_base_rtt")
+    @classmethod
+    def _exact_base_rtt(cls, v: bool, info: ValidationInfo) -> bool:
+        if v and (info.data.get("stack") != "ns2" or info.data.get("cca") != "vegas"):
+            raise ValueError('exact_base_rtt is a parameter of vegas under stack = "ns2" only')
+        return v
+
+    @field_validator("delack")
+    @classmethod
+    def _delack(cls, v: bool, info: ValidationInfo) -> bool:
+        if v and info.data.get("stack") != "ns2":
+            raise ValueError(
+                'delack (Agent/TCPSink/DelAck) applies under stack = "ns2" only; '
+                "Linux receivers always delay ACKs"
+            )
         return v
 
     @field_validator("jitter", "ack_jitter")
@@ -218,11 +300,14 @@ class Flow(_Strict):
         return self
 
     def params(self) -> dict[str, float]:
-        return {
+        out = {
             p: float(getattr(self, p))
-            for p in ("alpha", "beta", "gamma")
+            for p in ("alpha", "beta", "gamma", "delta")
             if getattr(self, p) is not None
         }
+        if self.exact_base_rtt:
+            out["exact_base_rtt"] = 1.0
+        return out
 
 
 class Measure(_Strict):
@@ -312,6 +397,11 @@ class Scenario(_Strict):
                     # added in session 2: left out at its neutral default, so the content
                     # hashes (and stored sweep results) of earlier scenarios stay valid
                     out[-1]["ack_jitter_ns"] = f.ack_jitter
+                if f.stack != "linux":
+                    # likewise: only a non-default stack appears in the resolved form
+                    out[-1]["stack"] = f.stack
+                if f.delack:
+                    out[-1]["delack"] = True
         return out
 
     def group_label(self, g: int) -> str:
@@ -403,6 +493,12 @@ def _as_written(s: Scenario) -> dict[str, Any]:
         }
         if f.ack_jitter:
             d["ack_jitter"] = f"{f.ack_jitter}ns"
+        if f.stack != "linux":
+            d["stack"] = f.stack
+        if f.exact_base_rtt:
+            d["exact_base_rtt"] = True
+        if f.delack:
+            d["delack"] = True
         for k in ("stop",):
             if getattr(f, k) is not None:
                 d[k] = f"{getattr(f, k)}ns"
@@ -410,7 +506,7 @@ def _as_written(s: Scenario) -> dict[str, Any]:
             d["size"] = f"{f.size}B"
         if f.app_rate is not None:
             d["app_rate"] = f"{f.app_rate}bit"
-        for k in ("cwnd_clamp", "label", "alpha", "beta", "gamma"):
+        for k in ("cwnd_clamp", "label", "alpha", "beta", "gamma", "delta"):
             if getattr(f, k) is not None:
                 d[k] = getattr(f, k)
         flows.append(d)

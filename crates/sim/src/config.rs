@@ -92,6 +92,24 @@ pub struct FlowConfig {
     /// deliver them. 0 (the default) keeps the ACK clock smooth.
     #[serde(default)]
     pub ack_jitter_ns: u64,
+    /// Whose TCP this connection runs: Linux's (the default) or ns-2's one-way agents.
+    #[serde(default)]
+    pub stack: Stack,
+    /// `stack = ns2` only: the receiver is `Agent/TCPSink/DelAck` (delayed ACKs) rather
+    /// than `Agent/TCPSink` (an ACK per packet).
+    #[serde(default)]
+    pub delack: bool,
+}
+
+/// The TCP implementation a connection models.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stack {
+    /// Linux 6.x (`crate::tcp`).
+    #[default]
+    Linux,
+    /// ns-2's `Agent/TCP/*` one-way senders and `Agent/TCPSink` (`crate::ns2`).
+    Ns2,
 }
 
 #[derive(Clone, Debug, Deserialize)]

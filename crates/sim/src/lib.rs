@@ -9,6 +9,7 @@ pub mod config;
 pub mod event;
 pub mod link;
 pub mod measure;
+pub mod ns2;
 pub mod output;
 pub mod packet;
 pub mod rng;

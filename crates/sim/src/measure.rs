@@ -55,17 +55,36 @@ impl Recorder {
                 continue;
             }
             let s = &fl.sender;
-            let d = fl.rx.delivered_bytes;
-            let r = s.stats.retransmits;
-            let mss = s.mss() as u64;
+            let (d, r, cwnd, srtt, inflight) = match fl.ns2.as_ref() {
+                Some(c) => {
+                    let mss = c.agent.size as u64;
+                    (
+                        c.sink.delivered_bytes,
+                        c.agent.stats.retransmits,
+                        c.cwnd_pkts() * mss,
+                        c.srtt().0,
+                        c.agent.in_flight() * mss,
+                    )
+                }
+                None => {
+                    let mss = s.mss() as u64;
+                    (
+                        fl.rx.delivered_bytes,
+                        s.stats.retransmits,
+                        s.tcp.cwnd as u64 * mss,
+                        s.srtt().0,
+                        s.in_flight() * mss,
+                    )
+                }
+            };
             let f = &mut self.flows;
             f.flow.push(i as u32);
             f.t_ns.push(now.0);
             f.delivered_bytes.push(d - self.last_delivered[i]);
-            f.cwnd_bytes.push(s.tcp.cwnd as u64 * mss);
-            f.srtt_ns.push(s.srtt().0);
+            f.cwnd_bytes.push(cwnd);
+            f.srtt_ns.push(srtt);
             f.retransmits.push(r - self.last_retx[i]);
-            f.inflight_bytes.push(s.in_flight() * mss);
+            f.inflight_bytes.push(inflight);
             self.last_delivered[i] = d;
             self.last_retx[i] = r;
         }

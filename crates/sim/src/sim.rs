@@ -17,10 +17,11 @@
 //! queue starts with that queue in its minimum RTT.
 
 use crate::cc::AnyCc;
-use crate::config::Config;
+use crate::config::{Config, Stack};
 use crate::event::{DelayLine, Ev, EventQueue, Timer, TimerKind};
 use crate::link::{Arrival, Bottleneck};
 use crate::measure::Recorder;
+use crate::ns2::Ns2Conn;
 use crate::output::{FlowSummary, Output, RunStats};
 use crate::packet::{Ack, Packet, HEADER_BYTES, SYN_BYTES};
 use crate::rng::Rng;
@@ -30,8 +31,11 @@ use crate::units::SimTime;
 use crate::SimError;
 
 pub struct Flow {
+    /// The Linux sender and receiver (idle when the connection runs ns-2's agents).
     pub sender: Sender,
     pub rx: Receiver,
+    /// `stack = "ns2"`: ns-2's sender and sink, which then carry the connection.
+    pub ns2: Option<Box<Ns2Conn>>,
     /// Indices of this connection's forward and reverse delay lines.
     fwd_line: u32,
     rev_line: u32,
@@ -80,13 +84,46 @@ impl Sim {
     pub fn new(cfg: &Config) -> Result<Sim, SimError> {
         validate(cfg)?;
         let b = &cfg.bottleneck;
-        let mss = b.mtu_bytes - HEADER_BYTES;
+        let linux_mss = b.mtu_bytes - HEADER_BYTES;
         let window = (SimTime(cfg.measure.from_ns), SimTime(cfg.measure.to_ns));
         let mut q = EventQueue::new();
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
             let key = |k: &str| format!("flows.{}.{k}", f.group);
-            let cc = AnyCc::from_name(&f.cca, &f.cca_params, crate::rng::flow_seed(cfg.seed, f.id))
+            let (mss, ns2) = match f.stack {
+                Stack::Linux => (linux_mss, None),
+                Stack::Ns2 => {
+                    let size = b.mtu_bytes - crate::ns2::agent::HEADER_BYTES;
+                    let boot = Rng::new(crate::rng::flow_seed(cfg.seed, f.id)).uniform()
+                        * crate::ns2::rtt::TCP_TICK;
+                    // the path's true minimum RTT: propagation + one full packet's
+                    // serialization at the bottleneck (for `exact_base_rtt`)
+                    let min_rtt =
+                        f.rtt_ns as f64 / 1e9 + b.mtu_bytes as f64 * 8.0 / b.rate_bps as f64;
+                    let mut conn = Ns2Conn::new(
+                        i as u32,
+                        &f.cca,
+                        &f.cca_params,
+                        size,
+                        f.cwnd_clamp,
+                        boot,
+                        min_rtt,
+                    )
+                    .map_err(|message| SimError::Config {
+                        key: key("cca"),
+                        message,
+                    })?;
+                    conn.sink.delack = f.delack;
+                    (size, Some(Box::new(conn)))
+                }
+            };
+            let no_params = Default::default();
+            let cc_params = if ns2.is_some() {
+                &no_params
+            } else {
+                &f.cca_params
+            };
+            let cc = AnyCc::from_name(&f.cca, cc_params, crate::rng::flow_seed(cfg.seed, f.id))
                 .map_err(|message| SimError::Config {
                     key: key("cca"),
                     message,
@@ -104,6 +141,7 @@ impl Sim {
             let mut fl = Flow {
                 sender: Sender::new(params, cc),
                 rx: Receiver::with_rtt(mss, SimTime(f.rtt_ns), f.sack),
+                ns2,
                 fwd_line: i as u32,
                 rev_line: i as u32,
                 delack: Timer::default(),
@@ -237,7 +275,13 @@ impl Sim {
                     fwd_delay: fl.fwd_delay,
                     line: fl.fwd_line,
                 };
-                if ack.syn {
+                if let Some(c) = fl.ns2.as_mut() {
+                    if ack.syn {
+                        c.start(now, &mut io);
+                    } else {
+                        c.on_ack(now, &ack, &mut io);
+                    }
+                } else if ack.syn {
                     // The SYN-ACK: established; its RTT is the first sample (Linux).
                     let rtt = now - fl.start;
                     fl.sender.start(now, rtt, &mut io);
@@ -279,6 +323,32 @@ impl Sim {
     fn deliver(&mut self, now: SimTime, pkt: Packet) {
         let f = pkt.flow;
         let fl = &mut self.flows[f as usize];
+        if let Some(c) = fl.ns2.as_mut() {
+            // Agent/TCPSink: an ACK for every packet, at once (DelAck: maybe held).
+            let (decision, bytes) = c.deliver(&pkt, fl.delack.is_armed());
+            if bytes > 0 && now >= self.window.0 && now < self.window.1 {
+                fl.delivered_window += bytes;
+            }
+            match decision {
+                crate::ns2::SinkAck::Now(ack) => {
+                    fl.delack.cancel();
+                    let l = fl.rev_line;
+                    self.rev_lines[l as usize].push(
+                        &mut self.q,
+                        now + fl.rev_delay,
+                        ack,
+                        Ev::RevArrive(l),
+                    );
+                }
+                crate::ns2::SinkAck::Delay => fl.delack.arm(
+                    &mut self.q,
+                    now + crate::ns2::sink::DELACK_INTERVAL,
+                    f,
+                    TimerKind::DelAck,
+                ),
+            }
+            return;
+        }
         let (decision, bytes) = fl.rx.on_segment(&pkt);
         if let Some(mut ack) = fl.rx.take_flush() {
             ack.flow = f;
@@ -321,7 +391,10 @@ impl Sim {
         let t = match kind {
             TimerKind::Start => &mut fl.start_timer,
             TimerKind::Stop => &mut fl.stop_timer,
-            TimerKind::Rto => &mut fl.sender.rto_timer,
+            TimerKind::Rto => match fl.ns2.as_mut() {
+                Some(c) => &mut c.agent.rto_timer,
+                None => &mut fl.sender.rto_timer,
+            },
             TimerKind::DelAck => &mut fl.delack,
             TimerKind::CompAck => &mut fl.comp_ack,
             TimerKind::Pacing => &mut fl.sender.pacing_timer,
@@ -330,6 +403,13 @@ impl Sim {
             TimerKind::Tlp => &mut fl.sender.tlp_timer,
         };
         if !t.on_pop(q, gen, now, f, kind) {
+            return;
+        }
+        if let (Some(c), TimerKind::DelAck) = (fl.ns2.as_mut(), kind) {
+            if let Some(ack) = c.sink.on_delack_timeout() {
+                let l = fl.rev_line;
+                self.rev_lines[l as usize].push(q, now + fl.rev_delay, ack, Ev::RevArrive(l));
+            }
             return;
         }
         if kind == TimerKind::DelAck || kind == TimerKind::CompAck {
@@ -353,14 +433,27 @@ impl Sim {
             fwd_delay: fl.fwd_delay,
             line: fl.fwd_line,
         };
+        if let Some(c) = fl.ns2.as_mut() {
+            match kind {
+                TimerKind::Rto => return c.on_rto(now, &mut io),
+                TimerKind::Stop => return c.agent.stop(),
+                TimerKind::Start => c.opening(now),
+                _ => return,
+            }
+        }
         match kind {
             TimerKind::Start => {
-                // The SYN (a zero-payload packet) leaves for the bottleneck.
+                // The SYN (a zero-payload packet) leaves for the bottleneck; ns-2's
+                // connection-opening packet is a bare 40-byte header.
+                let wire = match fl.ns2 {
+                    Some(_) => crate::ns2::agent::HEADER_BYTES,
+                    None => SYN_BYTES,
+                };
                 let syn = Packet {
                     flow: f,
                     seg: 0,
                     len: 0,
-                    wire: SYN_BYTES,
+                    wire,
                     ts: now,
                 };
                 io.fwd
@@ -382,12 +475,15 @@ impl Sim {
             .iter()
             .enumerate()
             .map(|(i, fl)| {
-                let s = &fl.sender.stats;
+                let (s, delivered) = match fl.ns2.as_ref() {
+                    Some(c) => (&c.agent.stats, c.sink.delivered_bytes),
+                    None => (&fl.sender.stats, fl.rx.delivered_bytes),
+                };
                 FlowSummary {
                     id: i as u32,
                     bytes_sent: s.bytes_sent,
                     bytes_retransmitted: s.bytes_retransmitted,
-                    bytes_delivered: fl.rx.delivered_bytes,
+                    bytes_delivered: delivered,
                     bytes_delivered_window: fl.delivered_window,
                     retransmits: s.retransmits,
                     timeouts: s.timeouts,
@@ -473,6 +569,40 @@ fn validate(cfg: &Config) -> Result<(), SimError> {
     let mss = (b.mtu_bytes - HEADER_BYTES) as u64;
     for f in &cfg.flows {
         let key = |k: &str| format!("flows.{}.{k}", f.group);
+        if f.stack == Stack::Ns2 {
+            if !crate::ns2::CCAS.contains(&f.cca.as_str()) {
+                return Err(err(
+                    &key("cca"),
+                    format!(
+                        "{:?} does not exist under stack \"ns2\"; allowed: {}",
+                        f.cca,
+                        crate::ns2::CCAS.join(", ")
+                    ),
+                ));
+            }
+            if f.size_bytes.is_some() {
+                return Err(err(
+                    &key("size"),
+                    "not supported under stack \"ns2\" (its FTP source is greedy)".into(),
+                ));
+            }
+            if f.app_rate_bps.is_some() {
+                return Err(err(
+                    &key("app_rate"),
+                    "not supported under stack \"ns2\" (its FTP source is greedy)".into(),
+                ));
+            }
+            if f.cwnd_clamp.is_some_and(|w| w > crate::ns2::MAX_WINDOW) {
+                return Err(err(
+                    &key("cwnd_clamp"),
+                    format!(
+                        "at most {} packets under stack \"ns2\" (window_), got {}",
+                        crate::ns2::MAX_WINDOW,
+                        f.cwnd_clamp.unwrap_or_default()
+                    ),
+                ));
+            }
+        }
         if f.rtt_ns == 0 {
             return Err(err(&key("rtt"), "must be positive".into()));
         }

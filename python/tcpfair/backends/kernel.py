@@ -46,6 +46,12 @@ class KernelBackend:
         return self._caps
 
     def check(self, scenario: Scenario) -> None:
+        for i, f in enumerate(scenario.flows):
+            if f.stack != "linux":
+                raise BackendError(
+                    f'kernel backend: flows.{i}.stack = "{f.stack}" runs only in the simulator '
+                    '(--backend sim); the kernel backend runs Linux TCP (stack = "linux")'
+                )
         caps = self.capabilities()
         probs = caps_mod.machine_problems(caps)
         if not probs:

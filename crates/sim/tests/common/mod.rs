@@ -23,6 +23,8 @@ pub fn flow(id: u32, cca: &str, rtt_ns: u64) -> FlowConfig {
         cwnd_clamp: None,
         jitter_ns: 0,
         ack_jitter_ns: 0,
+        stack: Default::default(),
+        delack: false,
     }
 }
 

@@ -1,0 +1,499 @@
+//! Tests of the ns-2 agents: whole runs on seed 003's dumbbell (Vegas's equilibria and RTT
+//! fairness) and hand-driven Reno/NewReno senders (per-ACK growth, fast recovery). The
+//! expected values are worked out by hand from ns-2's rules, written beside each check.
+
+use super::agent::{Agent, CwndAction, Variant};
+use crate::config::{AqmConfig, BottleneckConfig, Config, FlowConfig, MeasureConfig, Stack};
+use crate::event::{DelayLine, EventQueue};
+use crate::packet::Packet;
+use crate::sim::Sim;
+use crate::tcp::Io;
+use crate::units::SimTime;
+
+const MS: u64 = 1_000_000;
+const S: u64 = 1_000_000_000;
+const RATE: u64 = 1_500_000;
+/// One 1040-byte packet at 1.5 Mbit/s, seconds.
+const PKT_S: f64 = 1040.0 * 8.0 / RATE as f64;
+
+fn ns2_flow(id: u32, cca: &str, rtt_ns: u64, params: &[(&str, f64)]) -> FlowConfig {
+    FlowConfig {
+        id,
+        group: id,
+        cca: cca.into(),
+        cca_params: params.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        rtt_ns,
+        start_ns: 0,
+        stop_ns: None,
+        size_bytes: None,
+        app_rate_bps: None,
+        sack: false,
+        rmem_bytes: 6_291_456,
+        wmem_bytes: 4_194_304,
+        cwnd_clamp: Some(30),
+        jitter_ns: 0,
+        ack_jitter_ns: 0,
+        stack: Stack::Ns2,
+        delack: false,
+    }
+}
+
+/// Seed 003's network: 1.5 Mbit/s, a 100-packet drop-tail buffer (its RED thresholds
+/// 15/45 are never reached by Vegas here), 1000-byte packets (+40), 40 s.
+fn vegas_net(flows: Vec<FlowConfig>) -> Config {
+    Config {
+        name: "ns2".into(),
+        duration_ns: 40 * S,
+        seed: 1,
+        bottleneck: BottleneckConfig {
+            rate_bps: RATE,
+            buffer_bytes: None,
+            buffer_pkts: Some(100),
+            aqm: AqmConfig::Droptail,
+            loss: 0.0,
+            mtu_bytes: 1040,
+        },
+        flows,
+        measure: MeasureConfig {
+            interval_ns: S,
+            from_ns: 10 * S,
+            to_ns: 40 * S,
+        },
+    }
+}
+
+/// Per flow over [10 s, 40 s): throughput (packets/s) and the packets it keeps queued at
+/// the bottleneck, by Little's law: mean outstanding − rate × true minimum RTT.
+struct Run {
+    pps: Vec<f64>,
+    queued: Vec<f64>,
+}
+
+fn run(cfg: &Config) -> Run {
+    let mut sim = Sim::new(cfg).expect("valid config");
+    let n = cfg.flows.len();
+    let mut outstanding = vec![0.0; n];
+    let mut samples = 0.0;
+    let mut t = 10 * S;
+    while t < 40 * S {
+        sim.run_until(SimTime(t));
+        for (i, fl) in sim.flows.iter().enumerate() {
+            outstanding[i] += fl.ns2.as_ref().expect("ns2 flow").agent.in_flight() as f64;
+        }
+        samples += 1.0;
+        t += 10 * MS;
+    }
+    let out = sim.finish();
+    let pps: Vec<f64> = out
+        .flows
+        .iter()
+        .map(|f| f.bytes_delivered_window as f64 / 1000.0 / 30.0)
+        .collect();
+    let queued = (0..n)
+        .map(|i| {
+            let base = cfg.flows[i].rtt_ns as f64 / 1e9 + PKT_S;
+            outstanding[i] / samples - pps[i] * base
+        })
+        .collect();
+    Run { pps, queued }
+}
+
+fn jfi(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().sum();
+    s * s / (x.len() as f64 * x.iter().map(|v| v * v).sum::<f64>())
+}
+
+/// Seed 003 §3.1: connection 1 has 6 ms propagation RTT, connection 2 2·(x2 + 2) ms; both
+/// + 1.664 ms for the two 10 Mbit/s access links.
+fn table3(x2_ms: u64, params: &[(&str, f64)]) -> Config {
+    let rtt2 = 2 * (x2_ms + 2) * MS + 1_664_000;
+    vegas_net(vec![
+        ns2_flow(0, "vegas", 7_664_000, params),
+        ns2_flow(1, "vegas", rtt2, params),
+    ])
+}
+
+#[test]
+fn vegas_alone_keeps_alpha_to_beta_packets_queued() {
+    // ns-2 rounds delta to whole packets, so the hold region is [α − ½, β + ½).
+    for (alpha, beta) in [(1.0, 3.0), (2.0, 4.0)] {
+        for rtt in [10 * MS, 60 * MS] {
+            let cfg = vegas_net(vec![ns2_flow(
+                0,
+                "vegas",
+                rtt,
+                &[("alpha", alpha), ("beta", beta)],
+            )]);
+            let r = run(&cfg);
+            let q = r.queued[0];
+            assert!(
+                alpha - 0.5 <= q && q < beta + 0.5,
+                "α={alpha} β={beta} rtt={rtt}: {q:.2} packets queued"
+            );
+            // and the link is full: 1.5 Mbit/s / 1040 B = 180.3 packets/s
+            assert!(r.pps[0] > 179.0, "{:.1} packets/s", r.pps[0]);
+        }
+    }
+}
+
+#[test]
+fn vegas_pair_each_keeps_alpha_to_beta_packets_queued() {
+    // With exact base RTTs (seed 003's stated condition) each connection's own queue
+    // share settles inside [α − ½, β + ½), whatever its RTT.
+    for x2 in [10, 30, 60] {
+        let r = run(&table3(
+            x2,
+            &[("alpha", 1.0), ("beta", 3.0), ("exact_base_rtt", 1.0)],
+        ));
+        for (i, q) in r.queued.iter().enumerate() {
+            assert!((0.5..3.5).contains(q), "x2={x2} flow {i}: {q:.2} queued");
+        }
+    }
+}
+
+#[test]
+fn vegas_shorter_connection_gets_more() {
+    // Seed 003 Table 3 (α = 1, β = 3): the shorter connection keeps the top of [α, β]
+    // queued, the longer the bottom, so the shorter one sends faster (ratios 1.14-2.00
+    // there for x2 ≥ 10 ms).
+    for x2 in [10, 20, 30, 40, 60, 80] {
+        let r = run(&table3(
+            x2,
+            &[("alpha", 1.0), ("beta", 3.0), ("exact_base_rtt", 1.0)],
+        ));
+        let ratio = r.pps[0] / r.pps[1];
+        assert!(ratio > 1.1, "x2={x2}: ratio {ratio:.2}");
+        assert!(r.queued[0] > r.queued[1], "x2={x2}: queued {:?}", r.queued);
+    }
+}
+
+#[test]
+fn enhanced_vegas_has_one_equilibrium() {
+    // α = β = δ: both connections hold about δ packets queued, so the link is shared
+    // evenly whatever the RTTs (seed 003 Table 4: Vegas-2/-3 at JFI 0.98-1.00).
+    for delta in [2.0, 3.0] {
+        for x2 in [10, 30, 60, 110] {
+            let r = run(&table3(x2, &[("delta", delta), ("exact_base_rtt", 1.0)]));
+            for (i, q) in r.queued.iter().enumerate() {
+                assert!(
+                    (q - delta).abs() <= 1.0,
+                    "δ={delta} x2={x2} flow {i}: {q:.2} queued"
+                );
+            }
+            let j = jfi(&r.pps);
+            assert!(j >= 0.98, "δ={delta} x2={x2}: JFI {j:.3} ({:?})", r.pps);
+        }
+    }
+}
+
+#[test]
+fn vegas_measured_base_rtt_of_the_later_measurer_is_too_high() {
+    // ns-2's own rule (no exact_base_rtt): the longer connection's first samples queue
+    // behind the shorter one's slow start, so its v_baseRTT_ exceeds its true minimum.
+    let cfg = table3(60, &[("alpha", 1.0), ("beta", 3.0)]);
+    let mut sim = Sim::new(&cfg).unwrap();
+    sim.run_until(SimTime(10 * S));
+    let base = |i: usize| match &sim.flows[i].ns2.as_ref().unwrap().agent.variant {
+        Variant::Vegas(v) => v.base_rtt,
+        _ => unreachable!(),
+    };
+    let true_min = |i: usize| cfg.flows[i].rtt_ns as f64 / 1e9 + PKT_S;
+    assert!(
+        (base(0) - true_min(0)).abs() < 1e-3,
+        "{} vs {}",
+        base(0),
+        true_min(0)
+    );
+    assert!(
+        base(1) > true_min(1) + PKT_S,
+        "{} vs {}",
+        base(1),
+        true_min(1)
+    );
+}
+
+// ---------------------------------------------------------------- hand-driven senders
+
+struct Harness {
+    q: EventQueue,
+    fwd: DelayLine<Packet>,
+    t: f64,
+}
+
+impl Harness {
+    fn new() -> Harness {
+        Harness {
+            q: EventQueue::new(),
+            fwd: DelayLine::new(),
+            t: 0.0,
+        }
+    }
+
+    fn io(&mut self) -> Io<'_> {
+        Io {
+            q: &mut self.q,
+            fwd: &mut self.fwd,
+            fwd_delay: SimTime::ZERO,
+            line: 0,
+        }
+    }
+
+    /// Packet numbers sent since the last call.
+    fn sent(&mut self) -> Vec<u64> {
+        self.fwd.drain().iter().map(|p| p.seg).collect()
+    }
+
+    fn start(&mut self, a: &mut Agent) {
+        self.t = 0.1;
+        let t = self.t;
+        a.start(t, 0.0, &mut self.io());
+    }
+
+    fn ack(&mut self, a: &mut Agent, seqno: i64) {
+        self.t += 0.001;
+        let t = self.t;
+        a.recv(t, seqno, &mut self.io());
+    }
+}
+
+fn agent(variant: Variant) -> Agent {
+    Agent::new(0, 1000, 100, variant, 0.0)
+}
+
+#[test]
+fn reno_grows_by_one_per_ack_then_one_per_window() {
+    let mut h = Harness::new();
+    let mut a = agent(Variant::Reno);
+    h.start(&mut a);
+    // ACK of packet 0: opencwnd 1 → 2, and delay_growth_ sets windowInit_ = 2.
+    assert_eq!(a.cwnd, 2.0);
+    assert_eq!(h.sent(), vec![1, 2]);
+    h.ack(&mut a, 1);
+    assert_eq!(a.cwnd, 3.0);
+    assert_eq!(h.sent(), vec![3, 4]);
+    h.ack(&mut a, 2);
+    assert_eq!(a.cwnd, 4.0);
+    assert_eq!(h.sent(), vec![5, 6]);
+    // congestion avoidance: +1/cwnd per ACK
+    a.ssthresh = 4;
+    let mut want = 4.0;
+    for s in 3..=6 {
+        h.ack(&mut a, s);
+        want += 1.0 / want;
+        assert!((a.cwnd - want).abs() < 1e-12, "{} vs {want}", a.cwnd);
+    }
+    // four ACKs at cwnd ≈ 4 add about one packet: 4 → 4.25 → 4.485 → 4.708 → 4.920
+    assert!((a.cwnd - 4.920).abs() < 1e-3);
+}
+
+/// Slow start to cwnd 8 with packets 1..=14 out (ACKs 1..=6 arrive).
+fn grow_to_eight(h: &mut Harness, a: &mut Agent) {
+    h.start(a);
+    for s in 1..=6 {
+        h.ack(a, s);
+    }
+    assert_eq!(a.cwnd, 8.0);
+    let sent = h.sent();
+    assert_eq!(sent, (1..=14).collect::<Vec<u64>>());
+}
+
+#[test]
+fn reno_fast_retransmit_and_recovery_with_window_inflation() {
+    let mut h = Harness::new();
+    let mut a = agent(Variant::Reno);
+    grow_to_eight(&mut h, &mut a);
+    // Packet 7 is lost: 8..=14 arrive, each ACKs 6.
+    h.ack(&mut a, 6); // dupACK 1: limited transmit, 15 ≤ 6 + 8 + 1
+    assert_eq!(h.sent(), vec![15]);
+    h.ack(&mut a, 6); // dupACK 2: 16 ≤ 6 + 8 + 2
+    assert_eq!(h.sent(), vec![16]);
+    h.ack(&mut a, 6); // dupACK 3: fast retransmit of 7, ssthresh = cwnd = 8/2
+    assert_eq!(h.sent(), vec![7]);
+    assert_eq!((a.cwnd, a.ssthresh, a.dupwnd), (4.0, 4, 3));
+    assert_eq!(a.recover, 16);
+    assert_eq!(a.last_cwnd_action, CwndAction::Dupack);
+    // dupACKs 4..7 (from 11..14) inflate the window 7 → 11: 17 ≤ 6 + 11 goes at the last
+    for _ in 0..3 {
+        h.ack(&mut a, 6);
+        assert!(h.sent().is_empty());
+    }
+    h.ack(&mut a, 6);
+    assert_eq!(a.window(), 11);
+    assert_eq!(h.sent(), vec![17]);
+    // 15 and 16 arrive: two more dupACKs, window 13, packets 18 and 19
+    h.ack(&mut a, 6);
+    h.ack(&mut a, 6);
+    assert_eq!(h.sent(), vec![18, 19]);
+    // the retransmission arrives: everything up to 16 is acked; the inflation goes and
+    // cwnd grows from ssthresh by 1/cwnd
+    h.ack(&mut a, 16);
+    assert_eq!(a.dupwnd, 0);
+    assert_eq!(a.cwnd, 4.25);
+    assert_eq!(a.last_cwnd_action, CwndAction::Exited);
+    assert_eq!(h.sent(), vec![20]);
+    assert_eq!(a.stats.retransmits, 1);
+}
+
+/// Packets 7 and 10 are lost out of 1..=14 at cwnd 8: dupACKs for 8, 9 (and 11..14 after
+/// 10's hole: all ACK 6), fast retransmit of 7 at the third.
+fn two_losses(variant: Variant) -> (Harness, Agent) {
+    let mut h = Harness::new();
+    let mut a = agent(variant);
+    grow_to_eight(&mut h, &mut a);
+    for _ in 0..3 {
+        h.ack(&mut a, 6);
+    }
+    assert_eq!(h.sent(), vec![15, 16, 7]);
+    for _ in 0..3 {
+        h.ack(&mut a, 6); // 12, 13, 14 → dupwnd 6
+    }
+    assert_eq!(h.sent(), Vec::<u64>::new());
+    (h, a)
+}
+
+#[test]
+fn newreno_partial_ack_retransmits_the_next_hole_at_once() {
+    let (mut h, mut a) = two_losses(Variant::NewReno {
+        firstpartial: false,
+    });
+    // the retransmitted 7 arrives: ACK 9 (10 is missing) is below recover (16)
+    h.ack(&mut a, 9);
+    assert_eq!(h.sent()[0], 10);
+    // partial window deflation: 3 packets acked, dupwnd 6 → 6 − (3 − 1) = 4
+    assert_eq!((a.cwnd, a.dupwnd), (4.0, 4));
+    assert_eq!(a.last_cwnd_action, CwndAction::Dupack);
+    assert_eq!(a.stats.retransmits, 2);
+}
+
+#[test]
+fn reno_leaves_recovery_on_a_partial_ack() {
+    let (mut h, mut a) = two_losses(Variant::Reno);
+    h.ack(&mut a, 9);
+    // Reno takes any new ACK as the end of recovery: no retransmission of 10 now
+    assert_eq!(a.dupwnd, 0);
+    assert_eq!(a.last_cwnd_action, CwndAction::Exited);
+    assert!(!h.sent().contains(&10));
+    assert_eq!(a.stats.retransmits, 1);
+    // and three further dupACKs do not fast-retransmit again (highest_ack ≤ recover)
+    for _ in 0..3 {
+        h.ack(&mut a, 9);
+    }
+    assert!(!h.sent().contains(&10));
+}
+
+#[test]
+fn timeout_halves_ssthresh_and_goes_back_n() {
+    let mut h = Harness::new();
+    let mut a = agent(Variant::Reno);
+    grow_to_eight(&mut h, &mut a);
+    let t = h.t + 1.0;
+    let rto_before = a.rtt.timeout();
+    a.timeout(t, &mut h.io());
+    // ssthresh = window/2 = 4, cwnd = 1, resend from the first unacknowledged packet
+    assert_eq!((a.cwnd, a.ssthresh), (1.0, 4));
+    assert_eq!(h.sent(), vec![7]);
+    assert_eq!(a.stats.timeouts, 1);
+    // the timer backed off: twice the RTO
+    assert!((a.rtt.timeout() - 2.0 * rto_before).abs() < 1e-9);
+}
+
+#[test]
+fn rto_counts_ticks_and_has_a_200ms_floor() {
+    use super::rtt::TickRtt;
+    let mut r = TickRtt::new(0.0);
+    assert_eq!(r.timeout(), 3.0); // rtxcur_init_
+                                  // a 100 ms sample at tick phase 0: 10 ticks; srtt = 10, rttvar = 5 ticks
+    r.update(1.0, 0.1);
+    assert_eq!(r.t_rtt, 10);
+    assert!((r.srtt() - 0.1).abs() < 1e-12);
+    // RTO = srtt + 4·rttvar = 10 + 20 ticks
+    assert!((r.timeout() - 0.3).abs() < 1e-9);
+    // short samples: floor of minrto_ = 200 ms
+    let mut r = TickRtt::new(0.0);
+    for k in 0..50 {
+        r.update(1.0 + k as f64, 0.013);
+    }
+    assert_eq!(r.timeout(), 0.2);
+}
+
+#[test]
+fn delack_sink_holds_one_in_order_ack_and_never_a_gap_ack() {
+    use super::sink::{Sink, SinkAck};
+    let mut sink = Sink::default();
+    sink.delack = true;
+    let pkt = |seg: u64| Packet {
+        flow: 0,
+        seg,
+        len: 1000,
+        wire: 1040,
+        ts: SimTime::ZERO,
+    };
+    let cum = |a: SinkAck| match a {
+        SinkAck::Now(ack) => Some(ack.cum),
+        SinkAck::Delay => None,
+    };
+    // 1 in order, no timer: held
+    assert_eq!(cum(sink.on_packet(&pkt(1), false).0), None);
+    // 2 with the timer pending: one ACK for both
+    assert_eq!(cum(sink.on_packet(&pkt(2), true).0), Some(2));
+    // 3 held, then the timer sends it
+    assert_eq!(cum(sink.on_packet(&pkt(3), false).0), None);
+    assert_eq!(sink.on_delack_timeout().map(|a| a.cum), Some(3));
+    assert_eq!(sink.on_delack_timeout(), None);
+    // 5 arrives above a hole: a duplicate ACK at once
+    assert_eq!(cum(sink.on_packet(&pkt(5), false).0), Some(3));
+    // 4 fills the gap: acknowledged at once (RFC2581_immediate_ack_), up to 5
+    let (a, bytes) = sink.on_packet(&pkt(4), false);
+    assert_eq!(cum(a), Some(5));
+    assert_eq!(bytes, 2000);
+    assert_eq!(sink.delivered_bytes, 5000);
+    // a plain sink acknowledges everything at once
+    let mut plain = Sink::default();
+    assert_eq!(cum(plain.on_packet(&pkt(1), false).0), Some(1));
+}
+
+#[test]
+fn delack_halves_the_acks_and_slows_reno_start_up() {
+    // Reno against a DelAck sink: one ACK per two packets, so slow start grows ×1.5 per
+    // RTT instead of ×2, and the same transfer delivers less in the first second.
+    let mk = |delack: bool| {
+        let mut f = ns2_flow(0, "reno", 100 * MS, &[]);
+        f.delack = delack;
+        f.cwnd_clamp = Some(100);
+        let mut cfg = vegas_net(vec![f]);
+        cfg.bottleneck.rate_bps = 100_000_000;
+        cfg.duration_ns = S;
+        cfg.measure.from_ns = 0;
+        cfg.measure.to_ns = S;
+        cfg
+    };
+    let plain = crate::run(&mk(false)).unwrap();
+    let del = crate::run(&mk(true)).unwrap();
+    let (p, d) = (&plain.flows[0], &del.flows[0]);
+    assert!(
+        d.bytes_delivered < p.bytes_delivered * 3 / 4,
+        "{d:?} vs {p:?}"
+    );
+    assert_eq!((p.retransmits, d.retransmits), (0, 0));
+}
+
+#[test]
+fn config_errors_name_the_key() {
+    let err = |f: FlowConfig| match Sim::new(&vegas_net(vec![f])) {
+        Err(crate::SimError::Config { key, message }) => format!("{key}: {message}"),
+        Ok(_) => panic!("accepted"),
+    };
+    let e = err(ns2_flow(0, "cubic", 10 * MS, &[]));
+    assert!(e.starts_with("flows.0.cca:") && e.contains("reno, newreno, vegas"), "{e}");
+    let mut f = ns2_flow(0, "vegas", 10 * MS, &[]);
+    f.cwnd_clamp = Some(2_000_000);
+    let e = err(f);
+    assert!(e.starts_with("flows.0.cwnd_clamp:") && e.contains("1048576"), "{e}");
+    let mut f = ns2_flow(0, "reno", 10 * MS, &[]);
+    f.size_bytes = Some(1_000_000);
+    assert!(err(f).starts_with("flows.0.size:"));
+    let e = err(ns2_flow(0, "vegas", 10 * MS, &[("delta", 2.0), ("alpha", 1.0)]));
+    assert!(e.starts_with("flows.0.cca:") && e.contains("delta"), "{e}");
+    let e = err(ns2_flow(0, "reno", 10 * MS, &[("alpha", 1.0)]));
+    assert!(e.contains("parameter of vegas"), "{e}");
+}
