@@ -152,7 +152,7 @@ class RunResult:
         return _Resolved(out)
 
     def data_span(self) -> tuple[float, float] | None:
-        """(start of the first sampling interval, end of the last) in seconds; None if no samples."""
+        """(start of the first sampling interval, end of the last), s; None if no samples."""
         s = self.samples
         if not len(s):
             return None
