@@ -156,6 +156,22 @@ def _buffer(v: Any) -> units.Buffer:
     return b
 
 
+MAX_LABEL_CHARS = 100
+
+
+def label_problem(label: str) -> str | None:
+    """Why ``label`` cannot name a flow in tables and figures, or None. Labels are drawn as
+    plain text (``$`` is a dollar sign), one line each."""
+    if not label.strip():
+        return "a label must not be empty"
+    if len(label) > MAX_LABEL_CHARS:
+        return f"a label has at most {MAX_LABEL_CHARS} characters, this one {len(label)}"
+    bad = next((c for c in label if not c.isprintable()), None)
+    if bad is not None:
+        return f"a label must be printable text on one line (it has {bad!r})"
+    return None
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(
         extra="forbid", frozen=True, arbitrary_types_allowed=True, strict=True
@@ -244,6 +260,14 @@ class Flow(_Strict):
     def _cca(cls, v: str) -> str:
         if v not in CCAS:
             raise ValueError(f"unknown congestion control; allowed: {', '.join(CCAS)}")
+        return v
+
+    @field_validator("label")
+    @classmethod
+    def _label(cls, v: str | None) -> str | None:
+        problem = label_problem(v) if v is not None else None
+        if problem:
+            raise ValueError(problem)
         return v
 
     @field_validator("jitter", "ack_jitter")

@@ -106,6 +106,12 @@ def fairness(
         raise UserError(
             f"--from {t_from:g} is not before --to {t_to:g}; the window needs from < to"
         )
+    from ..spec import label_problem
+
+    for lab in labels:
+        problem = label_problem(lab)
+        if problem:
+            raise UserError(f"--label {lab!r}: {problem}")
     if labels and len(labels) != len(files):
         raise UserError(
             f"{len(labels)} --label for {len(files)} files; give one --label per file, in order"
