@@ -173,7 +173,7 @@ CASES: dict[str, Case] = {
     "jitter-2s": Case(scenario({"flows.0.jitter": "2s"}), ("flows.0.jitter", "at most 1s")),
     # ------------------------------------------------------------ sampling and the window
     "interval-1ns": Case(
-        scenario({"measure.interval": "1ns"}), ("measure.interval", "10,000,000", "3us")
+        scenario({"measure.interval": "1ns"}), ("measure.interval", "10,000,000", "3.001us")
     ),
     "interval-longer-than-the-run": Case(
         scenario({"measure.interval": "60s"}), ("measure.interval", "longer than the measurement")

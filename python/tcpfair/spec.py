@@ -599,7 +599,8 @@ def _derived_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
     n_conn = sum(f.streams for f in sc.flows)
     rows = n_int * (n_conn + 1)
     if rows > MAX_SAMPLE_ROWS:
-        shortest = -(-sc.duration * (n_conn + 1) // MAX_SAMPLE_ROWS)
+        # ceil(duration / i) · (n_conn + 1) <= MAX  ⇔  i >= duration / floor(MAX / (n_conn + 1))
+        shortest = -(-sc.duration // (MAX_SAMPLE_ROWS // (n_conn + 1)))
         problems.append(
             (
                 "measure.interval",
