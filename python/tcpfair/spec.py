@@ -595,9 +595,7 @@ def _derived_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
                 "an interval no longer than measure.to - measure.from",
             )
         )
-    n_int = -(-sc.duration // m.interval)
-    n_conn = sum(f.streams for f in sc.flows)
-    rows = n_int * (n_conn + 1)
+    n_int, n_conn, rows = sample_rows(sc)
     if rows > MAX_SAMPLE_ROWS:
         # ceil(duration / i) · (n_conn + 1) <= MAX  ⇔  i >= duration / floor(MAX / (n_conn + 1))
         shortest = -(-sc.duration // (MAX_SAMPLE_ROWS // (n_conn + 1)))
@@ -611,6 +609,14 @@ def _derived_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
             )
         )
     return problems
+
+
+def sample_rows(sc: Scenario) -> tuple[int, int, int]:
+    """(intervals, connections, rows) a run records: ⌈duration / interval⌉ samples of each
+    connection and of the link."""
+    n_int = -(-sc.duration // sc.measure.interval)
+    n_conn = sum(f.streams for f in sc.flows)
+    return n_int, n_conn, n_int * (n_conn + 1)
 
 
 def _red_within_buffer(
