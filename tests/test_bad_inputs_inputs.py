@@ -302,6 +302,14 @@ CASES: dict[str, Case] = {
     "iperf3-streams-an-object": Case(
         iperf3(at("intervals", 0, "streams", value={})), ("f.json", "intervals[0].streams is {}")
     ),
+    "iperf3-timestamp-1e300": Case(
+        iperf3(at("start", "timestamp", "timesecs", value=1e300)),
+        ("f.json", "start.timestamp.timesecs", "1e11"),
+    ),
+    "iperf3-timestamp-a-string": Case(
+        iperf3(at("start", "timestamp", "timemillisecs", value="abc")),
+        ("f.json", "start.timestamp.timemillisecs", "a number"),
+    ),
     "iperf3-nested-100k-deep": Case(
         iperf3(text='{"a":' * 100_000 + "1" + "}" * 100_000), ("f.json", "nested too deeply")
     ),

@@ -229,6 +229,8 @@ def _num(x: Any) -> float:
 MAX_COUNT = 1e18
 #: Largest time (seconds) or RTT (µs) taken from a report: about 31 years.
 MAX_TIME = 1e9
+#: Largest start timestamp (Unix seconds) taken from a report.
+MAX_UNIX_S = 1e11
 
 
 def _short(v: Any) -> str:
@@ -432,11 +434,15 @@ def _parse_report(
     flows = pd.DataFrame(flows_rows, columns=IPERF3_FLOW_COLUMNS).astype(
         {"flow": np.int64, "group": np.int64, "bytes": np.int64, "retransmits": np.float64}
     )
-    ts = _dict(start.get("timestamp"))
-    if isinstance(ts.get("timemillisecs"), (int, float)):
-        stamp, resolution = float(ts["timemillisecs"]) / 1e3, 1e-3
-    elif isinstance(ts.get("timesecs"), (int, float)):
-        stamp, resolution = float(ts["timesecs"]), 1.0
+    ts = fields.obj(start.get("timestamp"), "start.timestamp")
+    # Unix time; at most 1e11 s (the year 5138): a wild stamp would shift a file's samples
+    # out of any window when files are aligned
+    millis = fields.number(ts, "timemillisecs", "start.timestamp", hi=MAX_UNIX_S * 1e3)
+    secs = fields.number(ts, "timesecs", "start.timestamp", hi=MAX_UNIX_S)
+    if not math.isnan(millis):
+        stamp, resolution = millis / 1e3, 1e-3
+    elif not math.isnan(secs):
+        stamp, resolution = secs, 1.0
     else:
         stamp, resolution = math.nan, math.nan
     version = str(start.get("version", ""))
