@@ -232,3 +232,16 @@ def test_command_and_python_api_agree() -> None:
     assert rep["min_max_ratio"] == met["min_max_ratio"]
     assert rep["sum_bps"] == met["sum_bps"]
     assert rep["jfi_per_interval_mean"] == pytest.approx(met["jfi_per_interval_mean"], rel=1e-12)
+
+
+def test_labels_are_drawn_as_plain_text(tmp_path: Path) -> None:
+    # "$x_{1$" is a mathtext syntax error: parsed as math, saving the figure raised
+    fig = tmp_path / "thr.png"
+    code, out, err = run(RENO, BBR, "--label", "$x_{1$", "--label", "_b", "--plot", fig)
+    assert code == 0, err
+    assert fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "$x_{1$" in out
+    from tcpfair.plots import legend_text
+
+    # matplotlib leaves labels that start with "_" out of the legend
+    assert not legend_text("_b").startswith("_") and legend_text("_b").endswith("_b")
