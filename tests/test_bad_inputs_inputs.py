@@ -217,6 +217,9 @@ CASES: dict[str, Case] = {
     "capacity-400MBps": Case(
         fairness("--capacity", "400MBps"), ("--capacity", "bytes per second", "3.2Gbit")
     ),
+    "capacity-1e300Mbit": Case(
+        fairness("--capacity", "1e300Mbit"), ("--capacity 1e300Mbit", "1kbit to 1Tbit")
+    ),
     "capacity-nan": Case(fairness("--capacity", "nan"), ("--capacity", "cannot read 'nan'")),
     # ------------------------------------------------------------ labels
     "label-newline": Case(scenario({"flows.0.label": "a\nb"}), ("flows.0.label", "one line")),

@@ -129,8 +129,12 @@ def fairness(
             cap_bps = float(parse_rate(capacity))
         except UnitError as e:
             raise UserError(f"--capacity: {e}") from None
-        if cap_bps <= 0:
-            raise UserError(f"--capacity {capacity}: the rate must be positive")
+        from ..spec import MAX_RATE_BPS, MIN_RATE_BPS
+
+        if not MIN_RATE_BPS <= cap_bps <= MAX_RATE_BPS:
+            raise UserError(
+                f"--capacity {capacity}: out of range; allowed: 1kbit to 1Tbit (a bottleneck rate)"
+            )
 
     try:
         result = load_iperf3(list(files), labels=list(labels) or None, align=not no_align)
