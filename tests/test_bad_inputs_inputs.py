@@ -230,6 +230,7 @@ CASES: dict[str, Case] = {
     "file-binary": Case(file_bytes(b'name = "x"\n\xff\xfe\x00'), ("s.toml", "not UTF-8")),
     "file-empty": Case(file_bytes(b""), ("s.toml", "empty")),
     "file-toml-syntax": Case(file_bytes(b"duration = \n"), ("s.toml", "not valid TOML")),
+    "file-dev-zero": Case(run_args("/dev/zero"), ("/dev/zero", "larger than 16 MiB")),
     "file-a-directory": Case(run_args("d.toml"), ("d.toml", "is a directory")),
     "file-missing": Case(run_args("nope.toml"), ("nope.toml", "no such file")),
     # ------------------------------------------------------------ --set

@@ -495,3 +495,18 @@ def test_a_window_outside_the_capture_is_an_error() -> None:
         res.metrics((120, 300))
     with pytest.raises(tcpfair.WindowError, match="ends after the data"):
         res.metrics((1, 300))
+
+
+def test_a_file_beyond_the_size_limit_is_refused_without_reading_it_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tcpfair.importers.iperf3 as mod
+
+    monkeypatch.setattr(mod, "MAX_REPORT_BYTES", 1000)
+    f = tmp_path / "big.json"
+    f.write_text(" " * 1001)
+    with pytest.raises(Iperf3Error, match="big.json: larger than 1000 B, too large"):
+        tcpfair.load_iperf3(f)
+    f.write_text("{}" + " " * 998)  # exactly the limit: read, then judged as a report
+    with pytest.raises(Iperf3Error, match="not an iperf3 -J report"):
+        tcpfair.load_iperf3(f)

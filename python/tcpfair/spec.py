@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from . import units
+from ._files import TooLargeError, read_bytes_limited
 
 __all__ = [
     "SpecError",
@@ -77,6 +78,8 @@ MAX_VEGAS_PARAM = 10**6
 #: The most rows a run may record (connections × intervals + link samples): ~0.5 GB of
 #: tables. ``measure.interval = "1ns"`` would otherwise fill the memory.
 MAX_SAMPLE_ROWS = 10_000_000
+#: Largest scenario or sweep file read: 16 MiB of TOML is far beyond any real one.
+MAX_TOML_BYTES = 16 << 20
 
 
 class SpecError(ValueError):
@@ -647,7 +650,9 @@ def _red_within_buffer(
 def read_toml(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        raw = read_bytes_limited(p, MAX_TOML_BYTES)
+    except TooLargeError as e:
+        raise SpecError([("(file)", _MISSING, f"{e}, too large for a TOML file")], str(p)) from None
     except FileNotFoundError:
         raise SpecError([("(file)", str(p), "no such file")], str(p)) from None
     except IsADirectoryError:

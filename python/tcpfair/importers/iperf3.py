@@ -64,6 +64,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._files import TooLargeError, read_bytes_limited
 from ..result import FLOW_COLUMNS, SAMPLE_COLUMNS, RunResult
 
 __all__ = ["Iperf3Error", "Iperf3Tables", "parse_iperf3", "decode_iperf3_text", "load_iperf3"]
@@ -229,6 +230,8 @@ def _num(x: Any) -> float:
 MAX_COUNT = 1e18
 #: Largest time (seconds) or RTT (µs) taken from a report: about 31 years.
 MAX_TIME = 1e9
+#: Largest report file read (a 300 s test with -P 128 at 0.1 s intervals is ~150 MB).
+MAX_REPORT_BYTES = 1 << 29
 #: Largest start timestamp (Unix seconds) taken from a report.
 MAX_UNIX_S = 1e11
 
@@ -502,7 +505,9 @@ def _interval_row(
 def read_text(path: str | Path) -> str:
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = read_bytes_limited(p, MAX_REPORT_BYTES)
+    except TooLargeError as e:
+        raise Iperf3Error(f"{p}: {e}, too large for an iperf3 -J report") from None
     except FileNotFoundError:
         raise Iperf3Error(f"{p}: no such file") from None
     except IsADirectoryError:
