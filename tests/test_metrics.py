@@ -353,3 +353,27 @@ def test_a_window_may_pass_the_data_by_half_an_interval() -> None:
     assert res.metrics((0.0, 4.5))["throughput_bps"] == res.metrics((0.0, 4.0))["throughput_bps"]
     with pytest.raises(WindowError):
         res.metrics((0.0, 4.51))
+
+
+def test_the_run_table_counts_retransmits_inside_its_window() -> None:
+    from rich.console import Console
+
+    from tcpfair.report import print_run_summary
+
+    res = _with_retransmits([1.0, 10.0], [10.0, 100.0])
+    res.meta["window"] = [2.0, 4.0]
+    console = Console(record=True, width=120)
+    print_run_summary(res, title="t", console=console)
+    text = console.export_text()
+    assert "window 2–4 s" in text
+    rows = [ln.split("│") for ln in text.splitlines() if ln.startswith("│")]
+    assert [r[-2].strip() for r in rows] == ["7", "70"]  # (3+4)·1 and (3+4)·10
+    assert "whole run (0–4 s): 110 retransmits" in text
+    # a flow without per-interval counts shows its run total, and the column says so
+    res.samples.loc[res.samples["flow"] == 1, "retransmits"] = np.nan
+    console = Console(record=True, width=120)
+    print_run_summary(res, title="t", console=console)
+    text = console.export_text()
+    assert "retransmits (run)" in text
+    rows = [ln.split("│") for ln in text.splitlines() if ln.startswith("│")]
+    assert [r[-2].strip() for r in rows] == ["7", "100"]
