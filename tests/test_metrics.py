@@ -377,3 +377,10 @@ def test_the_run_table_counts_retransmits_inside_its_window() -> None:
     assert "retransmits (run)" in text
     rows = [ln.split("│") for ln in text.splitlines() if ln.startswith("│")]
     assert [r[-2].strip() for r in rows] == ["7", "100"]
+
+
+def test_a_flow_with_no_sample_in_the_window_retransmitted_nothing_there() -> None:
+    res = _with_retransmits([1.0, 10.0], [10.0, 100.0])
+    res.samples = res.samples[~((res.samples["flow"] == 1) & (res.samples["t_s"] > 2))]
+    table = res.flow_retransmits((2.0, 4.0))  # flow 1 stopped reporting at 2 s
+    assert list(table["retransmits"]) == [7.0, 0.0] and not table["whole_run"].any()

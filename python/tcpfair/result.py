@@ -238,14 +238,13 @@ class RunResult:
         """Retransmissions of each flow in the window, indexed by flow: ``retransmits`` (NaN
         when unknown) and ``whole_run`` (True where the samples carry no per-interval count,
         so the flow's whole-run total stands in: label such figures "(run)")."""
-        ws = self.window_samples(window)
-        g = ws.groupby("flow")["retransmits"]
-        known = g.count()  # non-NaN per-interval counts per flow
-        windowed = g.sum(min_count=1)
+        windowed = self.window_samples(window).groupby("flow")["retransmits"].sum()
+        # the source gives per-interval counts for a flow when any of its samples has one
+        known = self.samples.groupby("flow")["retransmits"].count()
         rows = []
         for fid, total in zip(self.flows["flow"], self.flows["retransmits"], strict=True):
             if int(known.get(fid, 0)) > 0:
-                rows.append((float(windowed[fid]), False))
+                rows.append((float(windowed.get(fid, 0.0)), False))
             else:
                 run = float(total)
                 rows.append((run, not math.isnan(run)))
