@@ -225,6 +225,9 @@ CASES: dict[str, Case] = {
     "label-newline": Case(scenario({"flows.0.label": "a\nb"}), ("flows.0.label", "one line")),
     "label-empty": Case(scenario({"flows.1.label": ""}), ("flows.1.label", "not be empty")),
     "label-too-long": Case(scenario({"flows.0.label": "x" * 101}), ("flows.0.label", "100")),
+    "label-a-megabyte-shown-cut": Case(
+        scenario({"flows.0.label": "x" * 10**6}), ("flows.0.label", "(1000002 chars)")
+    ),
     "fairness-label-control-char": Case(fairness("--label", "a\tb"), ("--label", "one line")),
     # ------------------------------------------------------------ the scenario file itself
     "file-binary": Case(file_bytes(b'name = "x"\n\xff\xfe\x00'), ("s.toml", "not UTF-8")),

@@ -88,7 +88,9 @@ class SpecError(ValueError):
     def __init__(self, problems: list[tuple[str, Any, str]], source: str | None = None):
         self.problems = problems
         self.source = source
-        lines = [f"{k}: {m}" + ("" if v is _MISSING else f" (got {v!r})") for k, v, m in problems]
+        lines = [
+            f"{k}: {m}" + ("" if v is _MISSING else f" (got {_shown(v)})") for k, v, m in problems
+        ]
         head = f"invalid scenario {source}" if source else "invalid scenario"
         super().__init__(
             head + ":\n  " + "\n  ".join(lines) if len(lines) > 1 else f"{head}: {lines[0]}"
@@ -96,6 +98,12 @@ class SpecError(ValueError):
 
 
 _MISSING = object()
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    """A value as the error shows it: its repr, cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 12]}... ({len(text)} chars)"
 
 
 def _unit(
