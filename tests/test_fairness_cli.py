@@ -68,8 +68,14 @@ def test_json_whole_run_matches_raw_figures() -> None:
     assert rep["min_max_ratio"] == pytest.approx(min(rates) / max(rates), rel=1e-12)
     assert rep["sum_bps"] == pytest.approx(sum(rates), rel=1e-12)
     raw = json.loads(P4.read_text())
-    assert [r["bytes"] for r in rep["rows"]] == [
+    assert [r["bytes_run"] for r in rep["rows"]] == [
         s["receiver"]["bytes"] for s in raw["end"]["streams"]
+    ]
+    # the window is the whole capture: its bytes are the sums of the interval reports
+    order = [c["socket"] for c in raw["start"]["connected"]]
+    assert [r["window_bytes"] for r in rep["rows"]] == [
+        sum(s["bytes"] for iv in raw["intervals"] for s in iv["streams"] if s["socket"] == k)
+        for k in order
     ]
     assert [r["retransmits"] for r in rep["rows"]] == [
         s["sender"]["retransmits"] for s in raw["end"]["streams"]
@@ -197,7 +203,7 @@ def test_empty_and_missing_files(tmp_path: Path) -> None:
     [
         (["--from", "10", "--to", "5"], ("--from 10 is not before --to 5",)),
         (["--from", "-1"], ("--from -1", "seconds ≥ 0")),
-        (["--from", "500"], ("no samples in the window 500–", "the capture covers 0–")),
+        (["--from", "500"], ("--from/--to: window 500–", "starts after the data ends", "cover 0–")),
         (["--label", "a", "--label", "b"], ("2 --label for 1 files",)),
         (["--plot", "out.jpgx"], ("--plot out.jpgx", "unknown figure type '.jpgx'")),
         (["--capacity", "100"], ("--capacity", "'100'")),
@@ -227,3 +233,16 @@ def test_command_and_python_api_agree() -> None:
     assert rep["min_max_ratio"] == met["min_max_ratio"]
     assert rep["sum_bps"] == met["sum_bps"]
     assert rep["jfi_per_interval_mean"] == pytest.approx(met["jfi_per_interval_mean"], rel=1e-12)
+
+
+def test_labels_are_drawn_as_plain_text(tmp_path: Path) -> None:
+    # "$x_{1$" is a mathtext syntax error: parsed as math, saving the figure raised
+    fig = tmp_path / "thr.png"
+    code, out, err = run(RENO, BBR, "--label", "$x_{1$", "--label", "_b", "--plot", fig)
+    assert code == 0, err
+    assert fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "$x_{1$" in out
+    from tcpfair.plots import legend_text
+
+    # matplotlib leaves labels that start with "_" out of the legend
+    assert not legend_text("_b").startswith("_") and legend_text("_b").endswith("_b")

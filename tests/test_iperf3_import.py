@@ -431,3 +431,82 @@ def test_json_stream_output() -> None:
     err = '{"event":"start","data":{}}\n{"event":"error","data":"unable to connect to server"}\n'
     with pytest.raises(Iperf3Error, match="s.json: iperf3 reported an error: unable to connect"):
         parse_iperf3(err, source="s.json")
+
+
+# ---------------------------------------------------------------------------- strict fields
+
+
+def _p4() -> dict:
+    return json.loads((FX / "client-P4-3.12.json").read_text())
+
+
+def test_null_optional_fields_are_unknown_not_zero_and_not_errors() -> None:
+    report = _p4()
+    for iv in report["intervals"]:
+        for s in iv["streams"]:
+            s["rtt"] = None
+            s["snd_cwnd"] = None
+            s["bits_per_second"] = None
+    t = parse_iperf3(report, label="x")
+    ref = parse_iperf3(_p4(), label="x")
+    assert t.samples["srtt_s"].isna().all() and t.samples["cwnd_bytes"].isna().all()
+    # without bits_per_second the rate is bytes·8/seconds of the same interval
+    expect = ref.samples["bytes"] * 8 / ref.samples["dt_s"]
+    assert t.samples["throughput_bps"].to_numpy() == pytest.approx(expect.to_numpy(), rel=1e-12)
+
+
+def test_a_zero_length_interval_is_skipped() -> None:
+    report = _p4()
+    last = report["intervals"][-1]["streams"][0]
+    report["intervals"].append(
+        {"streams": [{**last, "start": last["end"], "seconds": 0, "bytes": 0}]}
+    )
+    t = parse_iperf3(report, label="x")
+    assert len(t.samples) == len(parse_iperf3(_p4(), label="x").samples)
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (("intervals", 0, "streams", 0, "bytes"), 1e30, "intervals[0].streams[0].bytes is 1e+30"),
+        (("intervals", 1, "streams", 2, "seconds"), -1, "intervals[1].streams[2].seconds is -1"),
+        (("intervals", 0, "streams", 3, "socket"), "5", 'intervals[0].streams[3].socket is "5"'),
+        (("start", "connected"), {"a": 1}, 'start.connected is {"a": 1}; expected a list'),
+        (("end", "streams", 1, "sender"), 7, "end.streams[1].sender is 7; expected an object"),
+        (("end", "streams", 1, "sender", "mean_rtt"), -3, "end.streams[1].sender.mean_rtt"),
+    ],
+)
+def test_a_field_of_the_wrong_type_names_its_json_path(
+    path: tuple, value: object, message: str
+) -> None:
+    report = _p4()
+    cur = report
+    for p in path[:-1]:
+        cur = cur[p]
+    cur[path[-1]] = value
+    with pytest.raises(Iperf3Error) as e:
+        parse_iperf3(report, source="c.json")
+    assert str(e.value).startswith(f"c.json: {message}")
+
+
+def test_a_window_outside_the_capture_is_an_error() -> None:
+    res = tcpfair.load_iperf3(FX / "client-P4-3.12.json")  # 3 s
+    with pytest.raises(tcpfair.WindowError, match="starts after the data ends"):
+        res.metrics((120, 300))
+    with pytest.raises(tcpfair.WindowError, match="ends after the data"):
+        res.metrics((1, 300))
+
+
+def test_a_file_beyond_the_size_limit_is_refused_without_reading_it_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tcpfair.importers.iperf3 as mod
+
+    monkeypatch.setattr(mod, "MAX_REPORT_BYTES", 1000)
+    f = tmp_path / "big.json"
+    f.write_text(" " * 1001)
+    with pytest.raises(Iperf3Error, match="big.json: larger than 1000 B, too large"):
+        tcpfair.load_iperf3(f)
+    f.write_text("{}" + " " * 998)  # exactly the limit: read, then judged as a report
+    with pytest.raises(Iperf3Error, match="not an iperf3 -J report"):
+        tcpfair.load_iperf3(f)

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from tcpfair import metrics as m
-from tcpfair.result import RunResult
+from tcpfair.result import RunResult, WindowError
 
 # ---------------------------------------------------------------------------- Jain's index
 
@@ -294,3 +294,93 @@ def test_runresult_metrics_when_nothing_was_delivered() -> None:
     met = res.metrics()
     assert math.isnan(met["jfi"]) and math.isnan(met["min_max_ratio"]) and met["sum_bps"] == 0.0
     assert math.isnan(met["jfi_per_interval_mean"])
+
+
+def _with_retransmits(per_interval: list[float], run_totals: list[float]) -> RunResult:
+    """Two flows on a 1 s grid over 0–4 s; flow k retransmits per_interval[k]·t in (t-1, t]."""
+    rows = [(f, float(t), 1.0, 100) for t in (1, 2, 3, 4) for f in (0, 1)]
+    res = _result(rows)
+    res.samples["retransmits"] = [per_interval[f] * t for t in (1, 2, 3, 4) for f in (0, 1)]
+    res.flows["retransmits"] = run_totals
+    return res
+
+
+def test_retransmits_are_counted_inside_the_window() -> None:
+    # flow 0: 1, 2, 3, 4 per interval; flow 1: 10, 20, 30, 40; window 2–4 s keeps (2,3], (3,4]
+    res = _with_retransmits([1.0, 10.0], [10.0, 100.0])
+    met = res.metrics((2.0, 4.0))
+    assert met["retransmits"] == (3 + 4) + (30 + 40)
+    assert met["retransmits_run"] == 110
+    assert met["retransmits_whole_run_flows"] == []
+    table = res.flow_retransmits((2.0, 4.0))
+    assert list(table["retransmits"]) == [7.0, 70.0]
+    assert not table["whole_run"].any()
+
+
+def test_a_flow_without_per_interval_counts_shows_its_whole_run_total_labelled() -> None:
+    res = _with_retransmits([1.0, 10.0], [10.0, 100.0])
+    res.samples.loc[res.samples["flow"] == 1, "retransmits"] = np.nan
+    table = res.flow_retransmits((2.0, 4.0))
+    assert list(table["retransmits"]) == [7.0, 100.0]
+    assert list(table["whole_run"]) == [False, True]
+    assert res.metrics((2.0, 4.0))["retransmits_whole_run_flows"] == [1]
+
+
+@pytest.mark.parametrize(
+    ("window", "message"),
+    [
+        ((120.0, 300.0), "window 120–300 s starts after the data ends (the samples cover 0–4 s)"),
+        ((1.0, 30.0), "window 1–30 s ends after the data (the samples cover 0–4 s)"),
+        ((1.2, 1.4), "window 1.2–1.4 s holds no sampling interval"),
+        ((3.0, 2.0), "window 3–2 s: its start must be before its end"),
+        ((float("nan"), 2.0), "the ends are finite seconds >= 0"),
+        ((-1.0, 2.0), "the ends are finite seconds >= 0"),
+    ],
+)
+def test_a_window_outside_the_data_is_an_error_not_nan(
+    window: tuple[float, float], message: str
+) -> None:
+    res = _with_retransmits([1.0, 10.0], [10.0, 100.0])
+    for call in (res.metrics, res.flow_throughputs, res.window_samples, res.flow_retransmits):
+        with pytest.raises(WindowError) as e:
+            call(window)
+        assert message in str(e.value)
+
+
+def test_a_window_may_pass_the_data_by_half_an_interval() -> None:
+    # real tools' intervals end a few ms late; up to half an interval keeps the same samples
+    res = _with_retransmits([1.0, 10.0], [10.0, 100.0])
+    assert res.metrics((0.0, 4.5))["throughput_bps"] == res.metrics((0.0, 4.0))["throughput_bps"]
+    with pytest.raises(WindowError):
+        res.metrics((0.0, 4.51))
+
+
+def test_the_run_table_counts_retransmits_inside_its_window() -> None:
+    from rich.console import Console
+
+    from tcpfair.report import print_run_summary
+
+    res = _with_retransmits([1.0, 10.0], [10.0, 100.0])
+    res.meta["window"] = [2.0, 4.0]
+    console = Console(record=True, width=120)
+    print_run_summary(res, title="t", console=console)
+    text = console.export_text()
+    assert "window 2–4 s" in text
+    rows = [ln.split("│") for ln in text.splitlines() if ln.startswith("│")]
+    assert [r[-2].strip() for r in rows] == ["7", "70"]  # (3+4)·1 and (3+4)·10
+    assert "whole run (0–4 s): 110 retransmits" in text
+    # a flow without per-interval counts shows its run total, and the column says so
+    res.samples.loc[res.samples["flow"] == 1, "retransmits"] = np.nan
+    console = Console(record=True, width=120)
+    print_run_summary(res, title="t", console=console)
+    text = console.export_text()
+    assert "retransmits (run)" in text
+    rows = [ln.split("│") for ln in text.splitlines() if ln.startswith("│")]
+    assert [r[-2].strip() for r in rows] == ["7", "100"]
+
+
+def test_a_flow_with_no_sample_in_the_window_retransmitted_nothing_there() -> None:
+    res = _with_retransmits([1.0, 10.0], [10.0, 100.0])
+    res.samples = res.samples[~((res.samples["flow"] == 1) & (res.samples["t_s"] > 2))]
+    table = res.flow_retransmits((2.0, 4.0))  # flow 1 stopped reporting at 2 s
+    assert list(table["retransmits"]) == [7.0, 0.0] and not table["whole_run"].any()

@@ -129,3 +129,21 @@ def test_chunked_run_with_progress_equals_one_call() -> None:
     assert int(raw["stats"]["simulated_ns"]) == 12_000_000_000
     with pytest.raises(ValueError, match="already finished"):
         sim.finish()
+
+
+def test_the_simulator_refuses_a_scenario_that_would_fill_the_memory() -> None:
+    # from_dict refuses it; a scenario changed afterwards (model_copy) is checked again
+    from tcpfair.backends.sim import SimBackend
+    from tcpfair.spec import Measure
+
+    sc = from_dict(
+        {
+            "duration": "120s",
+            "bottleneck": {"rate": "10Mbit"},
+            "flows": [{"cca": "reno", "rtt": "20ms"}, {"cca": "reno", "rtt": "20ms"}],
+        }
+    )
+    tiny = sc.model_copy(update={"measure": Measure(interval="1ns")})
+    # 120 s / 1 ns = 1.2e11 intervals × (2 connections + the link)
+    with pytest.raises(BackendError, match=r"would record 360,000,000,000 samples"):
+        SimBackend().run(tiny)

@@ -307,3 +307,114 @@ def test_ack_jitter_is_opt_in_and_keeps_old_hashes() -> None:
     assert on.hash() != sc.hash() and from_dict(on.to_dict()).hash() == on.hash()
     e = error_of(with_("flows.0.ack_jitter", "3s"))
     assert "flows.0.ack_jitter" in e and "at most 1s" in e
+
+
+# ------------------------------------------------------------------ bounds (issue 8)
+@pytest.mark.parametrize(
+    ("path", "edge", "beyond", "allowed"),
+    [
+        ("bottleneck.rate", "1Tbit", "1.000001Tbit", "allowed: 1kbit to 1Tbit"),
+        ("bottleneck.rate", "1kbit", "999bit", "allowed: 1kbit to 1Tbit"),
+        ("flows.0.rtt", "60s", "60.000001s", "allowed: at most 60s"),
+        ("flows.0.wmem", "2147483647B", "2147483648B", "allowed: 4096B to 2147483647B"),
+        ("flows.1.rmem", "4096B", "4095B", "allowed: 4096B to 2147483647B"),
+        ("flows.0.size", "1000000000000000B", "1000000000000001B", "allowed: at most 1e15B"),
+        ("bottleneck.buffer", "1000bdp", "1000.5bdp", "allowed: at most 1000bdp"),
+        ("bottleneck.buffer", "1000000000pkt", "1000000001pkt", "allowed: at most 1e9pkt"),
+        ("bottleneck.buffer", "1000GB", "1000000000001B", "allowed: at most 1e12B"),
+        ("flows.0.cwnd_clamp", 2**32 - 1, 2**32, "less than or equal to 4294967295"),
+    ],
+)
+def test_every_quantity_has_a_bound_named_in_the_error(
+    path: str, edge: Any, beyond: Any, allowed: str
+) -> None:
+    from_dict(with_(path, edge))  # the bound itself is allowed
+    msg = error_of(with_(path, beyond))
+    assert msg.startswith(f"invalid scenario: {path}: ") and allowed in msg
+    assert f"(got {beyond!r})" in msg
+
+
+def test_the_duration_bounds_every_time() -> None:
+    d = with_("duration", "86400s")
+    d["measure"] = {"interval": "1s"}
+    assert from_dict(d).duration == 86_400 * 10**9
+    assert "duration: out of range; allowed: at most 86400s (one day)" in error_of(
+        with_("duration", "86401s")
+    )
+    assert "flows.1.stop: out of range" in error_of(with_("flows.1.stop", "1e20s"))
+
+
+def test_a_bdp_buffer_is_bounded_once_resolved() -> None:
+    # 1000 × 1 Gbit/s × mean RTT 10 s / 8 = 1.25e12 B > 1e12 B
+    d = with_("bottleneck.buffer", "1000bdp")
+    d["bottleneck"]["rate"] = "1Gbit"
+    for f in d["flows"]:
+        f["rtt"] = "10s"
+    msg = error_of(d)
+    assert "bottleneck.buffer: resolves to 1250000000000B" in msg and "(got '1000bdp')" in msg
+    d["bottleneck"]["buffer"] = "800bdp"  # exactly 1e12 B
+    assert from_dict(d).buffer_limits() == (10**12, None)
+
+
+def test_the_number_of_sample_rows_is_bounded() -> None:
+    # 30 s, 2 connections + the link: 3 rows per interval. 9001 ns: ceil(30e9 / 9001) =
+    # 3,332,964 intervals, 9,998,892 rows; 9000 ns: 3,333,334 intervals, 10,000,002 rows
+    from_dict(with_("measure.interval", "9001ns"))
+    msg = error_of(with_("measure.interval", "9000ns"))
+    assert "measure.interval: would record 10,000,002 samples (3,333,334 intervals" in msg
+    assert "at most 10,000,000, so an interval of at least 9.001us" in msg
+
+
+def test_the_interval_must_fit_in_the_window() -> None:
+    d = with_("measure.interval", "25s")  # window 5–30 s: exactly one interval fits
+    assert from_dict(d).measure.interval == 25 * 10**9
+    msg = error_of(with_("measure.interval", "26s"))
+    assert "measure.interval: longer than the measurement window (5s to 30s)" in msg
+
+
+@pytest.mark.parametrize(
+    ("buffer", "max_th", "ok"),
+    [
+        ("100pkt", "100pkt", True),
+        ("100pkt", "101pkt", False),
+        ("150000B", "150000B", True),
+        ("150000B", "150001B", False),
+        ("100pkt", "150KB", True),  # 100 MTU-sized packets = 150 000 B
+        ("100pkt", "151KB", False),
+        ("150KB", "100pkt", True),
+        ("150KB", "101pkt", False),
+    ],
+)
+def test_red_thresholds_lie_within_the_buffer(buffer: str, max_th: str, ok: bool) -> None:
+    unit = "pkt" if max_th.endswith("pkt") else "B"
+    d = with_("bottleneck.buffer", buffer)
+    d["bottleneck"]["aqm"] = {"kind": "red", "min_th": f"1{unit}", "max_th": max_th}
+    if ok:
+        from_dict(d)
+    else:
+        msg = error_of(d)
+        assert "bottleneck.aqm.max_th: above the buffer" in msg and f"(got {max_th!r})" in msg
+
+
+@pytest.mark.parametrize(
+    ("label", "message"),
+    [
+        ("a\nb", "one line (it has '\\n')"),
+        ("", "must not be empty"),
+        ("x" * 101, "at most 100 characters, this one 101"),
+    ],
+)
+def test_labels_are_one_printable_line(label: str, message: str) -> None:
+    assert message in error_of(with_("flows.0.label", label))
+    assert from_dict(with_("flows.0.label", "$x_{1$ — ünïcode")).flows[0].label
+
+
+def test_binary_empty_and_directory_files(tmp_path: Path) -> None:
+    (tmp_path / "bin.toml").write_bytes(b'name = "x"\n\xff')
+    (tmp_path / "empty.toml").write_text(" \n")
+    with pytest.raises(SpecError, match=r"bin.toml: \(file\): not a text file \(byte 11"):
+        load_scenario(tmp_path / "bin.toml")
+    with pytest.raises(SpecError, match="the file is empty"):
+        load_scenario(tmp_path / "empty.toml")
+    with pytest.raises(SpecError, match="is a directory; expected a TOML file"):
+        load_scenario(tmp_path)

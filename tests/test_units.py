@@ -126,3 +126,66 @@ def test_format_round_trips() -> None:
     for text in ("20ms", "300s", "250us", "7ns"):
         assert u.parse_time(u.format_time(u.parse_time(text))) == u.parse_time(text)
     assert u.format_size(25_000_000) == "25MB" and u.format_size(1500) == "1.5KB"
+
+
+@pytest.mark.parametrize(
+    ("text", "bps"),
+    [
+        ("1Kbit", 1_000),
+        ("1mbit", 10**6),  # tc's spelling: bits in every tool's reading
+        ("1Gbps", 10**9),
+        ("1Kbps", 1_000),
+        ("1Tbps", 10**12),
+        ("1bps", 1),
+    ],
+)
+def test_bit_rate_spellings(text: str, bps: int) -> None:
+    assert u.parse_rate(text) == bps
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # bytes per second: never read as bits; the hint gives the same rate in bits (×8)
+        ("400MBps", "'400MBps' is a rate in bytes per second; rates are written in bits: "),
+        ("400MBps", "'3.2Gbit' is the same rate"),
+        ("1GBps", "'8Gbit' is the same rate"),
+        ("12.5MB/s", "'100Mbit' is the same rate"),
+        ("1kB/s", "'8kbit' is the same rate"),
+        ("3Bps", "'24bit' is the same rate"),
+        # tc reads mbps/kbps/gbps as bytes per second, other tools as bits: refused
+        ("100mbps", "'mbps' in '100mbps' is ambiguous: tc reads it as bytes per second (800Mbit)"),
+        ("64kbps", "other tools as bits (64kbit); write '64kbit' or '512kbit'"),
+        ("1gbps", "ambiguous"),
+        ("1MBit", "unknown rate unit 'MBit'"),
+        ("1MBIT", "unknown rate unit 'MBIT'"),
+        ("1mBps", "bytes per second"),
+    ],
+)
+def test_rates_that_mean_something_else_are_refused(text: str, message: str) -> None:
+    with pytest.raises(u.UnitError) as e:
+        u.parse_rate(text)
+    assert message in str(e.value)
+
+
+@pytest.mark.parametrize("text", ["64kb", "1Mb", "10b", "1Gb", "2Kib"])
+def test_sizes_in_bits_are_refused_with_a_hint(text: str) -> None:
+    with pytest.raises(u.UnitError, match="a lower-case 'b' means bits, and sizes are bytes"):
+        u.parse_size(text)
+
+
+@pytest.mark.parametrize(
+    ("parse", "text"),
+    [
+        (u.parse_rate, "nanMbit"),
+        (u.parse_rate, "infMbit"),
+        (u.parse_rate, "1e999Mbit"),
+        (u.parse_time, "NaNs"),
+        (u.parse_time, "inf s"),
+        (u.parse_size, "-infB"),
+        (u.parse_buffer, "nanbdp"),
+    ],
+)
+def test_nan_and_inf_strings_are_refused(parse: object, text: str) -> None:
+    with pytest.raises(u.UnitError):
+        parse(text)  # type: ignore[operator]

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ._core import __version__ as _core_version
-from .result import RunResult
+from .result import RunResult, WindowError
 from .spec import Scenario, SpecError, load_scenario
 
 __version__ = "0.1.0"
@@ -21,6 +21,7 @@ __all__ = [
     "RunResult",
     "Scenario",
     "SpecError",
+    "WindowError",
     "load_iperf3",
     "load_scenario",
     "run",

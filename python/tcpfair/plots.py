@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import matplotlib
 
@@ -11,7 +14,30 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from .result import RunResult  # noqa: E402
 
+F = TypeVar("F", bound=Callable[..., Any])
 
+
+def plain_text(fn: F) -> F:
+    """Draw the figure with every text as plain text: labels, titles and tick values come from
+    users (``label = "$x_{1$"``) and must never be parsed as mathtext (a parse error would
+    only surface when the figure is saved, after the run)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with matplotlib.rc_context({"text.parse_math": False}):
+            return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def legend_text(label: object) -> str:
+    """A user's label as a legend entry: matplotlib hides entries whose label starts with
+    '_', so such a label gets a zero-width space in front."""
+    text = str(label)
+    return "\u200b" + text if text.startswith("_") else text
+
+
+@plain_text
 def throughput_over_time(
     result: RunResult,
     path: str | Path,
@@ -41,7 +67,7 @@ def throughput_over_time(
         else:
             series = part.set_index("t_s")["throughput_bps"].sort_index() / 1e6
             label = f"{part['label'].iloc[0]} (flow {k})"
-        ax.plot(series.index, series.to_numpy(), label=label, linewidth=1.2)
+        ax.plot(series.index, series.to_numpy(), label=legend_text(label), linewidth=1.2)
     lo, hi = window if window is not None else result.default_window()
     ax.axvspan(lo, hi, color="0.9", zorder=0, label="measurement window")
     ax.set_xlabel("time (s)")

@@ -14,20 +14,19 @@ def print_run_summary(result: RunResult, title: str = "", console: Console | Non
     met = result.metrics()
     lo, hi = met["window"]
     thr = result.flow_throughputs()
-    t = Table(title=f"{title}  window {lo:g}–{hi:g} s" if title else None)
-    for col in ("flow", "label", "cca", "rtt", "throughput", "share", "retransmits"):
-        t.add_column(
-            col,
-            justify="right" if col in ("flow", "throughput", "share", "retransmits") else "left",
-        )
+    # every figure in the table is over the window; a flow whose samples carry no
+    # per-interval count shows its whole-run total, and the column says so
+    retr = result.flow_retransmits()
+    retr_col = "retransmits" + (" (run)" if retr["whole_run"].any() else "")
+    t = Table(title=f"{title}  window {lo:g}–{hi:g} s" if title else f"window {lo:g}–{hi:g} s")
+    for col in ("flow", "label", "cca", "rtt", "throughput", "share", retr_col):
+        t.add_column(col, justify="left" if col in ("label", "cca", "rtt") else "right")
     total = float(thr.sum()) or 1.0
     for _, row in result.flows.iterrows():
         x = float(thr.get(row["flow"], 0.0))
         rtt = "" if row["rtt_s"] != row["rtt_s"] else f"{row['rtt_s'] * 1e3:g} ms"
-        retr = row["retransmits"]
-        retr_text = (
-            "–" if retr != retr else f"{float(retr):.0f}"
-        )  # NaN: unknown (e.g. iperf3 receiver side)
+        r = float(retr.at[row["flow"], "retransmits"])
+        retr_text = "–" if r != r else f"{r:.0f}"  # NaN: unknown (e.g. iperf3 receiver side)
         t.add_row(
             str(row["flow"]),
             str(row["label"]),
@@ -49,3 +48,9 @@ def print_run_summary(result: RunResult, title: str = "", console: Console | Non
     if util == util:
         parts.append(f"utilization {100 * util:.1f} %")
     console.print("  ".join(parts))
+    console.print(f"whole run (0–{_run_end(result):g} s): {met['retransmits_run']} retransmits")
+
+
+def _run_end(result: RunResult) -> float:
+    span = result.data_span()
+    return span[1] if span else 0.0

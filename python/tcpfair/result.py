@@ -24,6 +24,7 @@ for the three tables; ``RunResult.load(dir)`` gives back an equal object.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,14 @@ SAMPLE_COLUMNS = [
     "retransmits",
 ]
 LINK_COLUMNS = ["t_s", "queue_bytes", "queue_pkts", "drops", "tx_bytes"]
+
+
+class WindowError(ValueError):
+    """A measurement window that does not lie within the data; the message gives both."""
+
+
+class _Resolved(tuple[float, float]):
+    """A window already resolved (and checked when it was given): not checked again."""
 
 
 @dataclass
@@ -129,11 +138,59 @@ class RunResult:
         return thr
 
     def _window(self, window: tuple[float | None, float | None] | None) -> tuple[float, float]:
+        """The window (from, to) in seconds: the default one, or ``window`` with its None
+        ends taken from the default. An explicit window is checked (``check_window``)."""
+        if isinstance(window, _Resolved):
+            return window
         d_lo, d_hi = self.default_window()
         if window is None:
-            return d_lo, d_hi
+            return _Resolved((d_lo, d_hi))
         lo, hi = window
-        return (d_lo if lo is None else float(lo)), (d_hi if hi is None else float(hi))
+        out = (d_lo if lo is None else float(lo)), (d_hi if hi is None else float(hi))
+        self.check_window(out)
+        return _Resolved(out)
+
+    def data_span(self) -> tuple[float, float] | None:
+        """(start of the first sampling interval, end of the last), s; None if no samples."""
+        s = self.samples
+        if not len(s):
+            return None
+        # to the microsecond: iperf3's "seconds" can exceed its "end" by float noise (-2e-8)
+        first = round(float((s["t_s"] - s["dt_s"]).min()), 6) + 0.0
+        return first, round(float(s["t_s"].max()), 6)
+
+    def check_window(self, window: tuple[float, float]) -> None:
+        """Raise ``WindowError`` unless ``window`` lies within the data and holds a sample.
+
+        The rule for every caller (``metrics``, ``flow_throughputs``, ``tcpfair fairness``):
+        a window is never silently emptied or padded. Its ends may pass the data's ends by
+        half a sampling interval at most (real tools' intervals end a few ms late; a sample
+        counts when its midpoint is in the window, so such a window keeps the same samples).
+        """
+        lo, hi = window
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo >= 0 and hi >= 0):
+            raise WindowError(f"window {lo:g}–{hi:g} s: the ends are finite seconds >= 0")
+        span = self.data_span()
+        if span is None:
+            raise WindowError(f"window {lo:g}–{hi:g} s: the result has no samples")
+        first, last = span
+        slack = 0.5 * float(np.median(self.samples["dt_s"].to_numpy(dtype=float)))
+        where = f"the samples cover {first:g}–{last:g} s"
+        if lo >= last:
+            raise WindowError(f"window {lo:g}–{hi:g} s starts after the data ends ({where})")
+        if hi > last + slack:
+            raise WindowError(f"window {lo:g}–{hi:g} s ends after the data ({where})")
+        if lo >= hi:
+            raise WindowError(f"window {lo:g}–{hi:g} s: its start must be before its end")
+        if lo < first - slack:
+            raise WindowError(f"window {lo:g}–{hi:g} s starts before the data ({where})")
+        s = self.samples
+        mid = s["t_s"] - s["dt_s"] / 2
+        if not ((mid >= lo) & (mid <= hi)).any():
+            raise WindowError(
+                f"window {lo:g}–{hi:g} s holds no sampling interval (a sample counts when its "
+                f"interval's midpoint is in the window; intervals are {2 * slack:g} s long)"
+            )
 
     # ------------------------------------------------------------------ metrics
     def flow_throughputs(
@@ -147,8 +204,9 @@ class RunResult:
 
     def metrics(self, window: tuple[float | None, float | None] | None = None) -> dict[str, Any]:
         """Summary metrics over the window (default: the scenario's measurement window)."""
-        lo, hi = self._window(window)
-        thr = self.flow_throughputs((lo, hi))
+        span = self._window(window)
+        lo, hi = span
+        thr = self.flow_throughputs(span)
         x = thr.to_numpy(dtype=float)
         out: dict[str, Any] = {
             "window": [lo, hi],
@@ -162,13 +220,36 @@ class RunResult:
         cap = self.meta.get("capacity_bps")
         out["utilization"] = m.utilization(x, cap) if cap else float("nan")
         # per-interval JFI over the intervals in which every flow has a sample
-        active = self.interval_throughputs((lo, hi)).dropna(axis=0, how="any")
+        active = self.interval_throughputs(span).dropna(axis=0, how="any")
         series = m.jain_series(active.to_numpy(dtype=float)) if len(active) else np.array([])
         series = series[~np.isnan(series)]
         out["jfi_per_interval_mean"] = float(series.mean()) if len(series) else float("nan")
-        rt = self.flows.set_index("flow")["retransmits"]
-        out["retransmits"] = int(np.nansum(rt.to_numpy(dtype=float)))
+        retr = self.flow_retransmits(span)
+        out["retransmits"] = int(np.nansum(retr["retransmits"].to_numpy(dtype=float)))
+        out["retransmits_whole_run_flows"] = [int(f) for f in retr.index[retr["whole_run"]]]
+        rt = self.flows["retransmits"].to_numpy(dtype=float)
+        out["retransmits_run"] = int(np.nansum(rt))
         return out
+
+    def flow_retransmits(
+        self, window: tuple[float | None, float | None] | None = None
+    ) -> pd.DataFrame:
+        """Retransmissions of each flow in the window, indexed by flow: ``retransmits`` (NaN
+        when unknown) and ``whole_run`` (True where the samples carry no per-interval count,
+        so the flow's whole-run total stands in: label such figures "(run)")."""
+        windowed = self.window_samples(window).groupby("flow")["retransmits"].sum()
+        # the source gives per-interval counts for a flow when any of its samples has one
+        known = self.samples.groupby("flow")["retransmits"].count()
+        rows = []
+        for fid, total in zip(self.flows["flow"], self.flows["retransmits"], strict=True):
+            if int(known.get(fid, 0)) > 0:
+                rows.append((float(windowed.get(fid, 0.0)), False))
+            else:
+                run = float(total)
+                rows.append((run, not math.isnan(run)))
+        return pd.DataFrame(
+            rows, index=self.flows["flow"].to_numpy(), columns=["retransmits", "whole_run"]
+        )
 
     def group_throughputs(
         self, window: tuple[float | None, float | None] | None = None

@@ -30,6 +30,7 @@ from pydantic import (
 
 from . import units
 from .outputs import name_problem
+from ._files import TooLargeError, read_bytes_limited
 
 __all__ = [
     "SpecError",
@@ -83,6 +84,23 @@ DEFAULT_JITTER_NS = 120_000
 #: Upper bound of ``jitter`` (a host delay, not a path property).
 MAX_JITTER_NS = 1_000_000_000
 
+# Bounds of every quantity (docs/scenario.md, "Bounds"). They keep each value inside what
+# the simulator's integer types and the kernel's tc/sysctl take, and far from overflow in
+# derived values (BDP, bytes delivered); each error names the key, the value and the range.
+MIN_RATE_BPS, MAX_RATE_BPS = 1_000, 10**12  # 1 kbit/s – 1 Tbit/s
+MAX_DURATION_NS = 86_400 * 10**9  # one day: every time in a scenario is at most this
+MAX_RTT_NS = 60 * 10**9
+MAX_SIZE_BYTES = 10**15  # a finite transfer (1 PB)
+MIN_SOCKBUF_BYTES, MAX_SOCKBUF_BYTES = 4096, 2**31 - 1  # Linux: tcp_wmem min, INT_MAX
+MAX_BUFFER_BYTES, MAX_BUFFER_PKTS, MAX_BUFFER_BDP = 10**12, 10**9, 1000
+MAX_CWND_CLAMP = 2**32 - 1  # segments (the simulator's u32)
+MAX_VEGAS_PARAM = 10**6
+#: The most rows a run may record (connections × intervals + link samples): ~0.5 GB of
+#: tables. ``measure.interval = "1ns"`` would otherwise fill the memory.
+MAX_SAMPLE_ROWS = 10_000_000
+#: Largest scenario or sweep file read: 16 MiB of TOML is far beyond any real one.
+MAX_TOML_BYTES = 16 << 20
+
 
 class SpecError(ValueError):
     """Invalid scenario. ``problems`` is a list of (key, value, message)."""
@@ -90,7 +108,9 @@ class SpecError(ValueError):
     def __init__(self, problems: list[tuple[str, Any, str]], source: str | None = None):
         self.problems = problems
         self.source = source
-        lines = [f"{k}: {m}" + ("" if v is _MISSING else f" (got {v!r})") for k, v, m in problems]
+        lines = [
+            f"{k}: {m}" + ("" if v is _MISSING else f" (got {_shown(v)})") for k, v, m in problems
+        ]
         head = f"invalid scenario {source}" if source else "invalid scenario"
         super().__init__(
             head + ":\n  " + "\n  ".join(lines) if len(lines) > 1 else f"{head}: {lines[0]}"
@@ -100,29 +120,87 @@ class SpecError(ValueError):
 _MISSING = object()
 
 
-def _unit(parser: Any, **kw: Any) -> BeforeValidator:
+def _shown(value: Any, limit: int = 80) -> str:
+    """A value as the error shows it: its repr, cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 12]}... ({len(text)} chars)"
+
+
+def _unit(
+    parser: Any, lo: tuple[int, str] | None = None, hi: tuple[int, str] | None = None, **kw: Any
+) -> BeforeValidator:
+    """A quantity read by ``parser`` and checked against ``lo``/``hi`` = (value, as written)."""
+
     def check(v: Any) -> int:
         try:
-            return int(parser(v, **kw))
+            n = int(parser(v, **kw))
         except units.UnitError as e:
             raise ValueError(str(e)) from None
+        if (lo is not None and n < lo[0]) or (hi is not None and n > hi[0]):
+            raise ValueError(f"out of range; allowed: {_range_text(lo, hi)}")
+        return n
 
     return BeforeValidator(check)
 
 
-Rate = Annotated[int, _unit(units.parse_rate)]
-Time = Annotated[int, _unit(units.parse_time)]
-PositiveTime = Annotated[int, _unit(units.parse_time, allow_zero=False)]
+def _range_text(lo: tuple[int, str] | None, hi: tuple[int, str] | None) -> str:
+    if lo is not None and hi is not None:
+        return f"{lo[1]} to {hi[1]}"
+    return f"at least {lo[1]}" if lo is not None else f"at most {hi[1]}" if hi else "any"
+
+
+_RATE_RANGE = {"lo": (MIN_RATE_BPS, "1kbit"), "hi": (MAX_RATE_BPS, "1Tbit")}
+_TIME_MAX = (MAX_DURATION_NS, "86400s (one day)")
+Rate = Annotated[int, _unit(units.parse_rate, **_RATE_RANGE)]
+Time = Annotated[int, _unit(units.parse_time, hi=_TIME_MAX)]
+PositiveTime = Annotated[int, _unit(units.parse_time, hi=_TIME_MAX, allow_zero=False)]
+RttTime = Annotated[int, _unit(units.parse_time, hi=(MAX_RTT_NS, "60s"), allow_zero=False)]
 Size = Annotated[int, _unit(units.parse_size)]
+TransferSize = Annotated[int, _unit(units.parse_size, hi=(MAX_SIZE_BYTES, "1e15B (1 PB)"))]
+SockBuf = Annotated[
+    int,
+    _unit(
+        units.parse_size,
+        lo=(MIN_SOCKBUF_BYTES, "4096B"),
+        hi=(MAX_SOCKBUF_BYTES, "2147483647B (2 GiB - 1)"),
+    ),
+]
+
+
+_BUFFER_MAX = {
+    "bytes": (MAX_BUFFER_BYTES, "1e12B (1 TB)"),
+    "pkt": (MAX_BUFFER_PKTS, "1e9pkt"),
+    "bdp": (MAX_BUFFER_BDP, "1000bdp"),
+}
 
 
 def _buffer(v: Any) -> units.Buffer:
     if isinstance(v, units.Buffer):
         return v
     try:
-        return units.parse_buffer(v)
+        b = units.parse_buffer(v)
     except units.UnitError as e:
         raise ValueError(str(e)) from None
+    top, text = _BUFFER_MAX[b.kind]
+    if b.value > top:
+        raise ValueError(f"out of range; allowed: at most {text}")
+    return b
+
+
+MAX_LABEL_CHARS = 100
+
+
+def label_problem(label: str) -> str | None:
+    """Why ``label`` cannot name a flow in tables and figures, or None. Labels are drawn as
+    plain text (``$`` is a dollar sign), one line each."""
+    if not label.strip():
+        return "a label must not be empty"
+    if len(label) > MAX_LABEL_CHARS:
+        return f"a label has at most {MAX_LABEL_CHARS} characters, this one {len(label)}"
+    bad = next((c for c in label if not c.isprintable()), None)
+    if bad is not None:
+        return f"a label must be printable text on one line (it has {bad!r})"
+    return None
 
 
 class _Strict(BaseModel):
@@ -191,24 +269,24 @@ class Bottleneck(_Strict):
 
 class Flow(_Strict):
     cca: str
-    rtt: PositiveTime
+    rtt: RttTime
     start: Time = 0
     stop: Time | None = None
     streams: int = Field(1, ge=1, le=1024)
-    size: Size | None = None
+    size: TransferSize | None = None
     app_rate: Rate | None = None
     sack: bool = True
-    rmem: Size = LINUX_RMEM
-    wmem: Size = LINUX_WMEM
-    cwnd_clamp: int | None = Field(None, ge=2)
+    rmem: SockBuf = LINUX_RMEM
+    wmem: SockBuf = LINUX_WMEM
+    cwnd_clamp: int | None = Field(None, ge=2, le=MAX_CWND_CLAMP)
     jitter: Time = DEFAULT_JITTER_NS
     ack_jitter: Time = 0
     label: str | None = None
-    alpha: int | None = Field(None, ge=0)
-    beta: int | None = Field(None, ge=0)
-    gamma: int | None = Field(None, ge=0)
+    alpha: int | None = Field(None, ge=0, le=MAX_VEGAS_PARAM)
+    beta: int | None = Field(None, ge=0, le=MAX_VEGAS_PARAM)
+    gamma: int | None = Field(None, ge=0, le=MAX_VEGAS_PARAM)
     stack: str = "linux"
-    delta: int | None = Field(None, ge=1)
+    delta: int | None = Field(None, ge=1, le=MAX_VEGAS_PARAM)
     exact_base_rtt: bool = False
     delack: bool = False
 
@@ -276,6 +354,14 @@ class Flow(_Strict):
                 'delack (Agent/TCPSink/DelAck) applies under stack = "ns2" only; '
                 "Linux receivers always delay ACKs"
             )
+        return v
+
+    @field_validator("label")
+    @classmethod
+    def _label(cls, v: str | None) -> str | None:
+        problem = label_problem(v) if v is not None else None
+        if problem:
+            raise ValueError(problem)
         return v
 
     @field_validator("jitter", "ack_jitter")
@@ -571,7 +657,7 @@ def _message(err: dict[str, Any]) -> str:
 def from_dict(data: dict[str, Any], source: str | None = None) -> Scenario:
     """Validate a scenario given as a dict (the parsed TOML)."""
     try:
-        return Scenario.model_validate(data)
+        sc = Scenario.model_validate(data)
     except ValidationError as e:
         problems = []
         for err in e.errors():
@@ -581,16 +667,120 @@ def from_dict(data: dict[str, Any], source: str | None = None) -> Scenario:
                 value = _MISSING
             problems.append((_loc_to_key(loc) or "(scenario)", value, _message(err)))
         raise SpecError(problems, source) from None
+    problems = _derived_limits(sc, data)
+    if problems:
+        raise SpecError(problems, source)
+    return sc
+
+
+def _written(data: Any, *keys: str | int) -> Any:
+    """The value as the user wrote it at ``keys`` (for error messages), or _MISSING."""
+    cur = data
+    for k in keys:
+        try:
+            cur = cur[k]
+        except (KeyError, IndexError, TypeError):
+            return _MISSING
+    return cur
+
+
+def _derived_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, str]]:
+    """Checks across keys: the resolved buffer, RED thresholds within it, the sampling grid."""
+    problems: list[tuple[str, Any, str]] = []
+    b = sc.bottleneck
+    buf_bytes, buf_pkts = sc.buffer_limits()
+    if buf_bytes is not None and buf_bytes > MAX_BUFFER_BYTES:
+        problems.append(
+            (
+                "bottleneck.buffer",
+                _written(data, "bottleneck", "buffer"),
+                f"resolves to {buf_bytes}B (rate × mean RTT × factor); allowed: at most "
+                f"{_BUFFER_MAX['bytes'][1]}",
+            )
+        )
+    if isinstance(b.aqm, Red):
+        problems += _red_within_buffer(b.aqm, buf_bytes, buf_pkts, b.mtu, data)
+    m = sc.measure
+    if sc.window_end - m.from_ < m.interval:
+        problems.append(
+            (
+                "measure.interval",
+                _written(data, "measure", "interval"),
+                f"longer than the measurement window ({units.format_time(m.from_)} to "
+                f"{units.format_time(sc.window_end)}): no interval would lie in it; allowed: "
+                "an interval no longer than measure.to - measure.from",
+            )
+        )
+    n_int, n_conn, rows = sample_rows(sc)
+    if rows > MAX_SAMPLE_ROWS:
+        # ceil(duration / i) · (n_conn + 1) <= MAX  ⇔  i >= duration / floor(MAX / (n_conn + 1))
+        shortest = -(-sc.duration // (MAX_SAMPLE_ROWS // (n_conn + 1)))
+        problems.append(
+            (
+                "measure.interval",
+                _written(data, "measure", "interval"),
+                f"would record {rows:,} samples ({n_int:,} intervals × ({n_conn} connections "
+                f"+ the link)); allowed: at most {MAX_SAMPLE_ROWS:,}, so an interval of at "
+                f"least {units.format_time(shortest)} for this duration",
+            )
+        )
+    return problems
+
+
+def sample_rows(sc: Scenario) -> tuple[int, int, int]:
+    """(intervals, connections, rows) a run records: ⌈duration / interval⌉ samples of each
+    connection and of the link."""
+    n_int = -(-sc.duration // sc.measure.interval)
+    n_conn = sum(f.streams for f in sc.flows)
+    return n_int, n_conn, n_int * (n_conn + 1)
+
+
+def _red_within_buffer(
+    red: Red, buf_bytes: int | None, buf_pkts: int | None, mtu: int, data: dict[str, Any]
+) -> list[tuple[str, Any, str]]:
+    """RED's max_th must lie within the queue limit: above it the queue overflows first and
+    RED's drop curve is never reached (the thresholds would silently mean nothing)."""
+    in_pkts = red.max_th.kind == "pkt"
+    if buf_pkts is not None:
+        limit = float(buf_pkts) if in_pkts else float(buf_pkts * mtu)
+        limit_text = f"{buf_pkts}pkt" + ("" if in_pkts else f" = {buf_pkts * mtu}B at the MTU")
+    elif buf_bytes is not None:
+        limit = buf_bytes / mtu if in_pkts else float(buf_bytes)
+        limit_text = f"{buf_bytes}B" + (f" = {limit:g}pkt at the MTU" if in_pkts else "")
+    else:
+        return []
+    if red.max_th.value <= limit:
+        return []
+    return [
+        (
+            "bottleneck.aqm.max_th",
+            _written(data, "bottleneck", "aqm", "max_th"),
+            f"above the buffer ({limit_text}); allowed: min_th < max_th <= bottleneck.buffer",
+        )
+    ]
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     try:
-        text = p.read_text()
+        raw = read_bytes_limited(p, MAX_TOML_BYTES)
+    except TooLargeError as e:
+        raise SpecError([("(file)", _MISSING, f"{e}, too large for a TOML file")], str(p)) from None
     except FileNotFoundError:
         raise SpecError([("(file)", str(p), "no such file")], str(p)) from None
+    except IsADirectoryError:
+        raise SpecError([("(file)", str(p), "is a directory; expected a TOML file")]) from None
     except OSError as e:
         raise SpecError([("(file)", str(p), f"cannot read: {e.strerror}")], str(p)) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SpecError(
+            [("(file)", _MISSING, f"not a text file (byte {e.start} is not UTF-8); expected TOML")],
+            str(p),
+        ) from None
+    if not text.strip():
+        raise SpecError([("(file)", _MISSING, "the file is empty; expected TOML")], str(p))
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

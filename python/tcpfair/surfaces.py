@@ -25,6 +25,7 @@ from matplotlib.colors import TwoSlopeNorm  # noqa: E402
 
 from .aggregate import STATS, axis_numeric, pivot  # noqa: E402
 from .compare import Comparison  # noqa: E402
+from .plots import legend_text, plain_text  # noqa: E402
 
 __all__ = ["surface_figure", "line_figure", "difference_figure", "FORMATS"]
 
@@ -156,6 +157,7 @@ def _surface3d(
     ax.tick_params(labelsize=7)
 
 
+@plain_text
 def surface_figure(
     agg: pd.DataFrame,
     metric: str,
@@ -203,6 +205,7 @@ def surface_figure(
     return paths
 
 
+@plain_text
 def line_figure(
     agg: pd.DataFrame,
     metric: str,
@@ -227,7 +230,9 @@ def line_figure(
             order = np.argsort(xs) if numeric else np.arange(len(xs))
             xv, mean = xs[order], s["mean"].to_numpy(float)[order]
             lo, hi = s["lo"].to_numpy(float)[order], s["hi"].to_numpy(float)[order]
-            (line,) = ax.plot(xv, mean, marker="o", markersize=3, label=str(key) if by else metric)
+            (line,) = ax.plot(
+                xv, mean, marker="o", markersize=3, label=legend_text(key) if by else metric
+            )
             if np.isfinite(lo).any():
                 ax.fill_between(xv, lo, hi, color=line.get_color(), alpha=0.2, linewidth=0)
             if not numeric:
@@ -254,6 +259,7 @@ def _axis_file(axis: str) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "_", axis)
 
 
+@plain_text
 def difference_figure(
     c: Comparison, x: str, y: str, out: str | Path, formats: Sequence[str] = ("png", "svg")
 ) -> list[Path]:

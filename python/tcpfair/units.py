@@ -1,9 +1,11 @@
 """Strict parsing of the unit strings used in scenario files.
 
 Rates are bits per second (SI prefixes: ``100Mbit`` = 100·10⁶ bit/s), times are integer
-nanoseconds, sizes are bytes (``KB`` = 1000 B, ``KiB`` = 1024 B). A bare number is an error:
-the unit is part of the value. Every function raises ``UnitError`` with a message that says
-what is allowed; ``tcpfair.spec`` adds the key.
+nanoseconds, sizes are bytes (``KB`` = 1000 B, ``KiB`` = 1024 B). Units are matched exactly
+as spelled: a byte rate (``MBps``, ``MB/s``) or tc's ambiguous ``mbps`` (bytes/s to tc,
+bits/s to others) is refused with the equivalent in bits, never silently read as bits. A bare
+number is an error: the unit is part of the value. Every function raises ``UnitError`` with
+a message that says what is allowed; ``tcpfair.spec`` adds the key.
 """
 
 from __future__ import annotations
@@ -31,20 +33,32 @@ class UnitError(ValueError):
 
 
 _NUMBER = r"(?P<num>[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)"
-_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-zµ]+)\s*$")
+_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-zµ/]+)\s*$")
 
-_RATE_UNITS = {
+#: Rate units, exactly as spelled (bits per second). ``…bit`` means bits in every tool's
+#: reading, so its prefix may be either case (tc writes ``mbit``); ``…bps`` is accepted only
+#: with a capital prefix (``Mbps``): tc reads ``kbps``/``mbps``/``gbps`` as *bytes* per second.
+_RATE_UNITS: dict[str, int] = {
     "bit": 1,
     "kbit": 10**3,
+    "Kbit": 10**3,
     "mbit": 10**6,
+    "Mbit": 10**6,
     "gbit": 10**9,
+    "Gbit": 10**9,
     "tbit": 10**12,
+    "Tbit": 10**12,
     "bps": 1,
-    "kbps": 10**3,
-    "mbps": 10**6,
-    "gbps": 10**9,
-    "tbps": 10**12,
+    "Kbps": 10**3,
+    "Mbps": 10**6,
+    "Gbps": 10**9,
+    "Tbps": 10**12,
 }
+_RATE_PREFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+#: Byte-rate spellings: refused with the equivalent in bits (never silently read as bits).
+_BYTE_RATE = re.compile(r"^(?P<p>[kKmMgGtT]?)(?:B/s|Bps|byte/s|bytes/s)$")
+#: Ambiguous lower-case ``…bps``: tc reads them as bytes per second, most other tools as bits.
+_TC_BYTE_RATE = re.compile(r"^(?P<p>[kmgt])bps$")
 _TIME_UNITS = {"ns": 1, "us": 10**3, "µs": 10**3, "ms": 10**6, "s": 10**9, "min": 60 * 10**9}
 _SIZE_UNITS = {
     "B": 1,
@@ -84,13 +98,34 @@ def _split(value: object, what: str) -> tuple[float, str]:
 def parse_rate(value: object) -> int:
     """``'100Mbit'`` → 100_000_000 (bit/s). Zero and bare numbers are errors."""
     num, unit = _split(value, RATE_HELP)
-    mult = _RATE_UNITS.get(unit.lower())
+    mult = _RATE_UNITS.get(unit)
     if mult is None:
-        raise UnitError(f"unknown rate unit {unit!r} in {value!r}; expected {RATE_HELP}")
+        raise UnitError(_rate_unit_problem(num, unit, value))
     bps = round(num * mult)
     if bps <= 0:
         raise UnitError(f"rate {value!r} must be positive")
     return bps
+
+
+def _rate_unit_problem(num: float, unit: str, value: object) -> str:
+    """Why ``unit`` is not a rate unit, with the equivalent in bits where it is a byte rate."""
+    m = _BYTE_RATE.match(unit)
+    if m:
+        bits = format_rate(num * _RATE_PREFIX[m.group("p").lower()] * 8, 9)
+        return (
+            f"{value!r} is a rate in bytes per second; rates are written in bits: "
+            f"'{bits}' is the same rate (units: bit, kbit, Mbit, Gbit, Tbit)"
+        )
+    m = _TC_BYTE_RATE.match(unit)
+    if m:
+        p = m.group("p")
+        bits = format_rate(num * _RATE_PREFIX[p], 9)
+        bytes_ = format_rate(num * _RATE_PREFIX[p] * 8, 9)
+        return (
+            f"{unit!r} in {value!r} is ambiguous: tc reads it as bytes per second ({bytes_}), "
+            f"other tools as bits ({bits}); write '{bits}' or '{bytes_}'"
+        )
+    return f"unknown rate unit {unit!r} in {value!r}; expected {RATE_HELP}"
 
 
 def parse_time(value: object, *, allow_zero: bool = True) -> int:
@@ -110,6 +145,11 @@ def parse_size(value: object, *, allow_zero: bool = False) -> int:
     num, unit = _split(value, SIZE_HELP)
     mult = _SIZE_UNITS.get(unit)
     if mult is None:
+        if unit.endswith("b") and unit[:-1] in ("", "k", "K", "m", "M", "g", "G", "Ki", "Mi", "Gi"):
+            raise UnitError(
+                f"unknown size unit {unit!r} in {value!r}: a lower-case 'b' means bits, and "
+                f"sizes are bytes; expected {SIZE_HELP}"
+            )
         raise UnitError(f"unknown size unit {unit!r} in {value!r}; expected {SIZE_HELP}")
     n = round(num * mult)
     if n == 0 and not allow_zero:
@@ -154,11 +194,11 @@ def parse_buffer(value: object) -> Buffer:
         raise UnitError(f"cannot read {value!r}; expected {BUFFER_HELP}") from None
 
 
-def format_rate(bps: float) -> str:
+def format_rate(bps: float, digits: int = 4) -> str:
     for unit, mult in (("Gbit", 1e9), ("Mbit", 1e6), ("kbit", 1e3)):
         if abs(bps) >= mult:
-            return f"{bps / mult:.4g}{unit}"
-    return f"{bps:.4g}bit"
+            return f"{bps / mult:.{digits}g}{unit}"
+    return f"{bps:.{digits}g}bit"
 
 
 def format_time(ns: float) -> str:

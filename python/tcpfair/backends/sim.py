@@ -11,7 +11,7 @@ import pandas as pd
 from .. import __version__
 from .._core import Simulation, congestion_controls, simulate
 from ..result import RunResult
-from ..spec import Scenario
+from ..spec import MAX_SAMPLE_ROWS, Scenario, sample_rows
 from . import BackendError
 
 
@@ -19,6 +19,14 @@ class SimBackend:
     name = "sim"
 
     def check(self, scenario: Scenario) -> None:
+        # from_dict refuses this already; a Scenario built another way (model_copy) must not
+        # reach the simulator and fill the memory
+        rows = sample_rows(scenario)[2]
+        if rows > MAX_SAMPLE_ROWS:
+            raise BackendError(
+                f"measure.interval: the run would record {rows:,} samples; "
+                f"allowed: at most {MAX_SAMPLE_ROWS:,}"
+            )
         have = set(congestion_controls())
         for i, f in enumerate(scenario.flows):
             if f.cca not in have:

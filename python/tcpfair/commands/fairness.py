@@ -109,6 +109,12 @@ def fairness(
         raise UserError(
             f"--from {t_from:g} is not before --to {t_to:g}; the window needs from < to"
         )
+    from ..spec import label_problem
+
+    for lab in labels:
+        problem = label_problem(lab)
+        if problem:
+            raise UserError(f"--label {lab!r}: {problem}")
     if labels and len(labels) != len(files):
         raise UserError(
             f"{len(labels)} --label for {len(files)} files; give one --label per file, in order"
@@ -130,8 +136,12 @@ def fairness(
             cap_bps = float(parse_rate(capacity))
         except UnitError as e:
             raise UserError(f"--capacity: {e}") from None
-        if cap_bps <= 0:
-            raise UserError(f"--capacity {capacity}: the rate must be positive")
+        from ..spec import MAX_RATE_BPS, MIN_RATE_BPS
+
+        if not MIN_RATE_BPS <= cap_bps <= MAX_RATE_BPS:
+            raise UserError(
+                f"--capacity {capacity}: out of range; allowed: 1kbit to 1Tbit (a bottleneck rate)"
+            )
 
     try:
         result = load_iperf3(list(files), labels=list(labels) or None, align=not no_align)
@@ -140,7 +150,12 @@ def fairness(
     if cap_bps is not None:
         result.meta["capacity_bps"] = cap_bps
 
-    report = fairness_report(result, (t_from, t_to), by=by, per_interval=per_interval)
+    from ..result import WindowError
+
+    try:
+        report = fairness_report(result, (t_from, t_to), by=by, per_interval=per_interval)
+    except WindowError as e:
+        raise UserError(f"--from/--to: {e}") from None
 
     figure = None
     if plot is not None:
@@ -176,29 +191,19 @@ def fairness_report(
     """Everything ``tcpfair fairness`` prints, as a dict (also for the Python API)."""
     from .. import metrics as m
 
-    lo, hi = result._window(window)
-    t_end = float(result.samples["t_s"].max()) if len(result.samples) else 0.0
-    ws = result.window_samples((lo, hi))
-    if not len(ws):
-        raise UserError(
-            f"no samples in the window {lo:g}–{hi:g} s (the capture covers 0–{t_end:g} s)"
-        )
+    span = result._window(window)  # raises WindowError for a window outside the data
+    lo, hi = span
+    ws = result.window_samples(span)
     flows = result.flows
-    thr = result.flow_throughputs((lo, hi))
+    thr = result.flow_throughputs(span)
     g = ws.groupby("flow")
-    has_retr = g["retransmits"].apply(lambda c: c.notna().any())
-    retr_win = g["retransmits"].sum(min_count=1)
     rtt_win = g["srtt_s"].mean()
+    bytes_win = g["bytes"].sum()
+    retr = result.flow_retransmits(span)
 
     rows: list[dict[str, Any]] = []
-    retr_whole_run = False
     for _, f in flows.iterrows():
         fid = f["flow"]
-        if bool(has_retr.get(fid, False)):
-            retr = float(retr_win[fid])
-        else:
-            retr = float(f["retransmits"])
-            retr_whole_run = retr_whole_run or not math.isnan(retr)
         rtt = float(rtt_win.get(fid, math.nan))
         if math.isnan(rtt):
             rtt = float(f["mean_rtt_s"])
@@ -209,11 +214,13 @@ def fairness_report(
                 "label": str(f["label"]),
                 "cca": str(f["cca"]),
                 "throughput_bps": float(thr.get(fid, 0.0)),
-                "retransmits": retr,
+                "retransmits": float(retr.at[fid, "retransmits"]),
                 "mean_rtt_s": rtt,
-                "bytes": int(f["bytes"]),
+                "window_bytes": int(bytes_win.get(fid, 0)),
+                "bytes_run": int(f["bytes"]),
             }
         )
+    retr_whole_run = bool(retr["whole_run"].any())
     table = pd.DataFrame(rows)
     if by == "group":
         glabels = result.meta.get("group_labels", {})
@@ -230,7 +237,8 @@ def fairness_report(
                     "mean_rtt_s": float(part["mean_rtt_s"].mean())
                     if part["mean_rtt_s"].notna().any()
                     else math.nan,
-                    "bytes": int(part["bytes"].sum()),
+                    "window_bytes": int(part["window_bytes"].sum()),
+                    "bytes_run": int(part["bytes_run"].sum()),
                     "streams": int(len(part)),
                 }
             )
@@ -378,9 +386,11 @@ def _csv(report: dict[str, Any], per_interval: bool) -> str:
             "cca",
             "throughput_bps",
             "share",
-            "retransmits",
+            # windowed, unless the files only have whole-run totals (then labelled so)
+            "retransmits_run" if report["retransmits_whole_run"] else "retransmits",
             "mean_rtt_s",
-            "bytes",
+            "window_bytes",
+            "bytes_run",
             "jfi",
             "min_max_ratio",
             "window_from_s",
@@ -397,7 +407,8 @@ def _csv(report: dict[str, Any], per_interval: bool) -> str:
                 _num(r["share"]),
                 _num(r["retransmits"]),
                 _num(r["mean_rtt_s"]),
-                r["bytes"],
+                r["window_bytes"],
+                r["bytes_run"],
                 "",
                 "",
                 "",
@@ -414,7 +425,8 @@ def _csv(report: dict[str, Any], per_interval: bool) -> str:
             _num(1.0 if report["sum_bps"] > 0 else math.nan),
             "",
             "",
-            sum(r["bytes"] for r in report["rows"]),
+            sum(r["window_bytes"] for r in report["rows"]),
+            sum(r["bytes_run"] for r in report["rows"]),
             _num(report["jfi"]),
             _num(report["min_max_ratio"]),
             _num(lo),

@@ -15,7 +15,7 @@ EXIT_INVALID = 3
 
 
 @click.command()
-@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("scenario", type=click.Path(path_type=Path))
 @click.option(
     "--backend", "-b", type=click.Choice(["sim", "kernel"]), default="sim", show_default=True
 )

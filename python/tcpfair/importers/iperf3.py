@@ -64,6 +64,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._files import TooLargeError, read_bytes_limited
 from ..result import FLOW_COLUMNS, SAMPLE_COLUMNS, RunResult
 
 __all__ = ["Iperf3Error", "Iperf3Tables", "parse_iperf3", "decode_iperf3_text", "load_iperf3"]
@@ -136,6 +137,10 @@ def decode_iperf3_text(
             break
         try:
             obj, pos = decoder.raw_decode(text, pos)
+        except RecursionError:
+            raise Iperf3Error(
+                f"{source}: JSON nested too deeply to be an iperf3 -J report"
+            ) from None
         except json.JSONDecodeError as e:
             truncated = e.pos >= len(text.rstrip()) - 1 or "Unterminated" in e.msg
             if objects:
@@ -220,6 +225,69 @@ def _num(x: Any) -> float:
     return float(x)
 
 
+#: Largest count (bytes, retransmits, cwnd) taken from a report: 1 EB, far above any real
+#: test and below what the int64 columns hold.
+MAX_COUNT = 1e18
+#: Largest time (seconds) or RTT (µs) taken from a report: about 31 years.
+MAX_TIME = 1e9
+#: Largest report file read (a 300 s test with -P 128 at 0.1 s intervals is ~150 MB).
+MAX_REPORT_BYTES = 1 << 29
+#: Largest start timestamp (Unix seconds) taken from a report.
+MAX_UNIX_S = 1e11
+
+
+def _short(v: Any) -> str:
+    text = json.dumps(v) if not isinstance(v, float) or math.isfinite(v) else repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+class _Fields:
+    """Strict readers of the report's fields: a value of the wrong type or out of range is
+    an ``Iperf3Error`` naming the file and the field's JSON path
+    (``intervals[3].streams[0].bytes``);
+    a missing or null optional field is unknown (NaN), never zero."""
+
+    def __init__(self, src: str):
+        self.src = src
+
+    def fail(self, path: str, v: Any, expected: str) -> Iperf3Error:
+        return Iperf3Error(f"{self.src}: {path} is {_short(v)}; expected {expected}")
+
+    def number(
+        self, d: dict[str, Any], key: str, path: str, hi: float = MAX_COUNT, required: bool = False
+    ) -> float:
+        v = d.get(key)
+        if v is None:
+            if required:
+                raise Iperf3Error(f"{self.src}: {path}.{key} is missing; every report has it")
+            return math.nan
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= hi:
+            raise self.fail(f"{path}.{key}", v, f"a number from 0 to {hi:.0e}".replace("+", ""))
+        return float(v)
+
+    def obj(self, v: Any, path: str) -> dict[str, Any]:
+        """An object, or {} when absent/null."""
+        if v is None:
+            return {}
+        if not isinstance(v, dict):
+            raise self.fail(path, v, "an object")
+        return v
+
+    def array(self, v: Any, path: str) -> list[Any]:
+        """A list, or [] when absent/null."""
+        if v is None:
+            return []
+        if not isinstance(v, list):
+            raise self.fail(path, v, "a list")
+        return v
+
+    def socket(self, d: dict[str, Any], path: str) -> int:
+        v = d.get("socket")
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise self.fail(f"{path}.socket", v, "an integer socket number")
+        return v
+
+
 def _parse_report(
     obj: dict[str, Any],
     notes: list[str],
@@ -262,24 +330,24 @@ def _parse_report(
     local_sender_default = is_server == reverse
 
     # socket → stream index, in the order of start.connected
+    fields = _Fields(src)
     order: dict[int, int] = {}
-    for c in start.get("connected", []) or []:
-        if isinstance(c, dict) and isinstance(c.get("socket"), int) and c["socket"] not in order:
-            order[c["socket"]] = len(order)
+    for i, c in enumerate(fields.array(start.get("connected"), "start.connected")):
+        sock = fields.socket(fields.obj(c, f"start.connected[{i}]"), f"start.connected[{i}]")
+        order.setdefault(sock, len(order))
 
     rows: list[dict[str, Any]] = []
     n_omitted = 0
     local_sender = local_sender_default
-    for iv in intervals:
-        if not isinstance(iv, dict):
-            continue
-        for s in iv.get("streams", []) or []:
-            if not isinstance(s, dict) or not isinstance(s.get("socket"), int):
-                continue
+    for i, iv in enumerate(intervals):
+        iv_streams = fields.obj(iv, f"intervals[{i}]").get("streams")
+        for j, s in enumerate(fields.array(iv_streams, f"intervals[{i}].streams")):
+            path = f"intervals[{i}].streams[{j}]"
+            s = fields.obj(s, path)
+            sock = fields.socket(s, path)
             if s.get("omitted") is True:
                 n_omitted += 1
                 continue
-            sock = s["socket"]
             if sock not in order:
                 order[sock] = len(order)
                 notes.append(
@@ -288,28 +356,12 @@ def _parse_report(
             sender = s.get("sender")
             is_sender = local_sender_default if not isinstance(sender, bool) else sender
             local_sender = is_sender
-            end, dt = _num(s.get("end")), _num(s.get("seconds"))
-            if math.isnan(dt):
-                dt = end - _num(s.get("start"))
-            if not (dt > 0) or math.isnan(end):
+            row = _interval_row(fields, s, path, is_sender)
+            if row is None:
                 continue
-            nbytes = _num(s.get("bytes"))
-            bps = _num(s.get("bits_per_second"))
-            if math.isnan(bps):
-                bps = nbytes * 8 / dt
-            rtt_us = _num(s.get("rtt")) if is_sender else math.nan
-            rows.append(
-                {
-                    "flow": flow_offset + order[sock],
-                    "t_s": t0 + end,
-                    "dt_s": dt,
-                    "bytes": nbytes,
-                    "throughput_bps": bps,
-                    "cwnd_bytes": _num(s.get("snd_cwnd")) if is_sender else math.nan,
-                    "srtt_s": rtt_us / 1e6 if rtt_us > 0 else math.nan,
-                    "retransmits": _num(s.get("retransmits")) if is_sender else math.nan,
-                }
-            )
+            row["flow"] = flow_offset + order[sock]
+            row["t_s"] += t0
+            rows.append(row)
     if n_omitted:
         notes.append(f"skipped {n_omitted} omitted interval reports (-O)")
     if not rows and n_omitted:
@@ -326,15 +378,18 @@ def _parse_report(
     samples["bytes"] = samples["bytes"].astype(np.int64)
     samples = samples.reset_index(drop=True)
 
-    end_obj = _dict(obj.get("end"))
+    end_obj = fields.obj(obj.get("end"), "end")
     end_streams: dict[int, dict[str, Any]] = {}
-    for es in end_obj.get("streams", []) or []:
-        if not isinstance(es, dict):
-            continue
+    for i, es in enumerate(fields.array(end_obj.get("streams"), "end.streams")):
+        es = fields.obj(es, f"end.streams[{i}]")
         for side in ("sender", "receiver"):
-            part = es.get(side)
-            if isinstance(part, dict) and isinstance(part.get("socket"), int):
-                end_streams.setdefault(part["socket"], {})[side] = part
+            path = f"end.streams[{i}].{side}"
+            part = fields.obj(es.get(side), path)
+            if part:
+                for key in ("bytes", "retransmits"):
+                    fields.number(part, key, path)
+                fields.number(part, "mean_rtt", path, hi=MAX_TIME)
+                end_streams.setdefault(fields.socket(part, path), {})[side] = part
     if not end_streams:
         notes.append("no 'end' summary (interrupted run?); totals are the sums of the intervals")
 
@@ -382,11 +437,15 @@ def _parse_report(
     flows = pd.DataFrame(flows_rows, columns=IPERF3_FLOW_COLUMNS).astype(
         {"flow": np.int64, "group": np.int64, "bytes": np.int64, "retransmits": np.float64}
     )
-    ts = _dict(start.get("timestamp"))
-    if isinstance(ts.get("timemillisecs"), (int, float)):
-        stamp, resolution = float(ts["timemillisecs"]) / 1e3, 1e-3
-    elif isinstance(ts.get("timesecs"), (int, float)):
-        stamp, resolution = float(ts["timesecs"]), 1.0
+    ts = fields.obj(start.get("timestamp"), "start.timestamp")
+    # Unix time; at most 1e11 s (the year 5138): a wild stamp would shift a file's samples
+    # out of any window when files are aligned
+    millis = fields.number(ts, "timemillisecs", "start.timestamp", hi=MAX_UNIX_S * 1e3)
+    secs = fields.number(ts, "timesecs", "start.timestamp", hi=MAX_UNIX_S)
+    if not math.isnan(millis):
+        stamp, resolution = millis / 1e3, 1e-3
+    elif not math.isnan(secs):
+        stamp, resolution = secs, 1.0
     else:
         stamp, resolution = math.nan, math.nan
     version = str(start.get("version", ""))
@@ -412,11 +471,43 @@ def _parse_report(
     return Iperf3Tables(flows=flows, samples=samples, info=info)
 
 
+def _interval_row(
+    fields: _Fields, s: dict[str, Any], path: str, is_sender: bool
+) -> dict[str, Any] | None:
+    """One interval report of one stream as a samples row (without ``flow``); None for a
+    zero-length interval (iperf3 can close a test with one)."""
+    end = fields.number(s, "end", path, hi=MAX_TIME, required=True)
+    dt = fields.number(s, "seconds", path, hi=MAX_TIME)
+    if math.isnan(dt):
+        dt = end - fields.number(s, "start", path, hi=MAX_TIME, required=True)
+        if dt < 0:
+            raise fields.fail(f"{path}.start", s.get("start"), f"a time before its end ({end:g})")
+    if dt == 0:
+        return None
+    nbytes = fields.number(s, "bytes", path, required=True)
+    bps = fields.number(s, "bits_per_second", path)
+    if math.isnan(bps):
+        bps = nbytes * 8 / dt
+    nan = math.nan
+    rtt_us = fields.number(s, "rtt", path, hi=MAX_TIME) if is_sender else nan
+    return {
+        "t_s": end,
+        "dt_s": dt,
+        "bytes": nbytes,
+        "throughput_bps": bps,
+        "cwnd_bytes": fields.number(s, "snd_cwnd", path) if is_sender else nan,
+        "srtt_s": rtt_us / 1e6 if rtt_us > 0 else nan,
+        "retransmits": fields.number(s, "retransmits", path) if is_sender else nan,
+    }
+
+
 # ---------------------------------------------------------------------------- files
 def read_text(path: str | Path) -> str:
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = read_bytes_limited(p, MAX_REPORT_BYTES)
+    except TooLargeError as e:
+        raise Iperf3Error(f"{p}: {e}, too large for an iperf3 -J report") from None
     except FileNotFoundError:
         raise Iperf3Error(f"{p}: no such file") from None
     except IsADirectoryError:
