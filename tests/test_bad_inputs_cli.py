@@ -17,7 +17,7 @@ SCENARIO = str(ROOT / "scenarios" / "lab10-reno-vs-reno.toml")
     [
         (["sweep", "{tmp}", "-j", "1"], ["tcpfair sweep", "SWEEP.toml", "is a directory"]),
         (["sweep", "{tmp}/s.toml", "-j", "abc"], ["tcpfair sweep", "--jobs", "'abc'"]),
-        (["run", "{tmp}"], ["tcpfair run", "SCENARIO", "is a directory"]),
+        (["run", "{tmp}"], ["{tmp}", "is a directory"]),
         (["run"], ["tcpfair run", "Missing argument 'SCENARIO'"]),
         (["run", SCENARIO, "--bogus"], ["tcpfair run", "No such option", "--bogus"]),
         (["run", SCENARIO, "--backend", "ns3"], ["tcpfair run", "--backend", "'ns3'", "sim"]),
@@ -42,6 +42,7 @@ SCENARIO = str(ROOT / "scenarios" / "lab10-reno-vs-reno.toml")
 def test_usage_errors_are_one_line(args: list[str], mentions: list[str], tmp_path: Path) -> None:
     (tmp_path / "s.toml").write_text('name = "s"\n')
     argv = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    mentions = [m.replace("{tmp}", str(tmp_path)) for m in mentions]
     fails_cleanly(argv, mentions=mentions, unchanged=[tmp_path])
 
 

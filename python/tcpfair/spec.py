@@ -29,8 +29,8 @@ from pydantic import (
 )
 
 from . import units
-from .outputs import name_problem
 from ._files import TooLargeError, read_bytes_limited
+from .outputs import name_problem
 
 __all__ = [
     "SpecError",
@@ -769,7 +769,9 @@ def read_toml(path: str | Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise SpecError([("(file)", str(p), "no such file")], str(p)) from None
     except IsADirectoryError:
-        raise SpecError([("(file)", str(p), "is a directory; expected a TOML file")]) from None
+        raise SpecError(
+            [("(file)", _MISSING, "is a directory; expected a TOML file")], str(p)
+        ) from None
     except OSError as e:
         raise SpecError([("(file)", str(p), f"cannot read: {e.strerror}")], str(p)) from None
     try:

@@ -374,7 +374,8 @@ def _load_base(
             return spec.read_toml(path)
         except SpecError as e:
             for _k, v, m in e.problems:
-                problems.append(("base", f"{m}" + ("" if v is spec._MISSING else f" ({v})")))
+                shown = f"{path}: {m}" if v is spec._MISSING else f"{m} ({v})"
+                problems.append(("base", shown))
             return {}
         except UnicodeDecodeError as e:
             problems.append(("base", f"{path}: {_not_text(e)}"))
