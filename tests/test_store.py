@@ -497,3 +497,28 @@ def test_a_reader_who_cannot_write_the_folder_still_reads(
         main(["results", str(tmp_path)])
     err = capsys.readouterr().err
     assert e.value.code == 2 and "readonly" in err and "read it as the store's owner" in err
+
+
+def test_runs_stored_before_windowed_retransmits_do_not_mix_with_new_ones(tmp_path: Path) -> None:
+    """A run stored when ``retransmits`` counted the whole run (its metrics have no
+    ``retransmits_run``) shows that count as ``retransmits_run`` and NaN as the windowed
+    count; runs stored now carry both, the windowed one never larger."""
+    run_sweep(make(), run_fn=fake_run, output=tmp_path, jobs=1)
+    new = Store(tmp_path).table()
+    assert new["retransmits"].notna().all()
+    assert (new["retransmits"] <= new["retransmits_run"]).all()
+    old_hash = new["run_hash"].iloc[0]
+    db = sqlite3.connect(tmp_path / "catalog.sqlite")
+    (text,) = db.execute("SELECT metrics FROM runs WHERE run_hash=?", (old_hash,)).fetchone()
+    met = json.loads(text)
+    del met["retransmits_run"]
+    db.execute(
+        "UPDATE runs SET metrics=?, retransmits=? WHERE run_hash=?",
+        (json.dumps(met), 1234, old_hash),
+    )
+    db.commit()
+    db.close()
+    t = Store(tmp_path).table().set_index("run_hash")
+    assert np.isnan(t.loc[old_hash, "retransmits"]) and t.loc[old_hash, "retransmits_run"] == 1234
+    others = t.drop(index=old_hash)
+    assert others["retransmits"].notna().all()

@@ -838,10 +838,30 @@ def tidy(df: pd.DataFrame) -> pd.DataFrame:
         {"failed_checks": [", ".join(m.get("failed_checks", [])) or None for m in mets]},
         index=df.index,
     )
+    df = _windowed_retransmits(df, mets)
     front = ["sweep", "backend", "run_hash", "point", "repeat", "seed", "status"]
     rest = [c for c in df.columns if c not in front and c not in ("axes", "metrics", "point_hash")]
     out = pd.concat([df[front], axis_cols, df[rest], thr, checks, df[["point_hash"]]], axis=1)
     return out
+
+
+def _windowed_retransmits(df: pd.DataFrame, mets: list[dict[str, Any]]) -> pd.DataFrame:
+    """``retransmits`` counts inside the measurement window, ``retransmits_run`` over the
+    whole run. Runs stored before tcpfair counted in the window (their metrics have no
+    ``retransmits_run``) hold the whole-run count in ``retransmits``: it moves to
+    ``retransmits_run`` and their windowed count is unknown (NaN), so a resumed old sweep
+    never mixes the two in one column."""
+    if "retransmits" not in df.columns:
+        return df
+    df = df.copy()
+    stored = df["retransmits"].astype(float)
+    old = [bool(m) and "retransmits_run" not in m for m in mets]
+    df["retransmits_run"] = [
+        stored.iloc[i] if was_old else _num(m.get("retransmits_run"))
+        for i, (m, was_old) in enumerate(zip(mets, old, strict=True))
+    ]
+    df["retransmits"] = stored.mask(pd.Series(old, index=df.index))
+    return df
 
 
 def _axis_value(v: Any) -> Any:
