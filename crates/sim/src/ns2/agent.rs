@@ -333,17 +333,23 @@ impl Agent {
             self.opencwnd();
             self.delay_growth();
         } else if seqno == self.last_ack {
-            self.dupacks += 1;
-            if self.dupacks == NUMDUPACKS {
-                self.reno_dupack_action(now, io);
-            } else if self.dupacks > NUMDUPACKS && self.last_cwnd_action == CwndAction::Dupack {
-                self.dupwnd += 1;
-            } else if self.dupacks < NUMDUPACKS {
-                self.send_one(now, io);
-            }
+            self.dup_ack(now, io);
         }
         if self.dupacks == 0 || self.dupacks > NUMDUPACKS - 1 {
             self.send_much(now, 0, io);
+        }
+    }
+
+    /// A duplicate ACK, as Reno and NewReno take it: fast retransmit at the third, window
+    /// inflation (`dupwnd_`) after it, limited transmit (`singledup_`) before it.
+    fn dup_ack(&mut self, now: f64, io: &mut Io) {
+        self.dupacks += 1;
+        if self.dupacks == NUMDUPACKS {
+            self.reno_dupack_action(now, io);
+        } else if self.dupacks > NUMDUPACKS && self.last_cwnd_action == CwndAction::Dupack {
+            self.dupwnd += 1;
+        } else if self.dupacks < NUMDUPACKS {
+            self.send_one(now, io);
         }
     }
 
@@ -382,14 +388,7 @@ impl Agent {
                 self.partial_ack(now, seqno, io);
             }
         } else if seqno == self.last_ack {
-            self.dupacks += 1;
-            if self.dupacks == NUMDUPACKS {
-                self.reno_dupack_action(now, io);
-            } else if self.dupacks > NUMDUPACKS && self.last_cwnd_action == CwndAction::Dupack {
-                self.dupwnd += 1;
-            } else if self.dupacks < NUMDUPACKS {
-                self.send_one(now, io);
-            }
+            self.dup_ack(now, io);
         }
         if self.dupacks == 0 {
             self.send_much(now, 0, io);

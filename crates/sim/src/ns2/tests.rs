@@ -484,15 +484,26 @@ fn config_errors_name_the_key() {
         Ok(_) => panic!("accepted"),
     };
     let e = err(ns2_flow(0, "cubic", 10 * MS, &[]));
-    assert!(e.starts_with("flows.0.cca:") && e.contains("reno, newreno, vegas"), "{e}");
+    assert!(
+        e.starts_with("flows.0.cca:") && e.contains("reno, newreno, vegas"),
+        "{e}"
+    );
     let mut f = ns2_flow(0, "vegas", 10 * MS, &[]);
     f.cwnd_clamp = Some(2_000_000);
     let e = err(f);
-    assert!(e.starts_with("flows.0.cwnd_clamp:") && e.contains("1048576"), "{e}");
+    assert!(
+        e.starts_with("flows.0.cwnd_clamp:") && e.contains("1048576"),
+        "{e}"
+    );
     let mut f = ns2_flow(0, "reno", 10 * MS, &[]);
     f.size_bytes = Some(1_000_000);
     assert!(err(f).starts_with("flows.0.size:"));
-    let e = err(ns2_flow(0, "vegas", 10 * MS, &[("delta", 2.0), ("alpha", 1.0)]));
+    let e = err(ns2_flow(
+        0,
+        "vegas",
+        10 * MS,
+        &[("delta", 2.0), ("alpha", 1.0)],
+    ));
     assert!(e.starts_with("flows.0.cca:") && e.contains("delta"), "{e}");
     let e = err(ns2_flow(0, "reno", 10 * MS, &[("alpha", 1.0)]));
     assert!(e.contains("parameter of vegas"), "{e}");
