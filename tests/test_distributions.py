@@ -159,7 +159,7 @@ def test_sim_config_leaves_out_what_the_simulator_does_not_read() -> None:
 
 def test_a_drawn_start_after_the_run_is_an_error_naming_the_entry() -> None:
     data = scenario("20ms", streams=20, start={"dist": "uniform", "min": "5s", "max": "30s"})
-    with pytest.raises(SpecError, match=r"flows\.0\.start .*drawn.*not before the end"):
+    with pytest.raises(SpecError, match=r"flows\.0\.start: .*drawn.*not before the end"):
         from_dict(data)
 
 

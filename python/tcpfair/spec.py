@@ -13,6 +13,7 @@ import copy
 import hashlib
 import json
 import math
+import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -420,12 +421,22 @@ class Flow(_Strict):
         return out
 
 
+def _labels(v: Any) -> Any:
+    if v is None:
+        return v
+    if not isinstance(v, list) or not v or not all(isinstance(x, str) for x in v):
+        raise ValueError(
+            'expected a list of one or more [[flows]] labels, e.g. flows = ["high-speed"]'
+        )
+    return v
+
+
 class Measure(_Strict):
     interval: PositiveTime = 1_000_000_000
     from_: Time = Field(0, alias="from")
     to: Time | None = None
     #: labels of the [[flows]] entries the headline metrics cover (None: every connection)
-    flows: list[str] | None = Field(None, min_length=1)
+    flows: Annotated[list[str] | None, BeforeValidator(_labels)] = None
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
 
@@ -462,12 +473,13 @@ class Scenario(_Strict):
             if max(starts) >= self.duration:
                 drawn = "" if isinstance(f.start, int) else " (drawn for one of its connections)"
                 raise ValueError(
-                    f"flows.{i}.start ({units.format_time(max(starts))}{drawn}) is not before "
-                    "the end of the run"
+                    f"flows.{i}.start {units.format_time(max(starts))}{drawn} is not before "
+                    f"the end of the run ({units.format_time(self.duration)}); allowed: starts "
+                    "before the end (a distribution's max bounds its draws)"
                 )
             if f.stop is not None and f.stop <= max(starts):
                 raise ValueError(
-                    f"flows.{i}.stop ({units.format_time(f.stop)}) must be after start "
+                    f"flows.{i}.stop {units.format_time(f.stop)} must be after start "
                     f"({units.format_time(max(starts))}, the latest of its connections)"
                 )
         return self
@@ -768,7 +780,11 @@ def from_dict(data: dict[str, Any], source: str | None = None) -> Scenario:
             value = err.get("input", _MISSING) if err["type"] != "missing" else _MISSING
             if isinstance(value, dict) and err["type"] != "extra_forbidden":
                 value = _MISSING
-            problems.append((_loc_to_key(loc) or "(scenario)", value, _message(err)))
+            key, msg = _loc_to_key(loc), _message(err)
+            if not key:  # a check across keys (Scenario._window) names its key first
+                named = re.match(r"(flows\.\d+\.(?:start|stop)) (.*)", msg, re.S)
+                key, msg = (named.group(1), named.group(2)) if named else ("(scenario)", msg)
+            problems.append((key, value, msg))
         raise SpecError(problems, source) from None
     problems = _derived_limits(sc, data)
     if problems:
