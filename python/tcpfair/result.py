@@ -5,7 +5,9 @@ Tables (pandas DataFrames, column names carry their unit):
 - ``flows``: one row per TCP connection — ``flow`` (id), ``group`` (index of the
   ``[[flows]]`` entry or input file), ``label``, ``cca``, ``rtt_s`` (configured base RTT;
   NaN when unknown), ``start_s``, ``bytes`` (delivered over the whole run),
-  ``retransmits``, ``mean_rtt_s`` (measured mean, NaN when unknown).
+  ``retransmits``, ``mean_rtt_s`` (measured mean, NaN when unknown); simulator runs add
+  ``size_bytes`` (the connection's transfer size, drawn when the scenario gives a list or
+  a distribution; NaN for bulk).
 - ``samples``: long form, one row per (flow, interval) — ``flow``, ``t_s`` (end of the
   interval, seconds since the run started), ``dt_s`` (interval length), ``bytes``
   (delivered in the interval), ``throughput_bps``, ``cwnd_bytes``, ``srtt_s``,
