@@ -192,3 +192,18 @@ def test_kernel_backend_refuses_different_values_within_an_entry() -> None:
     assert "streams = 1" in probs[0]
     # one connection per entry: a draw is one value, which the kernel backend can run
     assert _per_connection_problems(1, sc.entry_values(1)) == []
+
+
+def test_unknown_group_metric_names_the_available_ones(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from tcpfair.cli import cli
+
+    sweep = Path(__file__).parent / "fixtures" / "sweep-groups.toml"
+    store = tmp_path / "mixg"
+    assert CliRunner().invoke(cli, ["sweep", str(sweep), "-o", str(store)]).exit_code == 0
+    fails_cleanly(
+        ["results", str(store), "--plot", "mean:high-speed", "--x", "flows.0.streams"],
+        mentions=("unknown metric 'mean:high-speed'", "mean:vegas", "ratio:vegas/reno"),
+        unchanged=[store],
+    )

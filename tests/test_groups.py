@@ -145,3 +145,49 @@ def test_measure_flows_on_a_simulator_run_changes_jfi_to_the_subsets() -> None:
     # the run is the same (measure.flows does not change the simulation)
     assert (thr.to_numpy() == everyone.flow_throughputs().to_numpy()).all()
     assert met["utilization"] == pytest.approx(everyone.metrics()["utilization"])
+
+
+SWEEP = Path(__file__).parent / "fixtures" / "sweep-groups.toml"
+
+
+@pytest.fixture(scope="module")
+def group_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 2-point × 2-repeat simulator sweep of 'vegas' and 'reno' groups (with drawn RTTs)
+    whose [[plots]] names a group ratio."""
+    from click.testing import CliRunner
+
+    from tcpfair.cli import cli
+
+    out = tmp_path_factory.mktemp("sweep") / "mixg"
+    r = CliRunner().invoke(cli, ["sweep", str(SWEEP), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    return out
+
+
+def test_a_sweep_aggregates_and_plots_group_metrics(group_sweep: Path, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from tcpfair.cli import cli
+    from tcpfair.store import Store
+
+    table = Store(group_sweep, readonly=True).table()
+    assert len(table) == 4
+    # the tidy column is the runs' own per-connection means' ratio
+    for _, row in table.iterrows():
+        assert row["ratio:vegas/reno"] == pytest.approx(row["mean:vegas"] / row["mean:reno"])
+        assert row["connections:vegas"] == row["flows.0.streams"]
+    # the [[plots]] entry's figure: a file name without the label's '/'
+    figs = sorted(p.name for p in (group_sweep / "figures" / "mixg").iterdir())
+    assert figs == [
+        "ratio_vegas_reno-vs-flows.0.streams.png",
+        "ratio_vegas_reno-vs-flows.0.streams.svg",
+    ]
+    r = CliRunner().invoke(
+        cli, ["results", str(group_sweep), "--export", str(tmp_path / "a.csv"), "--aggregate"]
+    )
+    assert r.exit_code == 0, r.output
+    agg = pd.read_csv(tmp_path / "a.csv")
+    rows = agg[agg["metric"] == "mean:vegas"]
+    assert list(rows["n"]) == [2, 2]
+    one = table[table["flows.0.streams"] == 1]["mean:vegas"]
+    assert rows[rows["flows.0.streams"] == 1]["mean"].iloc[0] == pytest.approx(one.mean())
