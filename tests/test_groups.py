@@ -176,6 +176,12 @@ def test_a_sweep_aggregates_and_plots_group_metrics(group_sweep: Path, tmp_path:
     for _, row in table.iterrows():
         assert row["ratio:vegas/reno"] == pytest.approx(row["mean:vegas"] / row["mean:reno"])
         assert row["connections:vegas"] == row["flows.0.streams"]
+    # start_jitter moved the vegas entry's single start and left reno's list as written
+    for run_hash in table["run_hash"]:
+        flows = Store(group_sweep, readonly=True).load_run("sim", run_hash).flows
+        assert list(flows[flows["label"] == "reno"]["start_s"]) == [0.0, 1.0, 0.0]
+        vegas = flows[flows["label"] == "vegas"]["start_s"]
+        assert 0 < vegas.iloc[0] < 0.5 and (vegas == vegas.iloc[0]).all()
     # the [[plots]] entry's figure: a file name without the label's '/'
     figs = sorted(p.name for p in (group_sweep / "figures" / "mixg").iterdir())
     assert figs == [
