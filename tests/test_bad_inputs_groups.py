@@ -207,3 +207,28 @@ def test_unknown_group_metric_names_the_available_ones(tmp_path: Path) -> None:
         mentions=("unknown metric 'mean:high-speed'", "mean:vegas", "ratio:vegas/reno"),
         unchanged=[store],
     )
+
+
+def test_kernel_run_of_an_entry_with_drawn_rtts_is_refused_before_anything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    linkem = os.environ.get("TCPFAIR_LINKEM") or str(
+        Path(__file__).resolve().parents[1] / "target" / "release" / "tcpfair-linkem"
+    )
+    if not Path(linkem).exists():
+        pytest.skip("tcpfair-linkem is not built (the capability check would stop first)")
+    monkeypatch.delenv("TCPFAIR_KERNEL_MAX_RATE", raising=False)
+    (tmp_path / "s.toml").write_text(
+        text(rtt='{ dist = "uniform", min = "10ms", max = "50ms" }').replace(
+            '"100Mbit"', '"10Mbit"'
+        )
+    )
+    fails_cleanly(
+        ["run", "s.toml", "--backend", "kernel", "-o", "out"],
+        mentions=("flows.0.rtt: the kernel backend gives every connection", "streams = 1"),
+        unchanged=[tmp_path],
+        cwd=tmp_path,
+        env={"TCPFAIR_LINKEM": linkem},
+    )
