@@ -273,7 +273,7 @@ class RunResult:
         )
         if measured is not None:
             out["measured_flows"] = measured
-            out["utilization_measured"] = m.utilization(x, cap) if cap else float("nan")
+            out["utilization_measured"] = float(x.sum() / cap) if cap else float("nan")
         grouped = self.groups(span)
         out["groups"] = grouped["groups"]
         out["group_ratios"] = grouped["ratios"]
