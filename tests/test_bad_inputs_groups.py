@@ -232,3 +232,65 @@ def test_kernel_run_of_an_entry_with_drawn_rtts_is_refused_before_anything(
         cwd=tmp_path,
         env={"TCPFAIR_LINKEM": linkem},
     )
+
+
+CDF_CASES: dict[str, tuple[str | None, str, tuple[str, ...]]] = {
+    # id: (web.csv content or None for no file, the size value, mentions)
+    "cdf-file-missing": (None, '{ cdf = "web.csv" }', ("flows.0.size", "web.csv", "no such file")),
+    "cdf-file-bare-number": (
+        "10000, 0.5\n1MB, 1\n",
+        '{ cdf = "web.csv" }',
+        ("flows.0.size", "line 1", "'10000'"),
+    ),
+    "cdf-file-probability-above-one": (
+        "10KB, 0.5\n1MB, 1.5\n",
+        '{ cdf = "web.csv" }',
+        ("flows.0.size", "line 2", "1.5", "allowed: 0 to 1"),
+    ),
+    "cdf-file-last-not-one": (
+        "10KB, 0.5\n1MB, 0.9\n",
+        '{ cdf = "web.csv" }',
+        ("flows.0.size", "last cumulative probability must be 1", "0.9"),
+    ),
+    "cdf-file-values-decrease": (
+        "1MB, 0.5\n10KB, 1\n",
+        '{ cdf = "web.csv" }',
+        ("flows.0.size", "line 2", "values must increase"),
+    ),
+    "cdf-file-three-columns": (
+        "10KB, 0.5, x\n1MB, 1\n",
+        '{ cdf = "web.csv" }',
+        ("flows.0.size", "line 1", "a value and a cumulative probability"),
+    ),
+    "cdf-file-empty": ("# nothing\n", '{ cdf = "web.csv" }', ("flows.0.size", "1 to 10000 points")),
+    "cdf-file-binary": ("\udcff", '{ cdf = "web.csv" }', ("flows.0.size", "not a text file")),
+    "cdf-inline-probability-text": (
+        None,
+        '{ cdf = [["10KB", "half"], ["1MB", 1]] }',
+        ("flows.0.size", "point 0", "'half' is not a number"),
+    ),
+    "cdf-with-another-key": (
+        None,
+        '{ cdf = [["1MB", 1]], max = "2MB" }',
+        ("flows.0.size", "one key cdf", "unknown: max"),
+    ),
+    "cdf-not-a-file-or-list": (
+        None,
+        "{ cdf = 3 }",
+        ("flows.0.size", "a file name or a list of [value, probability] pairs"),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CDF_CASES), ids=list(CDF_CASES))
+def test_bad_empirical_cdf_fails_cleanly(case: str, tmp_path: Path) -> None:
+    content, size, mentions = CDF_CASES[case]
+    if content is not None:
+        (tmp_path / "web.csv").write_bytes(content.encode("utf-8", "surrogateescape"))
+    (tmp_path / "s.toml").write_text(text(extra0=f"size = {size}"))
+    fails_cleanly(
+        ["run", "s.toml", "--no-plot", "-o", "out"],
+        mentions=mentions,
+        unchanged=[tmp_path],
+        cwd=tmp_path,
+    )

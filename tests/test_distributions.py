@@ -5,6 +5,7 @@ entries draw independently, and the hash covers the distribution, not the draws.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -174,3 +175,49 @@ def test_sim_run_records_each_connections_drawn_values() -> None:
     assert list(res.flows["size_bytes"]) == [200_000.0, 400_000.0]
     # a finite transfer delivers its size
     assert list(res.flows["bytes"]) == [200_000, 400_000]
+
+
+CDF = [["10KB", 0.0], ["100KB", 0.5], ["1MB", 1.0]]
+
+
+def test_empirical_cdf_draws_follow_the_table() -> None:
+    sc = from_dict(scenario("20ms", size={"cdf": CDF}))
+    x = np.array(sc.entry_values(0)["size"], dtype=float)
+    xs, ps = [1e4, 1e5, 1e6], [0.0, 0.5, 1.0]
+    assert x.min() >= 1e4 and x.max() <= 1e6
+    assert stats.kstest(x, lambda v: np.interp(v, xs, ps)).pvalue > 0.001
+    assert sc.resolved()["distributions"]["0"]["size"] == {
+        "cdf": [[10_000, 0.0], [100_000, 0.5], [1_000_000, 1.0]]
+    }
+
+
+def test_cdf_file_is_read_beside_the_scenario_and_hashed_by_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tcpfair.spec import load_scenario
+
+    (tmp_path / "web.csv").write_text("# size, P(X <= size)\n10KB, 0\n100KB, 0.5\n1MB, 1\n")
+    data = scenario("20ms", streams=4, size={"cdf": "web.csv"})
+    lines = [
+        'name = "d"',
+        'duration = "10s"',
+        "seed = 7",
+        "[bottleneck]",
+        'rate = "100Mbit"',
+        'buffer = "100pkt"',
+        "[[flows]]",
+        'cca = "reno"',
+        'rtt = "20ms"',
+        "streams = 4",
+        'size = { cdf = "web.csv" }',
+        "[measure]",
+        'interval = "10s"',
+    ]
+    (tmp_path / "s.toml").write_text("\n".join(lines) + "\n")
+    monkeypatch.chdir(Path(__file__).parent)  # not the scenario's folder
+    from_file = load_scenario(tmp_path / "s.toml")
+    inline = from_dict({**data, "flows": [{**data["flows"][0], "size": {"cdf": CDF}}]})
+    assert from_file.hash() == inline.hash()
+    assert from_file.entry_values(0)["size"] == inline.entry_values(0)["size"]
+    # the written form carries the table, so it reloads without the file
+    assert from_dict(from_file.to_dict()).hash() == inline.hash()

@@ -11,7 +11,12 @@ table naming a distribution (docs/scenario.md, "Distributions"):
   and standard deviation (so ``mean``/``sd`` are in the quantity's units, not in logs):
   σ² = ln(1 + sd²/mean²), μ = ln(mean) − σ²/2; clipped to [min, max];
 - ``{ dist = "pareto", mean, shape, max }``: Pareto (type I) with this mean and shape
-  α > 1: scale xₘ = mean·(α − 1)/α, P(X > x) = (xₘ/x)^α for x ≥ xₘ; clipped at max.
+  α > 1: scale xₘ = mean·(α − 1)/α, P(X > x) = (xₘ/x)^α for x ≥ xₘ; clipped at max;
+- ``{ cdf = "web.csv" }`` or ``{ cdf = [["10KB", 0.5], ["1MB", 1]] }``: an empirical CDF,
+  points (value, cumulative probability) with increasing values, last probability 1; a
+  draw is the inverse transform, linear between points (ns-2's EmpiricalRandomVariable
+  with interpolation), P(X = first value) = its probability. The file: two comma-separated
+  columns, a quantity with its unit and a probability; ``#`` comments.
 
 ``min`` and ``max`` are optional where not required; they default to the quantity's
 bounds. Draws are rounded to whole nanoseconds or bytes. They come from numpy's
@@ -57,6 +62,8 @@ class Varied:
     kind: str
     values: tuple[int, ...] = ()
     params: tuple[tuple[str, float], ...] = ()
+    #: an empirical CDF: (value, cumulative probability), values increasing, last p = 1
+    points: tuple[tuple[int, float], ...] = ()
 
     def param(self, name: str) -> float:
         return dict(self.params)[name]
@@ -65,12 +72,16 @@ class Varied:
         """The resolved form (what the content hash covers): the distribution, not draws."""
         if self.kind == "list":
             return {"list": list(self.values)}
+        if self.kind == "cdf":
+            return {"cdf": [[x, p] for x, p in self.points]}
         return {"dist": self.kind, **dict(self.params)}
 
     def written(self, unit: str) -> Any:
         """As a scenario file writes it, each quantity in ``unit`` (``ns`` or ``B``)."""
         if self.kind == "list":
             return [f"{v}{unit}" for v in self.values]
+        if self.kind == "cdf":
+            return {"cdf": [[f"{x}{unit}", p] for x, p in self.points]}
         out: dict[str, Any] = {"dist": self.kind}
         for k, v in self.params:
             out[k] = v if k == "shape" else f"{int(v)}{unit}"
@@ -80,6 +91,11 @@ class Varied:
         """The nominal mean (before clipping): for a ``bdp`` buffer and for reports."""
         if self.kind == "list":
             return sum(self.values) / len(self.values)
+        if self.kind == "cdf":  # a point mass at the first value, then uniform segments
+            total = self.points[0][0] * self.points[0][1]
+            for (xa, pa), (xb, pb) in zip(self.points, self.points[1:], strict=False):
+                total += (pb - pa) * (xa + xb) / 2
+            return total
         if self.kind == "uniform":
             return (self.param("min") + self.param("max")) / 2
         return self.param("mean")
@@ -88,6 +104,10 @@ class Varied:
         """``n`` values, one per connection, in the entry's connection order."""
         if self.kind == "list":
             return [self.values[i % len(self.values)] for i in range(n)]
+        if self.kind == "cdf":  # inverse transform, linear between the points
+            xs = np.array([x for x, _ in self.points], dtype=float)
+            ps = np.array([q for _, q in self.points], dtype=float)
+            return [int(v) for v in np.rint(np.interp(rng.random(n), ps, xs))]
         p = dict(self.params)
         if self.kind == "uniform":
             x = rng.uniform(p["min"], p["max"], n)
@@ -119,6 +139,8 @@ def parse_varied(
         return v
     if isinstance(v, list):
         return _parse_list(v, check)
+    if isinstance(v, dict) and "cdf" in v:
+        return _parse_cdf(v, check)
     if isinstance(v, dict):
         return _parse_dist(v, check, lo, hi, fmt)
     return check(v)
@@ -147,7 +169,8 @@ def _parse_dist(
     if name not in DISTS:
         raise ValueError(
             f"a table here names a distribution: dist = {', '.join(map(repr, DISTS))} "
-            f"(got dist = {name!r}); or give one value or a list"
+            f'(got dist = {name!r}), or an empirical CDF {{ cdf = "file.csv" }}; or give one '
+            "value or a list"
         )
     required, optional = DISTS[name]
     allowed = ("dist", *required, *optional)
@@ -177,6 +200,95 @@ def _parse_dist(
     _consistent(name, p, fmt)
     order = [k for k in ("mean", "sd", "shape", "min", "max") if k in p]
     return Varied(name, params=tuple((k, p[k]) for k in order))
+
+
+MAX_CDF_POINTS = 10_000
+MAX_CDF_BYTES = 1 << 20
+
+
+def _parse_cdf(v: dict[str, Any], check: Checker) -> Varied:
+    """``{ cdf = "file.csv" }`` or ``{ cdf = [["10KB", 0.5], ["1MB", 1.0]] }``."""
+    if set(v) != {"cdf"}:
+        raise ValueError(
+            f"an empirical CDF table has the one key cdf; unknown: "
+            f"{', '.join(sorted(set(v) - {'cdf'}))}"
+        )
+    src = v["cdf"]
+    if isinstance(src, str):
+        rows, where = _read_cdf_file(src), f"cdf file {src!r}"
+    elif isinstance(src, list):
+        rows, where = [(i, r) for i, r in enumerate(src)], "cdf point"
+    else:
+        raise ValueError(
+            f"cdf is a file name or a list of [value, probability] pairs (got {src!r})"
+        )
+    if not 1 <= len(rows) <= MAX_CDF_POINTS:
+        raise ValueError(f"{where}: 1 to {MAX_CDF_POINTS} points, got {len(rows)}")
+    points: list[tuple[int, float]] = []
+    for n, row in rows:
+        at = f"{where}, {'line' if isinstance(src, str) else 'point'} {n}"
+        if not isinstance(row, (list, tuple)) or len(row) != 2:
+            raise ValueError(f"{at}: expected a value and a cumulative probability")
+        x = _cdf_value(row[0], check, at)
+        q = _probability(row[1], at)
+        if points and (x <= points[-1][0] or q < points[-1][1]):
+            raise ValueError(
+                f"{at}: values must increase and probabilities not decrease "
+                f"(after {points[-1][0]} with {points[-1][1]:g})"
+            )
+        points.append((x, q))
+    if points[-1][1] != 1.0:
+        raise ValueError(
+            f"{where}: the last cumulative probability must be 1, got {points[-1][1]:g}"
+        )
+    return Varied("cdf", points=tuple(points))
+
+
+def _cdf_value(x: Any, check: Checker, at: str) -> int:
+    try:
+        return check(x)
+    except ValueError as e:
+        raise ValueError(f"{at}: {e}") from None
+
+
+def _probability(q: Any, at: str) -> float:
+    if isinstance(q, str):
+        try:
+            q = float(q)
+        except ValueError:
+            raise ValueError(f"{at}: probability {q!r} is not a number; allowed: 0 to 1") from None
+    if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0 <= q <= 1:
+        raise ValueError(f"{at}: probability {q!r} out of range; allowed: 0 to 1")
+    return float(q)
+
+
+def _read_cdf_file(name: str) -> list[tuple[int, list[str]]]:
+    """(line number, [value, probability]) of a CDF file: two comma-separated columns, a
+    size with its unit and a cumulative probability; blank lines and ``#`` comments skipped."""
+    from pathlib import Path
+
+    from ._files import TooLargeError, read_bytes_limited
+
+    try:
+        raw = read_bytes_limited(Path(name), MAX_CDF_BYTES)
+    except TooLargeError as e:
+        raise ValueError(f"cdf file {name!r}: {e}, too large for a CDF") from None
+    except FileNotFoundError:
+        raise ValueError(f"cdf file {name!r}: no such file") from None
+    except OSError as e:
+        raise ValueError(f"cdf file {name!r}: cannot read: {e.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(
+            f"cdf file {name!r}: not a text file (byte {e.start} is not UTF-8)"
+        ) from None
+    rows = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        line = line.split("#", 1)[0].strip()
+        if line:
+            rows.append((n, [c.strip() for c in line.split(",")]))
+    return rows
 
 
 def _shape(x: Any) -> float:

@@ -911,9 +911,28 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         raise SpecError([("(toml)", _MISSING, f"not valid TOML: {e}")], str(p)) from None
 
 
+def cdf_paths_from(data: dict[str, Any], base_dir: Path) -> dict[str, Any]:
+    """``data`` with each relative ``{ cdf = "file" }`` path of a flow entry's rtt, start or
+    size made relative to ``base_dir`` (the scenario file's folder) instead of the current
+    one."""
+    flows = data.get("flows")
+    if not isinstance(flows, list):
+        return data
+    out = copy.deepcopy(data)
+    for f in out["flows"]:
+        for key in ("rtt", "start", "size"):
+            v = f.get(key) if isinstance(f, dict) else None
+            if isinstance(v, dict) and isinstance(v.get("cdf"), str):
+                if not Path(v["cdf"]).is_absolute():
+                    v["cdf"] = str(base_dir / v["cdf"])
+    return out
+
+
 def load_scenario(path: str | Path, overrides: list[str] | None = None) -> Scenario:
-    """Read a scenario TOML file, apply ``key=value`` overrides, validate."""
-    data = read_toml(path)
+    """Read a scenario TOML file, apply ``key=value`` overrides, validate. A CDF file
+    named in the file is relative to the file's folder (one named in an override, to the
+    current folder)."""
+    data = cdf_paths_from(read_toml(path), Path(path).parent)
     if overrides:
         data = apply_overrides(data, overrides)
     return from_dict(data, str(path))

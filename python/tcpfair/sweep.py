@@ -376,7 +376,7 @@ def _load_base(
         if not path.is_absolute() and base_dir is not None:
             path = base_dir / path
         try:
-            return spec.read_toml(path)
+            return spec.cdf_paths_from(spec.read_toml(path), path.parent)
         except SpecError as e:
             for _k, v, m in e.problems:
                 shown = f"{path}: {m}" if v is spec._MISSING else f"{m} ({v})"
@@ -386,7 +386,7 @@ def _load_base(
             problems.append(("base", f"{path}: {_not_text(e)}"))
             return {}
     if isinstance(base, dict):
-        return base
+        return spec.cdf_paths_from(base, base_dir) if base_dir is not None else base
     problems.append(("base", f"expected a path or a table (got {base!r})"))
     return {}
 
