@@ -115,6 +115,10 @@ def test_tidy_columns_name_group_metrics() -> None:
     # a group column is a default sweep metric only where every run has the group
     assert "mean:A" not in metric_columns(cols)
     assert "ratio:A/B" in metric_columns(cols.iloc[:1])
+    measured = group_columns([hand_built(["A"]).metrics()], pd.RangeIndex(1))
+    assert measured.loc[0, "utilization_measured"] == pytest.approx(0.4)
+    assert "utilization_measured" in metric_columns(measured)
+    assert "utilization_measured" not in cols.columns
 
 
 def test_measure_flows_on_a_simulator_run_changes_jfi_to_the_subsets() -> None:

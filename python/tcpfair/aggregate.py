@@ -55,7 +55,9 @@ def metric_columns(table: pd.DataFrame) -> list[str]:
     groups = [
         c
         for c in table.columns
-        if isinstance(c, str) and c.startswith(prefixes) and table[c].notna().all()
+        if isinstance(c, str)
+        and (c.startswith(prefixes) or c == "utilization_measured")
+        and table[c].notna().all()
     ]
     return [c for c in METRIC_COLUMNS if c in table.columns] + thr + groups
 

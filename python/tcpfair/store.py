@@ -861,7 +861,8 @@ GROUP_STATS = {
 
 def group_columns(mets: list[dict[str, Any]], index: pd.Index) -> pd.DataFrame:
     """``<stat>:<label>`` and ``ratio:<A>/<B>`` columns from the runs' metrics (NaN where a
-    run has no such group: runs stored before per-group results, or another label set)."""
+    run has no such group: runs stored before per-group results, or another label set), and
+    ``utilization_measured`` where runs have ``[measure] flows``."""
     cols: dict[str, list[float]] = {}
     n = len(mets)
     for i, met in enumerate(mets):
@@ -874,6 +875,8 @@ def group_columns(mets: list[dict[str, Any]], index: pd.Index) -> pd.DataFrame:
         }
         ratios = met.get("group_ratios") if isinstance(met.get("group_ratios"), dict) else {}
         cells.update({f"ratio:{pair}": v for pair, v in ratios.items()})
+        if "utilization_measured" in met:  # runs with [measure] flows
+            cells["utilization_measured"] = met["utilization_measured"]
         for k, v in cells.items():
             cols.setdefault(k, [math.nan] * n)[i] = _num(v)
     return pd.DataFrame(cols, index=index)
