@@ -80,7 +80,7 @@ def test_shipped_scenarios_validate(path: Path) -> None:
         ("flows.0.streams", 0, "flows.0.streams: Input should be greater than or equal to 1"),
         ("measure.to", "40s", "measure.to (40s) is after the end of the run (30s)"),
         ("measure.from", "30s", "measure.from (30s) must be before measure.to (30s)"),
-        ("flows.1.start", "30s", "flows.1.start (30s) is not before the end of the run"),
+        ("flows.1.start", "30s", "flows.1.start: 30s is not before the end of the run (30s)"),
     ],
 )
 def test_bad_values_name_key_value_and_what_is_allowed(path: str, value: Any, message: str) -> None:

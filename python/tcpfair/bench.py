@@ -98,7 +98,7 @@ def run_one(name: str, data: dict[str, Any]) -> BenchResult:
     sc = from_dict(data)
     proc = subprocess.run(
         [sys.executable, "-c", _CHILD],
-        input=sc.to_json(),
+        input=sc.sim_json(),
         capture_output=True,
         text=True,
         check=False,

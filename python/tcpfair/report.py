@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .result import RunResult
@@ -37,7 +40,14 @@ def print_run_summary(result: RunResult, title: str = "", console: Console | Non
             retr_text,
         )
     console.print(t)
+    _print_groups(met, console)
     util = met["utilization"]
+    measured = met.get("measured_flows")
+    if measured is not None:
+        console.print(
+            escape(f"measured ([measure] flows): {', '.join(measured)}")
+            + f" — {met['n_flows']} connections"
+        )
     parts = [
         f"JFI {met['jfi']:.4f}",
         f"min/max {met['min_max_ratio']:.3f}",
@@ -47,8 +57,34 @@ def print_run_summary(result: RunResult, title: str = "", console: Console | Non
         parts.append(f"per-interval JFI mean {met['jfi_per_interval_mean']:.4f}")
     if util == util:
         parts.append(f"utilization {100 * util:.1f} %")
+        um = met.get("utilization_measured")
+        if um is not None and um == um:
+            parts[-1] += f" (measured connections {100 * um:.1f} %)"
     console.print("  ".join(parts))
     console.print(f"whole run (0–{_run_end(result):g} s): {met['retransmits_run']} retransmits")
+
+
+def _print_groups(met: dict[str, Any], console: Console) -> None:
+    """The per-group table (connections sharing a label), when some group has several."""
+    groups = met.get("groups") or {}
+    if len(groups) < 2 or all(g["connections"] == 1 for g in groups.values()):
+        return
+    t = Table(title="groups (connections sharing a label)")
+    for col in ("group", "connections", "sum", "mean per connection", "share of link", "JFI"):
+        t.add_column(col, justify="left" if col == "group" else "right")
+    for label, g in groups.items():
+        share = g["share"]
+        t.add_row(
+            escape(label),
+            str(g["connections"]),
+            format_rate(g["sum_bps"]) + "/s",
+            format_rate(g["mean_bps"]) + "/s",
+            "–" if share != share else f"{100 * share:.1f} %",
+            "–" if g["jfi"] != g["jfi"] else f"{g['jfi']:.4f}",
+        )
+    console.print(t)
+    for pair, r in (met.get("group_ratios") or {}).items():
+        console.print(escape(f"mean per connection {pair}: {r:.3f}"))
 
 
 def _run_end(result: RunResult) -> float:

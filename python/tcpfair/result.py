@@ -5,7 +5,9 @@ Tables (pandas DataFrames, column names carry their unit):
 - ``flows``: one row per TCP connection — ``flow`` (id), ``group`` (index of the
   ``[[flows]]`` entry or input file), ``label``, ``cca``, ``rtt_s`` (configured base RTT;
   NaN when unknown), ``start_s``, ``bytes`` (delivered over the whole run),
-  ``retransmits``, ``mean_rtt_s`` (measured mean, NaN when unknown).
+  ``retransmits``, ``mean_rtt_s`` (measured mean, NaN when unknown); simulator runs add
+  ``size_bytes`` (the connection's transfer size, drawn when the scenario gives a list or
+  a distribution; NaN for bulk).
 - ``samples``: long form, one row per (flow, interval) — ``flow``, ``t_s`` (end of the
   interval, seconds since the run started), ``dt_s`` (interval length), ``bytes``
   (delivered in the interval), ``throughput_bps``, ``cwnd_bytes``, ``srtt_s``,
@@ -202,11 +204,59 @@ class RunResult:
         thr = g["bytes"].sum() * 8 / g["dt_s"].sum()
         return thr.reindex(self.flows["flow"].to_numpy(), fill_value=0.0).astype(float)
 
+    def measured_labels(self) -> list[str] | None:
+        """The labels ``[measure] flows`` names (the headline metrics' connections), or
+        None: every connection."""
+        sc = self.scenario or {}
+        labels = sc.get("measure", {}).get("flows")
+        return list(labels) if labels is not None else None
+
+    def groups(self, window: tuple[float | None, float | None] | None = None) -> dict[str, Any]:
+        """Per-group results over the window; a group is the connections sharing a label.
+
+        ``{"groups": {label: {connections, sum_bps, mean_bps, share, jfi}}, "ratios":
+        {"A/B": mean_bps of A / mean_bps of B}}``: ``mean_bps`` is per connection, ``share``
+        the group's sum over the link capacity (NaN when unknown), ``jfi`` Jain's index
+        within the group; ratios for every pair of groups in order of first appearance
+        (seed 003's Table 6: mean goodput per Vegas connection over per Reno connection).
+        """
+        thr = self.flow_throughputs(window)
+        labels = self.flows.set_index("flow")["label"].reindex(thr.index)
+        cap = self.meta.get("capacity_bps")
+        out: dict[str, dict[str, Any]] = {}
+        for label in dict.fromkeys(labels):
+            x = thr[labels == label].to_numpy(dtype=float)
+            out[str(label)] = {
+                "connections": int(len(x)),
+                "sum_bps": float(x.sum()),
+                "mean_bps": float(x.mean()),
+                "share": float(x.sum() / cap) if cap else float("nan"),
+                "jfi": m.jain(x),
+            }
+        names = list(out)
+        ratios = {
+            f"{a}/{b}": _ratio(out[a]["mean_bps"], out[b]["mean_bps"])
+            for i, a in enumerate(names)
+            for b in names[i + 1 :]
+        }
+        return {"groups": out, "ratios": ratios}
+
     def metrics(self, window: tuple[float | None, float | None] | None = None) -> dict[str, Any]:
-        """Summary metrics over the window (default: the scenario's measurement window)."""
+        """Summary metrics over the window (default: the scenario's measurement window).
+
+        With ``[measure] flows`` the headline metrics (``jfi``, ``min_max_ratio``,
+        ``sum_bps``, ``cov``, ``jfi_per_interval_mean``, ``n_flows``) cover the connections
+        of those labels only; ``utilization`` is always the whole link's and
+        ``utilization_measured`` the measured connections' part of it. Per-group results
+        are under ``groups`` and ``group_ratios`` (``groups()``)."""
         span = self._window(window)
         lo, hi = span
-        thr = self.flow_throughputs(span)
+        all_thr = self.flow_throughputs(span)
+        measured = self.measured_labels()
+        thr = all_thr
+        if measured is not None:
+            keep = self.flows.set_index("flow")["label"].reindex(all_thr.index).isin(measured)
+            thr = all_thr[keep.to_numpy()]
         x = thr.to_numpy(dtype=float)
         out: dict[str, Any] = {
             "window": [lo, hi],
@@ -215,12 +265,21 @@ class RunResult:
             "min_max_ratio": m.min_max_ratio(x) if len(x) else float("nan"),
             "sum_bps": float(x.sum()),
             "cov": m.cov(x) if len(x) else float("nan"),
-            "throughput_bps": {str(k): float(v) for k, v in thr.items()},
+            "throughput_bps": {str(k): float(v) for k, v in all_thr.items()},
         }
         cap = self.meta.get("capacity_bps")
-        out["utilization"] = m.utilization(x, cap) if cap else float("nan")
-        # per-interval JFI over the intervals in which every flow has a sample
-        active = self.interval_throughputs(span).dropna(axis=0, how="any")
+        out["utilization"] = (
+            m.utilization(all_thr.to_numpy(dtype=float), cap) if cap else float("nan")
+        )
+        if measured is not None:
+            out["measured_flows"] = measured
+            out["utilization_measured"] = float(x.sum() / cap) if cap else float("nan")
+        grouped = self.groups(span)
+        out["groups"] = grouped["groups"]
+        out["group_ratios"] = grouped["ratios"]
+        # per-interval JFI over the intervals in which every (measured) flow has a sample
+        per_interval = self.interval_throughputs(span)[thr.index]
+        active = per_interval.dropna(axis=0, how="any")
         series = m.jain_series(active.to_numpy(dtype=float)) if len(active) else np.array([])
         series = series[~np.isnan(series)]
         out["jfi_per_interval_mean"] = float(series.mean()) if len(series) else float("nan")
@@ -307,6 +366,13 @@ class RunResult:
             meta=summary["meta"],
             scenario=summary["scenario"],
         )
+
+
+def _ratio(a: float, b: float) -> float:
+    """a / b; inf when only b is 0, NaN when both are (as ``metrics.flow_ratio``)."""
+    if b > 0:
+        return a / b
+    return float("nan") if a == 0 else float("inf")
 
 
 def _rmtree(p: Path) -> None:

@@ -13,10 +13,12 @@ import copy
 import hashlib
 import json
 import math
+import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import numpy as np
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -30,6 +32,7 @@ from pydantic import (
 
 from . import units
 from ._files import TooLargeError, read_bytes_limited
+from .distributions import Varied, parse_varied, rng_for
 from .outputs import name_problem
 
 __all__ = [
@@ -130,7 +133,12 @@ def _unit(
     parser: Any, lo: tuple[int, str] | None = None, hi: tuple[int, str] | None = None, **kw: Any
 ) -> BeforeValidator:
     """A quantity read by ``parser`` and checked against ``lo``/``hi`` = (value, as written)."""
+    return BeforeValidator(_checker(parser, lo, hi, **kw))
 
+
+def _checker(
+    parser: Any, lo: tuple[int, str] | None = None, hi: tuple[int, str] | None = None, **kw: Any
+) -> Any:
     def check(v: Any) -> int:
         try:
             n = int(parser(v, **kw))
@@ -140,7 +148,14 @@ def _unit(
             raise ValueError(f"out of range; allowed: {_range_text(lo, hi)}")
         return n
 
-    return BeforeValidator(check)
+    return check
+
+
+def _varied(parser: Any, floor: int, hi: tuple[int, str], fmt: Any, **kw: Any) -> BeforeValidator:
+    """One value (checked as ``_unit`` does), a list, or a distribution (distributions.py);
+    a distribution's min/max default to the quantity's bounds (``floor``, ``hi``)."""
+    check = _checker(parser, None, hi, **kw)
+    return BeforeValidator(lambda v: parse_varied(v, check, floor, hi[0], fmt))
 
 
 def _range_text(lo: tuple[int, str] | None, hi: tuple[int, str] | None) -> str:
@@ -156,6 +171,16 @@ Time = Annotated[int, _unit(units.parse_time, hi=_TIME_MAX)]
 PositiveTime = Annotated[int, _unit(units.parse_time, hi=_TIME_MAX, allow_zero=False)]
 RttTime = Annotated[int, _unit(units.parse_time, hi=(MAX_RTT_NS, "60s"), allow_zero=False)]
 Size = Annotated[int, _unit(units.parse_size)]
+#: ``rtt``, ``start`` and ``size`` of a flow entry: a value, a list or a distribution.
+VariedRtt = Annotated[
+    int | Varied,
+    _varied(units.parse_time, 1, (MAX_RTT_NS, "60s"), units.format_time, allow_zero=False),
+]
+VariedStart = Annotated[int | Varied, _varied(units.parse_time, 0, _TIME_MAX, units.format_time)]
+VariedSize = Annotated[
+    int | Varied,
+    _varied(units.parse_size, 1, (MAX_SIZE_BYTES, "1e15B (1 PB)"), units.format_size),
+]
 TransferSize = Annotated[int, _unit(units.parse_size, hi=(MAX_SIZE_BYTES, "1e15B (1 PB)"))]
 SockBuf = Annotated[
     int,
@@ -269,11 +294,11 @@ class Bottleneck(_Strict):
 
 class Flow(_Strict):
     cca: str
-    rtt: RttTime
-    start: Time = 0
+    rtt: VariedRtt
+    start: VariedStart = 0
     stop: Time | None = None
     streams: int = Field(1, ge=1, le=1024)
-    size: TransferSize | None = None
+    size: VariedSize | None = None
     app_rate: Rate | None = None
     sack: bool = True
     rmem: SockBuf = LINUX_RMEM
@@ -381,7 +406,7 @@ class Flow(_Strict):
                 raise ValueError(f"{p!r} is a parameter of vegas, not of {self.cca}")
         if self.alpha is not None and self.beta is not None and self.alpha > self.beta:
             raise ValueError(f"vegas needs alpha <= beta, got alpha={self.alpha} beta={self.beta}")
-        if self.stop is not None and self.stop <= self.start:
+        if self.stop is not None and isinstance(self.start, int) and self.stop <= self.start:
             raise ValueError("stop must be after start")
         return self
 
@@ -396,10 +421,22 @@ class Flow(_Strict):
         return out
 
 
+def _labels(v: Any) -> Any:
+    if v is None:
+        return v
+    if not isinstance(v, list) or not v or not all(isinstance(x, str) for x in v):
+        raise ValueError(
+            'expected a list of one or more [[flows]] labels, e.g. flows = ["high-speed"]'
+        )
+    return v
+
+
 class Measure(_Strict):
     interval: PositiveTime = 1_000_000_000
     from_: Time = Field(0, alias="from")
     to: Time | None = None
+    #: labels of the [[flows]] entries the headline metrics cover (None: every connection)
+    flows: Annotated[list[str] | None, BeforeValidator(_labels)] = None
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
 
@@ -432,11 +469,60 @@ class Scenario(_Strict):
                 f"measure.from ({units.format_time(self.measure.from_)}) must be before measure.to ({units.format_time(to)})"
             )
         for i, f in enumerate(self.flows):
-            if f.start >= self.duration:
+            starts = self.entry_values(i)["start"]
+            if max(starts) >= self.duration:
+                drawn = "" if isinstance(f.start, int) else " (drawn for one of its connections)"
                 raise ValueError(
-                    f"flows.{i}.start ({units.format_time(f.start)}) is not before the end of the run"
+                    f"flows.{i}.start {units.format_time(max(starts))}{drawn} is not before "
+                    f"the end of the run ({units.format_time(self.duration)}); allowed: starts "
+                    "before the end (a distribution's max bounds its draws)"
+                )
+            if f.stop is not None and f.stop <= max(starts):
+                raise ValueError(
+                    f"flows.{i}.stop {units.format_time(f.stop)} must be after start "
+                    f"({units.format_time(max(starts))}, the latest of its connections)"
                 )
         return self
+
+    def measured_label_problem(self) -> str | None:
+        """Why ``measure.flows`` does not name existing entries' labels, or None."""
+        if self.measure.flows is None:
+            return None
+        labels = [self.group_label(g) for g in range(len(self.flows))]
+        unknown = [x for x in self.measure.flows if x not in labels]
+        if not unknown:
+            return None
+        return (
+            f"no [[flows]] entry is labelled {', '.join(map(repr, unknown))}; allowed: labels "
+            f"of the entries ({', '.join(map(repr, dict.fromkeys(labels)))})"
+        )
+
+    def entry_values(self, g: int) -> dict[str, list[Any]]:
+        """The per-connection ``rtt``, ``start`` and ``size`` of entry ``g`` (ns, ns,
+        bytes or None): a plain value repeated, a list cycled, or draws (distributions.py)."""
+        f = self.flows[g]
+        out: dict[str, list[Any]] = {}
+        for key in ("rtt", "start", "size"):
+            v = getattr(f, key)
+            if isinstance(v, Varied):
+                out[key] = v.draw(f.streams, rng_for(self.seed, g, key))
+            else:
+                out[key] = [v] * f.streams
+        return out
+
+    def distributions(self) -> dict[str, dict[str, Any]]:
+        """``{"<entry>": {"rtt": <distribution>, ...}}`` for the entries with a list or a
+        distribution (their resolved form, which the content hash covers)."""
+        out: dict[str, dict[str, Any]] = {}
+        for g, f in enumerate(self.flows):
+            d = {
+                k: getattr(f, k).canonical()
+                for k in ("rtt", "start", "size")
+                if isinstance(getattr(f, k), Varied)
+            }
+            if d:
+                out[str(g)] = d
+        return out
 
     # ----------------------------------------------------------------- derived values
     @property
@@ -445,8 +531,13 @@ class Scenario(_Strict):
 
     @property
     def mean_rtt_ns(self) -> float:
-        """Mean base RTT of the flows (the reference for ``bdp`` buffers, as in Lab 11)."""
-        return sum(f.rtt for f in self.flows) / len(self.flows)
+        """Mean base RTT of the flows (the reference for ``bdp`` buffers, as in Lab 11); an
+        entry with a list or a distribution counts with the mean of its connections' RTTs."""
+        per_entry = [
+            f.rtt if isinstance(f.rtt, int) else float(np.mean(self.entry_values(g)["rtt"]))
+            for g, f in enumerate(self.flows)
+        ]
+        return sum(per_entry) / len(per_entry)
 
     @property
     def bdp_bytes(self) -> int:
@@ -460,17 +551,18 @@ class Scenario(_Strict):
         """One entry per TCP connection (streams expanded), in the simulator's units."""
         out: list[dict[str, Any]] = []
         for g, f in enumerate(self.flows):
-            for _ in range(f.streams):
+            vals = self.entry_values(g)
+            for k in range(f.streams):
                 out.append(
                     {
                         "id": len(out),
                         "group": g,
                         "cca": f.cca,
                         "cca_params": f.params(),
-                        "rtt_ns": f.rtt,
-                        "start_ns": f.start,
+                        "rtt_ns": vals["rtt"][k],
+                        "start_ns": vals["start"][k],
                         "stop_ns": f.stop,
-                        "size_bytes": f.size,
+                        "size_bytes": vals["size"][k],
                         "app_rate_bps": f.app_rate,
                         "sack": f.sack,
                         "rmem_bytes": f.rmem,
@@ -510,7 +602,7 @@ class Scenario(_Strict):
             }
         else:
             aqm = {"kind": "droptail"}
-        return {
+        out = {
             "name": self.name,
             "duration_ns": self.duration,
             "seed": self.seed,
@@ -529,14 +621,36 @@ class Scenario(_Strict):
                 "to_ns": self.window_end,
             },
         }
+        # added in session 3, present only when used (earlier scenarios keep their hash)
+        dists = self.distributions()
+        if dists:
+            out["distributions"] = dists
+        if self.measure.flows is not None:
+            out["measure"]["flows"] = list(self.measure.flows)
+        return out
 
     def to_json(self) -> str:
         return json.dumps(self.resolved(), sort_keys=True, separators=(",", ":"))
 
+    def sim_json(self) -> str:
+        """The simulator's config: the resolved form without the keys it does not read
+        (the distributions behind the drawn values, the measured labels)."""
+        r = self.resolved()
+        r.pop("distributions", None)
+        r["measure"].pop("flows", None)
+        return json.dumps(r, sort_keys=True, separators=(",", ":"))
+
     def hash(self) -> str:
-        """Content hash of the resolved scenario (name excluded: it does not change the run)."""
+        """Content hash of the resolved scenario (name excluded: it does not change the run).
+        For an entry with a list or a distribution the hash covers the distribution (in
+        ``distributions``), not the values drawn from it."""
         r = self.resolved()
         r.pop("name")
+        for g, keys in r.get("distributions", {}).items():
+            for c in r["flows"]:
+                if c["group"] == int(g):
+                    for k in keys:
+                        c[{"rtt": "rtt_ns", "start": "start_ns", "size": "size_bytes"}[k]] = None
         text = json.dumps(r, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -569,8 +683,8 @@ def _as_written(s: Scenario) -> dict[str, Any]:
     for f in s.flows:
         d: dict[str, Any] = {
             "cca": f.cca,
-            "rtt": f"{f.rtt}ns",
-            "start": f"{f.start}ns",
+            "rtt": f.rtt.written("ns") if isinstance(f.rtt, Varied) else f"{f.rtt}ns",
+            "start": f.start.written("ns") if isinstance(f.start, Varied) else f"{f.start}ns",
             "streams": f.streams,
             "sack": f.sack,
             "rmem": f"{f.rmem}B",
@@ -589,7 +703,7 @@ def _as_written(s: Scenario) -> dict[str, Any]:
             if getattr(f, k) is not None:
                 d[k] = f"{getattr(f, k)}ns"
         if f.size is not None:
-            d["size"] = f"{f.size}B"
+            d["size"] = f.size.written("B") if isinstance(f.size, Varied) else f"{f.size}B"
         if f.app_rate is not None:
             d["app_rate"] = f"{f.app_rate}bit"
         for k in ("cwnd_clamp", "label", "alpha", "beta", "gamma", "delta"):
@@ -612,6 +726,7 @@ def _as_written(s: Scenario) -> dict[str, Any]:
             "interval": f"{s.measure.interval}ns",
             "from": f"{s.measure.from_}ns",
             "to": f"{s.window_end}ns",
+            **({"flows": list(s.measure.flows)} if s.measure.flows is not None else {}),
         },
     }
 
@@ -665,7 +780,11 @@ def from_dict(data: dict[str, Any], source: str | None = None) -> Scenario:
             value = err.get("input", _MISSING) if err["type"] != "missing" else _MISSING
             if isinstance(value, dict) and err["type"] != "extra_forbidden":
                 value = _MISSING
-            problems.append((_loc_to_key(loc) or "(scenario)", value, _message(err)))
+            key, msg = _loc_to_key(loc), _message(err)
+            if not key:  # a check across keys (Scenario._window) names its key first
+                named = re.match(r"(flows\.\d+\.(?:start|stop)) (.*)", msg, re.S)
+                key, msg = (named.group(1), named.group(2)) if named else ("(scenario)", msg)
+            problems.append((key, value, msg))
         raise SpecError(problems, source) from None
     problems = _derived_limits(sc, data)
     if problems:
@@ -711,6 +830,9 @@ def _derived_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
                 "an interval no longer than measure.to - measure.from",
             )
         )
+    label_problem = sc.measured_label_problem()
+    if label_problem:
+        problems.append(("measure.flows", _written(data, "measure", "flows"), label_problem))
     n_int, n_conn, rows = sample_rows(sc)
     if rows > MAX_SAMPLE_ROWS:
         # ceil(duration / i) · (n_conn + 1) <= MAX  ⇔  i >= duration / floor(MAX / (n_conn + 1))
@@ -789,9 +911,28 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         raise SpecError([("(toml)", _MISSING, f"not valid TOML: {e}")], str(p)) from None
 
 
+def cdf_paths_from(data: dict[str, Any], base_dir: Path) -> dict[str, Any]:
+    """``data`` with each relative ``{ cdf = "file" }`` path of a flow entry's rtt, start or
+    size made relative to ``base_dir`` (the scenario file's folder) instead of the current
+    one."""
+    flows = data.get("flows")
+    if not isinstance(flows, list):
+        return data
+    out = copy.deepcopy(data)
+    for f in out["flows"]:
+        for key in ("rtt", "start", "size"):
+            v = f.get(key) if isinstance(f, dict) else None
+            if isinstance(v, dict) and isinstance(v.get("cdf"), str):
+                if not Path(v["cdf"]).is_absolute():
+                    v["cdf"] = str(base_dir / v["cdf"])
+    return out
+
+
 def load_scenario(path: str | Path, overrides: list[str] | None = None) -> Scenario:
-    """Read a scenario TOML file, apply ``key=value`` overrides, validate."""
-    data = read_toml(path)
+    """Read a scenario TOML file, apply ``key=value`` overrides, validate. A CDF file
+    named in the file is relative to the file's folder (one named in an override, to the
+    current folder)."""
+    data = cdf_paths_from(read_toml(path), Path(path).parent)
     if overrides:
         data = apply_overrides(data, overrides)
     return from_dict(data, str(path))

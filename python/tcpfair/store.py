@@ -841,8 +841,45 @@ def tidy(df: pd.DataFrame) -> pd.DataFrame:
     df = _windowed_retransmits(df, mets)
     front = ["sweep", "backend", "run_hash", "point", "repeat", "seed", "status"]
     rest = [c for c in df.columns if c not in front and c not in ("axes", "metrics", "point_hash")]
-    out = pd.concat([df[front], axis_cols, df[rest], thr, checks, df[["point_hash"]]], axis=1)
+    groups = group_columns(mets, df.index)
+    out = pd.concat(
+        [df[front], axis_cols, df[rest], thr, groups, checks, df[["point_hash"]]], axis=1
+    )
     return out
+
+
+#: Per-group metric columns of the tidy table, ``<stat>:<label>`` (docs/sweeps.md), from
+#: ``RunResult.groups()``; and ``ratio:<A>/<B>`` (mean per connection of A over B's).
+GROUP_STATS = {
+    "connections": "connections",
+    "sum": "sum_bps",
+    "mean": "mean_bps",
+    "share": "share",
+    "jfi": "jfi",
+}
+
+
+def group_columns(mets: list[dict[str, Any]], index: pd.Index) -> pd.DataFrame:
+    """``<stat>:<label>`` and ``ratio:<A>/<B>`` columns from the runs' metrics (NaN where a
+    run has no such group: runs stored before per-group results, or another label set), and
+    ``utilization_measured`` where runs have ``[measure] flows``."""
+    cols: dict[str, list[float]] = {}
+    n = len(mets)
+    for i, met in enumerate(mets):
+        groups = met.get("groups") if isinstance(met.get("groups"), dict) else {}
+        cells = {
+            f"{stat}:{label}": g.get(key)
+            for label, g in groups.items()
+            if isinstance(g, dict)
+            for stat, key in GROUP_STATS.items()
+        }
+        ratios = met.get("group_ratios") if isinstance(met.get("group_ratios"), dict) else {}
+        cells.update({f"ratio:{pair}": v for pair, v in ratios.items()})
+        if "utilization_measured" in met:  # runs with [measure] flows
+            cells["utilization_measured"] = met["utilization_measured"]
+        for k, v in cells.items():
+            cols.setdefault(k, [math.nan] * n)[i] = _num(v)
+    return pd.DataFrame(cols, index=index)
 
 
 def _windowed_retransmits(df: pd.DataFrame, mets: list[dict[str, Any]]) -> pd.DataFrame:

@@ -201,7 +201,7 @@ def surface_figure(
             )
         )
         fig.subplots_adjust(left=0.07, right=0.97, bottom=0.2, top=0.88, wspace=0.25)
-        paths += _save(fig, Path(out) / f"{metric}-surface{_slug(where)}", formats)
+        paths += _save(fig, Path(out) / f"{_metric_file(metric)}-surface{_slug(where)}", formats)
     return paths
 
 
@@ -251,8 +251,16 @@ def line_figure(
             fontsize=10,
         )
         fig.tight_layout()
-        paths += _save(fig, Path(out) / f"{metric}-vs-{_axis_file(x)}{_slug(where)}", formats)
+        paths += _save(
+            fig, Path(out) / f"{_metric_file(metric)}-vs-{_axis_file(x)}{_slug(where)}", formats
+        )
     return paths
+
+
+def _metric_file(metric: str) -> str:
+    """A metric name as part of a file name: a group metric (``ratio:vegas/reno``) holds a
+    label, which may hold ``/`` or other characters a file name must not."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", metric)
 
 
 def _axis_file(axis: str) -> str:
@@ -304,5 +312,7 @@ def difference_figure(
             f"{tested} tested"
         )
         fig.subplots_adjust(left=0.07, right=0.97, bottom=0.2, top=0.88, wspace=0.25)
-        paths += _save(fig, Path(out) / f"{c.metric}-difference{_slug(where)}", formats)
+        paths += _save(
+            fig, Path(out) / f"{_metric_file(c.metric)}-difference{_slug(where)}", formats
+        )
     return paths

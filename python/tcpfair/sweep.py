@@ -21,7 +21,8 @@ Identity and seeds (stable, part of the file format):
 So a re-run of the same sweep reproduces every run exactly, a point keeps its seeds when
 other axes are added, and two sweeps with the same seed share runs they have in common.
 
-``start_jitter = "1s"`` (optional) moves every flow's start later by floor(Uᵢ·J), Uᵢ the
+``start_jitter = "1s"`` (optional) moves every flow's start (a single value; a list or a
+distribution of starts is left as it is) later by floor(Uᵢ·J), Uᵢ the
 i-th ``random.Random(seed).random()`` of the run's seed: the simulator is deterministic and
 its seed only drives random loss, RED and BBR, so without jitter the repeats of a
 loss-free drop-tail point are identical (σ = 0); a testbed's repeats differ by such start
@@ -188,7 +189,11 @@ class Sweep:
         rng = random.Random(seed)
         data = sc.to_dict()
         for i, f in enumerate(sc.flows):
-            data["flows"][i]["start"] = f"{f.start + int(rng.random() * self.start_jitter_ns)}ns"
+            offset = int(rng.random() * self.start_jitter_ns)
+            # a list or distribution of starts stays as it is: a distribution draws anew
+            # with each repeat's seed already (docs/scenario.md, "Distributions")
+            if isinstance(f.start, int):
+                data["flows"][i]["start"] = f"{f.start + offset}ns"
         data["seed"] = seed
         return spec.from_dict(data)
 
@@ -371,7 +376,7 @@ def _load_base(
         if not path.is_absolute() and base_dir is not None:
             path = base_dir / path
         try:
-            return spec.read_toml(path)
+            return spec.cdf_paths_from(spec.read_toml(path), path.parent)
         except SpecError as e:
             for _k, v, m in e.problems:
                 shown = f"{path}: {m}" if v is spec._MISSING else f"{m} ({v})"
@@ -381,7 +386,7 @@ def _load_base(
             problems.append(("base", f"{path}: {_not_text(e)}"))
             return {}
     if isinstance(base, dict):
-        return base
+        return spec.cdf_paths_from(base, base_dir) if base_dir is not None else base
     problems.append(("base", f"expected a path or a table (got {base!r})"))
     return {}
 

@@ -39,7 +39,7 @@ class SimBackend:
         self.check(scenario)
         t0 = time.perf_counter()
         try:
-            cfg = scenario.to_json()
+            cfg = scenario.sim_json()
             raw = _simulate_with_progress(cfg) if progress else simulate(cfg)
         except ValueError as e:
             raise BackendError(str(e)) from None
@@ -102,6 +102,10 @@ def to_result(scenario: Scenario, raw: dict[str, Any], wall_s: float) -> RunResu
             "bytes": np.asarray(fl["bytes_delivered"], dtype=np.int64),
             "retransmits": np.asarray(fl["retransmits"], dtype=np.int64),
             "mean_rtt_s": np.nan,
+            # per connection (a list or a distribution draws them); NaN: a bulk transfer
+            "size_bytes": [
+                np.nan if c["size_bytes"] is None else float(c["size_bytes"]) for c in conns
+            ],
         }
     )
     s = raw["samples"]

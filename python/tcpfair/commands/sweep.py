@@ -270,7 +270,10 @@ def _draw(
     help="With --export: write the per-point aggregates (mean, std, 95 %% CI) instead.",
 )
 @click.option(
-    "--plot", "metric", default=None, help="Draw METRIC (jfi, ratio, utilization, thr_g0_bps, …)."
+    "--plot",
+    "metric",
+    default=None,
+    help="Draw METRIC (jfi, ratio, utilization, thr_g0_bps, mean:LABEL, ratio:A/B, …).",
 )
 @click.option("--x", "x", default=None, help="Axis on x (with --plot).")
 @click.option("--y", "y", default=None, help="Second axis: heatmap + 3-D surface (with --plot).")

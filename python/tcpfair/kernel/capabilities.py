@@ -216,6 +216,22 @@ def machine_problems(caps: Capabilities) -> list[str]:
     return probs
 
 
+def _per_connection_problems(i: int, vals: dict[str, list[Any]]) -> list[str]:
+    """The kernel backend runs an entry as one host pair and one iperf3 client (-P streams):
+    one netem delay, one start and one -n size for all its connections. A list or a
+    distribution that gives them different values is refused (docs/kernel.md)."""
+    out = []
+    for key, vs in vals.items():
+        if len(set(vs)) > 1:
+            out.append(
+                f"flows.{i}.{key}: the kernel backend gives every connection of a [[flows]] "
+                f"entry the same {key} (one host, one iperf3 -P client), but this list or "
+                f"distribution gives its {len(vs)} connections {len(set(vs))} different "
+                "values; allowed on the kernel backend: one value, or streams = 1 per entry"
+            )
+    return out
+
+
 def scenario_problems(sc: Scenario, caps: Capabilities, gso: bool) -> list[str]:
     """Problems with this scenario on this machine (each names the scenario key)."""
     probs: list[str] = []
@@ -238,11 +254,13 @@ def scenario_problems(sc: Scenario, caps: Capabilities, gso: bool) -> list[str]:
                 "in Linux and "
                 "cannot be set per flow; the kernel backend runs only the defaults"
             )
-        if f.rtt < MIN_RTT_NS:
+        vals = sc.entry_values(i)
+        if min(vals["rtt"]) < MIN_RTT_NS:
             probs.append(
-                f"flows.{i}.rtt: {f.rtt / 1e6:g} ms is below what the namespaces can emulate "
-                f"accurately ({MIN_RTT_NS / 1e6:g} ms minimum)"
+                f"flows.{i}.rtt: {min(vals['rtt']) / 1e6:g} ms is below what the namespaces "
+                f"can emulate accurately ({MIN_RTT_NS / 1e6:g} ms minimum)"
             )
+        probs += _per_connection_problems(i, vals)
     if len(sc.flows) > MAX_GROUPS:
         probs.append(
             f"flows: at most {MAX_GROUPS} [[flows]] entries on the kernel backend, got "
