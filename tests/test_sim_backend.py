@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -147,3 +148,20 @@ def test_the_simulator_refuses_a_scenario_that_would_fill_the_memory() -> None:
     # 120 s / 1 ns = 1.2e11 intervals × (2 connections + the link)
     with pytest.raises(BackendError, match=r"would record 360,000,000,000 samples"):
         SimBackend().run(tiny)
+
+
+def test_labels_are_printed_as_written_not_as_markup(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from tcpfair.cli import cli
+
+    f = tmp_path / "s.toml"
+    f.write_text(
+        'name = "m"\nduration = "3s"\n[bottleneck]\nrate = "10Mbit"\nbuffer = "1bdp"\n'
+        '[[flows]]\ncca = "reno"\nrtt = "20ms"\nlabel = "[bold]x[/bold]"\n'
+        '[[flows]]\ncca = "cubic"\nrtt = "20ms"\nlabel = "[red]"\n'
+        '[measure]\ninterval = "0.5s"\nfrom = "1s"\n'
+    )
+    r = CliRunner().invoke(cli, ["run", str(f), "-o", str(tmp_path / "out"), "--no-plot"])
+    assert r.exit_code == 0, r.output
+    assert "[bold]x[/bold]" in r.output and "[red]" in r.output

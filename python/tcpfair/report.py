@@ -32,7 +32,7 @@ def print_run_summary(result: RunResult, title: str = "", console: Console | Non
         retr_text = "–" if r != r else f"{r:.0f}"  # NaN: unknown (e.g. iperf3 receiver side)
         t.add_row(
             str(row["flow"]),
-            str(row["label"]),
+            escape(str(row["label"])),  # a user's label is text, never rich markup
             str(row["cca"]),
             rtt,
             format_rate(x) + "/s",

@@ -300,6 +300,7 @@ def _fmt(v: float | None, spec: str) -> str:
 
 def _print_table(report: dict[str, Any], per_interval: bool) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console()
@@ -324,7 +325,7 @@ def _print_table(report: dict[str, Any], per_interval: bool) -> None:
         rtt = r["mean_rtt_s"]
         t.add_row(
             str(ident),
-            r["label"],
+            escape(str(r["label"])),  # a user's label is text, never rich markup
             r["cca"],
             _fmt_rate(r["throughput_bps"]),
             _fmt(100 * r["share"], ".1f") + " %",
