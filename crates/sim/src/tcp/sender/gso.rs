@@ -13,12 +13,17 @@
 //!
 //! Each segment still travels as its own `Packet` (MTU-sized frames on the wire); the first
 //! carries the aggregate's size in `agg`, the rest carry 0, so the bottleneck can accept or
-//! drop the aggregate whole (`link.rs`). Not modelled: TSO deferral (`tcp_tso_should_defer`,
-//! which waits for a bigger aggregate when cwnd-limited), and tail loss probes, which go as
-//! single segments.
+//! drop the aggregate whole (`link.rs`).
+//!
+//! TSO deferral (`tcp_tso_should_defer`): an ACK-clocked sender with a full window gets
+//! room for a segment or two per ACK; Linux holds new data back until it can send a full
+//! aggregate or a third of cwnd, unless the oldest outstanding segment left less than half
+//! an srtt ago (its ACK is far off), the last send was more than 1 ms ago, or the
+//! connection is in recovery. Without it the aggregates of a cwnd-limited flow would be 2
+//! segments long. Not modelled: tail loss probes go as single segments.
 
 use super::{Io, Sender};
-use crate::cc::{AnyCc, Bbr, TcpCc, MAX_TSO_BYTES};
+use crate::cc::{AnyCc, Bbr, CaState, TcpCc, MAX_TSO_BYTES};
 use crate::event::Ev;
 use crate::packet::Packet;
 use crate::units::SimTime;
@@ -56,7 +61,37 @@ pub fn tso_segs(cc: &AnyCc, tcp: &TcpCc) -> u32 {
     }
 }
 
+/// `net.ipv4.tcp_tso_win_divisor`: a third of cwnd is worth sending without deferral.
+const TSO_WIN_DIVISOR: u64 = 3;
+/// Deferral never holds a sender that last sent this long ago.
+const MAX_DEFER: SimTime = SimTime::from_millis(1);
+
 impl Sender {
+    /// `tcp_tso_should_defer` for the next aggregate of new data (rwnd is left to
+    /// `new_data`; it bounds the window like cwnd in Linux's `limit`).
+    pub(super) fn tso_should_defer(&self, now: SimTime) -> bool {
+        if matches!(self.tcp.ca_state, CaState::Recovery | CaState::Loss) {
+            return false;
+        }
+        if self
+            .last_send
+            .is_none_or(|t| now.saturating_sub(t) > MAX_DEFER)
+        {
+            return false;
+        }
+        let cwnd = u64::from(self.tcp.cwnd);
+        let quota = cwnd.saturating_sub(self.in_flight());
+        if quota >= u64::from(tso_segs(&self.cc, &self.tcp)) || quota >= cwnd / TSO_WIN_DIVISOR {
+            return false;
+        }
+        if self.packets_out() == 0 {
+            return false;
+        }
+        // The oldest outstanding segment's ACK is still more than half an srtt away.
+        let head_sent = self.seg(self.snd_una).tx_time;
+        now.saturating_sub(head_sent) >= SimTime(self.rtt.srtt().0 / 2)
+    }
+
     /// `transmit` under GSO: add `pkt` to the aggregate being built, closing the previous
     /// one first if `pkt` does not continue it; a full aggregate leaves at once.
     pub(super) fn gso_add(&mut self, now: SimTime, pkt: Packet, io: &mut Io) {

@@ -399,6 +399,10 @@ impl Sender {
             }
             match self.new_data(now) {
                 NewData::Yes(len) => {
+                    if self.batching && self.agg.is_empty() && self.tso_should_defer(now) {
+                        cwnd_limited = true;
+                        break;
+                    }
                     if self.packets_out() == 0 {
                         self.on_tx_start(now);
                         if self.in_flight() >= self.tcp.cwnd as u64 {

@@ -342,3 +342,23 @@ fn gso_sender_sends_aggregates_of_tso_autosize_cut_by_cwnd() {
     h.ack(2, &[]);
     assert_eq!(sent_aggs(&mut h), vec![(10, 4), (11, 0), (12, 0), (13, 0)]);
 }
+
+#[test]
+fn gso_sender_defers_a_small_aggregate_until_a_third_of_cwnd_is_free() {
+    // tcp_tso_should_defer: a window-limited GSO sender waits for room for a full
+    // aggregate (here 12 segments) or a third of cwnd, while the ACK of its oldest
+    // outstanding segment is due (sent ≥ srtt/2 ago) and it sent within the last 1 ms.
+    let mut h = H::build(true, None, true);
+    sent_aggs(&mut h);
+    h.s.tcp.pacing_rate = 12_500_000;
+    h.advance(RTT);
+    h.ack(2, &[]); // 100 ms since the last send: no deferral; cwnd 12, 8 in flight
+    assert_eq!(sent_aggs(&mut h).len(), 4);
+    h.advance(SimTime::from_micros(100));
+    h.ack(3, &[]); // cwnd 13, 11 in flight: room for 2 < 12 and < 13 / 3: deferred
+    assert_eq!(sent_aggs(&mut h), vec![]);
+    h.advance(SimTime::from_micros(100));
+    h.ack(6, &[]); // cwnd 16, 8 in flight: room for 8 ≥ 16 / 3: one aggregate of 8
+    let expect: Vec<(u64, u32)> = (14..22).map(|i| (i, if i == 14 { 8 } else { 0 })).collect();
+    assert_eq!(sent_aggs(&mut h), expect);
+}
