@@ -110,13 +110,19 @@ impl Sender {
     }
 
     /// Hand the aggregate being built to the host's send path, its first segment marked
-    /// with its size in segments.
+    /// with its size in segments; the rest travel right behind it.
     pub(super) fn gso_flush(&mut self, now: SimTime, io: &mut Io) {
         let n = self.agg.len() as u32;
         for (k, mut pkt) in self.agg.drain(..).enumerate() {
-            pkt.agg = if k == 0 { n } else { 0 };
-            io.fwd
-                .push(io.q, now + io.fwd_delay, pkt, Ev::FwdArrive(io.line));
+            if k == 0 {
+                pkt.agg = n;
+                io.fwd
+                    .push(io.q, now + io.fwd_delay, pkt, Ev::FwdArrive(io.line));
+            } else {
+                // The host's send jitter delays the aggregate, not each segment.
+                pkt.agg = 0;
+                io.fwd.push_behind(pkt);
+            }
         }
     }
 }
