@@ -17,10 +17,9 @@
 //! - delivery-rate samples on every ACK (`rate.rs`), app-limited marking
 //!   (`tcp_rate_check_app_limited`), pacing at `pacing_rate` when the algorithm asks for it
 //!   (Linux internal pacing: starts after 10 data segments);
-//! - slow start after idle (`tcp_cwnd_restart`) for algorithms without `cong_control`.
-//!
-//! - with `gso` on, segments leave in GSO/TSO aggregates sized by `tcp_tso_autosize`
-//!   (`gso.rs`).
+//! - slow start after idle (`tcp_cwnd_restart`) for algorithms without `cong_control`;
+//! - with `gso` on, segments leave in GSO/TSO aggregates sized by `tcp_tso_autosize`, held
+//!   back by TSO deferral (`gso.rs`).
 //!
 //! Not modelled: undo of spurious recoveries (no reordering and no DSACK here), F-RTO,
 //! ECN.
