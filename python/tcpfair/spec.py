@@ -314,6 +314,7 @@ class Flow(_Strict):
     delta: int | None = Field(None, ge=1, le=MAX_VEGAS_PARAM)
     exact_base_rtt: bool = False
     delack: bool = False
+    gso: bool = False
 
     @field_validator("cca")
     @classmethod
@@ -378,6 +379,16 @@ class Flow(_Strict):
             raise ValueError(
                 'delack (Agent/TCPSink/DelAck) applies under stack = "ns2" only; '
                 "Linux receivers always delay ACKs"
+            )
+        return v
+
+    @field_validator("gso")
+    @classmethod
+    def _gso(cls, v: bool, info: ValidationInfo) -> bool:
+        if v and info.data.get("stack") == "ns2":
+            raise ValueError(
+                'gso (GSO/TSO aggregates) applies under stack = "linux" only; '
+                "ns-2's agents send one packet at a time"
             )
         return v
 
@@ -580,6 +591,8 @@ class Scenario(_Strict):
                     out[-1]["stack"] = f.stack
                 if f.delack:
                     out[-1]["delack"] = True
+                if f.gso:
+                    out[-1]["gso"] = True
         return out
 
     def group_label(self, g: int) -> str:
@@ -699,6 +712,8 @@ def _as_written(s: Scenario) -> dict[str, Any]:
             d["exact_base_rtt"] = True
         if f.delack:
             d["delack"] = True
+        if f.gso:
+            d["gso"] = True
         for k in ("stop",):
             if getattr(f, k) is not None:
                 d[k] = f"{getattr(f, k)}ns"

@@ -99,6 +99,10 @@ pub struct FlowConfig {
     /// than `Agent/TCPSink` (an ACK per packet).
     #[serde(default)]
     pub delack: bool,
+    /// The sending host has GSO/TSO on: segments leave in aggregates sized by Linux's
+    /// `tcp_tso_autosize`, which the bottleneck accepts or drops whole (`stack = linux`).
+    #[serde(default)]
+    pub gso: bool,
 }
 
 /// The TCP implementation a connection models.

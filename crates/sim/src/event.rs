@@ -279,6 +279,14 @@ impl<T: Copy> DelayLine<T> {
         self.items.push_back((at, item));
     }
 
+    /// Put `item` on the line right behind the last item, at the same time and without a
+    /// random delay of its own: the rest of a unit the host sends as one (a GSO aggregate's
+    /// segments share its jitter). The line must not be empty.
+    pub fn push_behind(&mut self, item: T) {
+        let (at, _) = *self.items.back().expect("push_behind on an empty line");
+        self.items.push_back((at, item));
+    }
+
     /// Take the head (its event fired); schedules `ev` for the next one.
     pub fn pop(&mut self, q: &mut EventQueue, ev: Ev) -> T {
         let (_, item) = self
@@ -399,6 +407,25 @@ mod tests {
             got.push((now.0, d.pop(&mut q, Ev::FwdArrive(0))));
         }
         assert_eq!(got, vec![(100, 0), (101, 1), (102, 2), (103, 3), (104, 4)]);
+    }
+
+    #[test]
+    fn an_item_pushed_behind_shares_the_last_ones_time_and_draws_nothing() {
+        let mut q = EventQueue::new();
+        let mut d: DelayLine<u32> = DelayLine::with_jitter(1000, Rng::new(5));
+        let mut twin = Rng::new(5);
+        d.push(&mut q, SimTime(10_000), 0, Ev::FwdArrive(0));
+        d.push_behind(1);
+        d.push_behind(2);
+        d.push(&mut q, SimTime(20_000), 3, Ev::FwdArrive(0));
+        // The same draws as a line given only items 0 and 3.
+        let extra = |r: &mut Rng| ((r.uniform() * 1001.0) as u64).min(1000);
+        let (t0, t3) = (10_000 + extra(&mut twin), 20_000 + extra(&mut twin));
+        let mut got = vec![];
+        while let Some((now, _)) = q.pop() {
+            got.push((now.0, d.pop(&mut q, Ev::FwdArrive(0))));
+        }
+        assert_eq!(got, vec![(t0, 0), (t0, 1), (t0, 2), (t3, 3)]);
     }
 
     #[test]

@@ -5,6 +5,15 @@
 //! Linux qdiscs (bfifo/pfifo/tbf `limit`) count their backlog: a zero-byte buffer still
 //! lets one packet at a time onto the wire. Random loss is applied to data packets before
 //! they reach the queue (like netem/linkem on ingress), so lost packets take no buffer space.
+//!
+//! GSO/TSO aggregates (`Packet::agg`): the fate of an aggregate is decided once, at its
+//! first segment, and its other segments share it, as a qdisc sees one skb: one random-loss
+//! draw (netem `loss` at the root above the rate limiter drops whole skbs), one RED
+//! decision, and the queue accepts it only if all its bytes (or packets) fit — the part
+//! that goes straight onto an idle link excepted, as for a single packet. The segments are
+//! then queued and serialized one frame at a time. The buffer space of an accepted
+//! aggregate's segments is reserved until they arrive (with send jitter they may come
+//! later), so no other packet takes it: the aggregate is atomic, as an skb is.
 
 use crate::aqm::Red;
 use crate::config::{AqmConfig, BottleneckConfig};
@@ -53,6 +62,12 @@ pub struct Bottleneck {
     pub interval: IntervalCounters,
     /// Packets that entered the queue or went straight onto the link.
     pub accepted: u64,
+    /// Per flow: the fate of its current GSO aggregate, how many segments of it are still
+    /// to arrive, and the wire size their space was reserved at.
+    aggs: Vec<(Arrival, u32, u32)>,
+    /// Buffer space reserved for accepted aggregates' segments still to arrive.
+    reserved_bytes: u64,
+    reserved_pkts: u64,
 }
 
 impl Bottleneck {
@@ -96,6 +111,9 @@ impl Bottleneck {
             totals: Default::default(),
             interval: Default::default(),
             accepted: 0,
+            aggs: Vec::new(),
+            reserved_bytes: 0,
+            reserved_pkts: 0,
         }
     }
 
@@ -118,11 +136,71 @@ impl Bottleneck {
         self.queue.len() as u64
     }
 
-    fn fits(&self, pkt: &Packet) -> bool {
+    /// Whether `n` more packets of `pkt`'s size fit in the buffer.
+    fn fits(&self, pkt: &Packet, n: u64) -> bool {
         match self.limit {
-            Limit::Bytes(b) => self.q_bytes + pkt.wire as u64 <= b,
-            Limit::Pkts(p) => (self.queue.len() as u64) < p,
+            Limit::Bytes(b) => self.q_bytes + self.reserved_bytes + n * pkt.wire as u64 <= b,
+            Limit::Pkts(p) => self.queue.len() as u64 + self.reserved_pkts + n <= p,
         }
+    }
+
+    /// Remember the fate of `pkt`'s aggregate for the segments that follow it.
+    fn decide(&mut self, pkt: &Packet, fate: Arrival) -> Arrival {
+        if pkt.agg > 1 {
+            let i = pkt.flow as usize;
+            if self.aggs.len() <= i {
+                self.aggs.resize(i + 1, (Arrival::Queued, 0, 0));
+            }
+            debug_assert_eq!(self.aggs[i].1, 0, "aggregate started before the last ended");
+            self.aggs[i] = (fate, pkt.agg - 1, pkt.wire);
+            if fate == Arrival::Queued {
+                self.reserved_bytes += (pkt.agg - 1) as u64 * pkt.wire as u64;
+                self.reserved_pkts += (pkt.agg - 1) as u64;
+            }
+        }
+        fate
+    }
+
+    /// A segment that follows the first of its GSO aggregate: it shares that one's fate.
+    fn follow(&mut self, now: SimTime, pkt: Packet) -> Arrival {
+        let slot = &mut self.aggs[pkt.flow as usize];
+        debug_assert!(slot.1 > 0, "GSO segment without its aggregate's head");
+        slot.1 -= 1;
+        let (fate, _, wire) = *slot;
+        match fate {
+            Arrival::RandomLoss => {
+                self.totals.random_losses += 1;
+                self.interval.random_losses += 1;
+                Arrival::RandomLoss
+            }
+            Arrival::Dropped => {
+                self.drop();
+                Arrival::Dropped
+            }
+            _ => {
+                self.reserved_bytes -= wire as u64;
+                self.reserved_pkts -= 1;
+                if let Some(red) = self.red.as_mut() {
+                    red.on_busy();
+                }
+                self.admit(now, pkt)
+            }
+        }
+    }
+
+    /// Put an accepted packet on the idle link or at the back of the queue.
+    fn admit(&mut self, now: SimTime, pkt: Packet) -> Arrival {
+        self.accepted += 1;
+        if self.in_service.is_none() {
+            debug_assert!(self.queue.is_empty());
+            return Arrival::Started(self.start(now, pkt));
+        }
+        self.q_bytes += pkt.wire as u64;
+        self.queue.push_back(pkt);
+        let t = &mut self.totals;
+        t.max_queue_bytes = t.max_queue_bytes.max(self.q_bytes);
+        t.max_queue_pkts = t.max_queue_pkts.max(self.queue.len() as u64);
+        Arrival::Queued
     }
 
     fn drop(&mut self) {
@@ -132,10 +210,13 @@ impl Bottleneck {
 
     /// A data packet reaches the bottleneck at `now`.
     pub fn arrive(&mut self, now: SimTime, pkt: Packet, rng: &mut Rng) -> Arrival {
+        if pkt.agg == 0 {
+            return self.follow(now, pkt);
+        }
         if self.loss > 0.0 && rng.bernoulli(self.loss) {
             self.totals.random_losses += 1;
             self.interval.random_losses += 1;
-            return Arrival::RandomLoss;
+            return self.decide(&pkt, Arrival::RandomLoss);
         }
         if let Some(red) = self.red.as_mut() {
             let q = if red.bytes {
@@ -145,26 +226,18 @@ impl Bottleneck {
             };
             if red.should_drop(now, q, pkt.wire, rng) {
                 self.drop();
-                return Arrival::Dropped;
+                return self.decide(&pkt, Arrival::Dropped);
             }
             red.on_busy();
         }
-        self.accepted += 1;
-        if self.in_service.is_none() {
-            debug_assert!(self.queue.is_empty());
-            return Arrival::Started(self.start(now, pkt));
-        }
-        if !self.fits(&pkt) {
-            self.accepted -= 1;
+        // The packets of the aggregate that would wait in the buffer.
+        let waiting = pkt.agg as u64 - u64::from(self.in_service.is_none());
+        if !self.fits(&pkt, waiting) {
             self.drop();
-            return Arrival::Dropped;
+            return self.decide(&pkt, Arrival::Dropped);
         }
-        self.q_bytes += pkt.wire as u64;
-        self.queue.push_back(pkt);
-        let t = &mut self.totals;
-        t.max_queue_bytes = t.max_queue_bytes.max(self.q_bytes);
-        t.max_queue_pkts = t.max_queue_pkts.max(self.queue.len() as u64);
-        Arrival::Queued
+        self.decide(&pkt, Arrival::Queued);
+        self.admit(now, pkt)
     }
 
     fn start(&mut self, now: SimTime, pkt: Packet) -> SimTime {
@@ -227,6 +300,7 @@ mod tests {
             len: 1448,
             wire: 1500,
             ts: SimTime::ZERO,
+            agg: 1,
         }
     }
 
@@ -269,5 +343,93 @@ mod tests {
         let (_, next) = l.done(SimTime(120_000));
         assert_eq!(next, None);
         assert_eq!(l.totals.busy_ns, 120_000);
+    }
+
+    /// An aggregate of `n` segments starting at segment `first`.
+    fn agg(first: u64, n: u32) -> Vec<Packet> {
+        (0..n as u64)
+            .map(|k| Packet {
+                agg: if k == 0 { n } else { 0 },
+                ..pkt(first + k)
+            })
+            .collect()
+    }
+
+    fn arrive_all(l: &mut Bottleneck, pkts: &[Packet], rng: &mut Rng) -> Vec<Arrival> {
+        pkts.iter().map(|&p| l.arrive(SimTime(0), p, rng)).collect()
+    }
+
+    #[test]
+    fn a_full_byte_queue_drops_an_aggregate_whole() {
+        // 100 000 B buffer; one packet in service, 40 waiting (60 000 B).
+        let mut l = Bottleneck::new(&cfg(Some(100_000), None), (SimTime(0), SimTime::MAX));
+        let mut rng = Rng::new(1);
+        let first = arrive_all(&mut l, &agg(0, 41), &mut rng);
+        assert!(matches!(first[0], Arrival::Started(_)));
+        assert!(first[1..].iter().all(|&a| a == Arrival::Queued));
+        assert_eq!(l.queue_bytes(), 60_000);
+        // 30 more (45 000 B) would need 105 000 B: all 30 dropped, though 26 would fit.
+        let second = arrive_all(&mut l, &agg(41, 30), &mut rng);
+        assert!(second.iter().all(|&a| a == Arrival::Dropped));
+        assert_eq!((l.totals.drops, l.queue_bytes()), (30, 60_000));
+        // 26 (39 000 B → 99 000 B) fit: all queued.
+        let third = arrive_all(&mut l, &agg(71, 26), &mut rng);
+        assert!(third.iter().all(|&a| a == Arrival::Queued));
+        assert_eq!(l.queue_bytes(), 99_000);
+        // A single packet no longer fits (100 500 B).
+        assert_eq!(l.arrive(SimTime(0), pkt(97), &mut rng), Arrival::Dropped);
+    }
+
+    #[test]
+    fn a_packet_limit_counts_the_whole_aggregate() {
+        let mut l = Bottleneck::new(&cfg(None, Some(10)), (SimTime(0), SimTime::MAX));
+        let mut rng = Rng::new(1);
+        // Idle link: the first segment goes onto the wire, the other 10 wait: fits.
+        let a = arrive_all(&mut l, &agg(0, 11), &mut rng);
+        assert!(a[1..].iter().all(|&x| x == Arrival::Queued));
+        l.done(SimTime(120_000)); // one leaves the buffer: 9 waiting, room for 1
+        assert!(arrive_all(&mut l, &agg(11, 2), &mut rng)
+            .iter()
+            .all(|&x| x == Arrival::Dropped));
+    }
+
+    #[test]
+    fn an_accepted_aggregate_keeps_its_space_until_its_segments_arrive() {
+        let mut l = Bottleneck::new(&cfg(Some(6_000), None), (SimTime(0), SimTime::MAX));
+        let mut rng = Rng::new(1);
+        l.arrive(SimTime(0), pkt(0), &mut rng); // in service
+        let a = agg(1, 4); // 6 000 B: fits exactly
+        assert_eq!(l.arrive(SimTime(0), a[0], &mut rng), Arrival::Queued);
+        // Another flow's packet arrives before the rest of the aggregate: no room left.
+        let other = Packet { flow: 1, ..pkt(0) };
+        assert_eq!(l.arrive(SimTime(1), other, &mut rng), Arrival::Dropped);
+        assert!(arrive_all(&mut l, &a[1..], &mut rng)
+            .iter()
+            .all(|&x| x == Arrival::Queued));
+        assert_eq!(l.queue_bytes(), 6_000);
+        assert_eq!(l.totals.max_queue_bytes, 6_000);
+    }
+
+    #[test]
+    fn random_loss_drops_whole_aggregates_with_one_draw_each() {
+        let mut c = cfg(None, None);
+        c.loss = 0.5;
+        let mut l = Bottleneck::new(&c, (SimTime(0), SimTime::MAX));
+        let mut rng = Rng::new(7);
+        // The same stream, drawn once per aggregate, tells which aggregates are lost.
+        let mut twin = Rng::new(7);
+        let (mut lost, n) = (0, 200);
+        for k in 0..n {
+            let fate = arrive_all(&mut l, &agg(k * 10, 10), &mut rng);
+            let expect_lost = twin.bernoulli(0.5);
+            let all_lost = fate.iter().all(|&x| x == Arrival::RandomLoss);
+            let none_lost = fate.iter().all(|&x| x != Arrival::RandomLoss);
+            assert!(all_lost || none_lost, "aggregate {k} split: {fate:?}");
+            assert_eq!(all_lost, expect_lost, "aggregate {k}");
+            lost += all_lost as u64;
+        }
+        assert!(lost > 0 && lost < n);
+        assert_eq!(l.totals.random_losses, lost * 10);
+        assert_eq!(l.accepted, (n - lost) * 10);
     }
 }

@@ -20,6 +20,11 @@ pub struct Packet {
     pub wire: u32,
     /// TCP timestamp (RFC 7323 TSval): when this transmission left the sender.
     pub ts: SimTime,
+    /// GSO/TSO aggregate: the first segment of an aggregate carries its size in segments
+    /// (1 for a sender without GSO: every segment is its own aggregate), the segments
+    /// that follow it in the same aggregate carry 0. The bottleneck's random loss and its
+    /// queue accept or drop an aggregate whole (`link.rs`).
+    pub agg: u32,
 }
 
 /// An acknowledgement (cumulative + SACK blocks), in segments. Half-open ranges.

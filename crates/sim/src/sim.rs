@@ -137,6 +137,7 @@ impl Sim {
                 size_bytes: f.size_bytes,
                 app_rate_bps: f.app_rate_bps,
                 cwnd_clamp: f.cwnd_clamp.unwrap_or(u32::MAX),
+                gso: f.gso,
             };
             let mut fl = Flow {
                 sender: Sender::new(params, cc),
@@ -455,6 +456,7 @@ impl Sim {
                     len: 0,
                     wire,
                     ts: now,
+                    agg: 1,
                 };
                 io.fwd
                     .push(io.q, now + io.fwd_delay, syn, Ev::FwdArrive(io.line));

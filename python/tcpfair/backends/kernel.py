@@ -11,6 +11,7 @@ See docs/kernel.md.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -45,6 +46,14 @@ class KernelBackend:
             self._caps = caps_mod.detect(self.options.linkem)
         return self._caps
 
+    def options_for(self, scenario: Scenario) -> KernelOptions:
+        """The options a run of ``scenario`` uses: GSO/TSO/GRO on when its flows set
+        ``gso = true`` (else as ``TCPFAIR_KERNEL_GSO`` says). Offloads belong to the hosts'
+        interfaces, which every flow shares, so the flows must agree (``check``)."""
+        if scenario.flows and all(f.gso for f in scenario.flows):
+            return dataclasses.replace(self.options, gso=True)
+        return self.options
+
     def check(self, scenario: Scenario) -> None:
         for i, f in enumerate(scenario.flows):
             if f.stack != "linux":
@@ -52,22 +61,31 @@ class KernelBackend:
                     f'kernel backend: flows.{i}.stack = "{f.stack}" runs only in the simulator '
                     '(--backend sim); the kernel backend runs Linux TCP (stack = "linux")'
                 )
+        gso = [f.gso for f in scenario.flows]
+        if any(gso) and not all(gso):
+            on, off = gso.index(True), gso.index(False)
+            raise BackendError(
+                f"kernel backend: flows.{on}.gso = true but flows.{off}.gso = false; GSO/TSO "
+                "is set on the hosts' interfaces, which all flows share: set gso the same on "
+                "every flow (mixed settings run only in the simulator, --backend sim)"
+            )
         caps = self.capabilities()
         probs = caps_mod.machine_problems(caps)
         if not probs:
-            probs = caps_mod.scenario_problems(scenario, caps, self.options.gso)
+            probs = caps_mod.scenario_problems(scenario, caps, self.options_for(scenario).gso)
         if probs:
             # one line, however many problems (each names its key)
             raise BackendError("kernel backend: " + "; ".join(probs))
 
     def run(self, scenario: Scenario, progress: bool = False) -> RunResult:
         self.check(scenario)
+        opts = self.options_for(scenario)
         t0 = time.perf_counter()
         try:
-            raw = execute(scenario, self.capabilities(), self.options, progress)
+            raw = execute(scenario, self.capabilities(), opts, progress)
         except (CommandError, RuntimeError) as e:
             raise BackendError(f"kernel backend: {e}") from None
-        return to_result(scenario, raw, self.capabilities(), self.options, time.perf_counter() - t0)
+        return to_result(scenario, raw, self.capabilities(), opts, time.perf_counter() - t0)
 
 
 def _link_table(raw: RawRun) -> tuple[pd.DataFrame, dict[str, int]]:

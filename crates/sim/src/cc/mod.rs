@@ -123,6 +123,27 @@ impl TcpCc {
         }
     }
 
+    /// Linux's `sk_pacing_rate` in bytes per second: the algorithm's own rate when it set
+    /// one, else `tcp_update_pacing_rate`'s default for every flow, paced or not:
+    /// mss·max(cwnd, in flight)/srtt × 200 % in slow start (below ssthresh/2), × 120 %
+    /// otherwise. 0 before the first RTT sample (Linux: a huge rate).
+    pub fn sk_pacing_rate(&self) -> u64 {
+        if self.pacing_rate > 0 {
+            return self.pacing_rate;
+        }
+        let srtt_us = self.srtt.as_micros();
+        if srtt_us == 0 {
+            return 0;
+        }
+        let ratio = if self.cwnd < self.ssthresh / 2 {
+            200
+        } else {
+            120
+        };
+        let w = u64::from(self.cwnd.max(self.packets_in_flight));
+        u64::from(self.mss) * ratio * w * 10_000 / srtt_us
+    }
+
     pub fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
     }
@@ -216,6 +237,7 @@ mod params;
 mod reno;
 mod vegas;
 pub use bbr::Bbr;
+pub(crate) use bbr::MAX_TSO_BYTES;
 pub use bic::Bic;
 pub use compound::Compound;
 pub use cubic::Cubic;

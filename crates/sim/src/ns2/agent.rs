@@ -162,6 +162,7 @@ impl Agent {
             len: self.size,
             wire: self.size + HEADER_BYTES,
             ts: t,
+            agg: 1,
         };
         io.fwd
             .push(io.q, t + io.fwd_delay, pkt, Ev::FwdArrive(io.line));

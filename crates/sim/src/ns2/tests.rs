@@ -35,6 +35,7 @@ fn ns2_flow(id: u32, cca: &str, rtt_ns: u64, params: &[(&str, f64)]) -> FlowConf
         ack_jitter_ns: 0,
         stack: Stack::Ns2,
         delack: false,
+        gso: false,
     }
 }
 
@@ -427,6 +428,7 @@ fn delack_sink_holds_one_in_order_ack_and_never_a_gap_ack() {
         len: 1000,
         wire: 1040,
         ts: SimTime::ZERO,
+        agg: 1,
     };
     let cum = |a: SinkAck| match a {
         SinkAck::Now(ack) => Some(ack.cum),

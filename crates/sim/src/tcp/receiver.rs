@@ -285,6 +285,7 @@ mod tests {
             len: 1000,
             wire: 1052,
             ts: SimTime(s),
+            agg: 1,
         }
     }
 
@@ -377,6 +378,7 @@ mod tests {
             len: 300,
             wire: 352,
             ts: SimTime::ZERO,
+            agg: 1,
         });
         let (_, b) = r.on_segment(&seg(0));
         assert_eq!(b, 1300);

@@ -25,6 +25,7 @@ pub fn flow(id: u32, cca: &str, rtt_ns: u64) -> FlowConfig {
         ack_jitter_ns: 0,
         stack: Default::default(),
         delack: false,
+        gso: false,
     }
 }
 

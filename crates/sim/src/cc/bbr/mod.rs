@@ -59,7 +59,7 @@ const PACING_MARGIN_PERCENT: u64 = 1;
 /// Below this pacing rate (bit/s) the send quantum is 1 segment, else at least 2.
 const MIN_TSO_RATE_BPS: u64 = 1_200_000;
 /// `GSO_LEGACY_MAX_SIZE − 1 − MAX_TCP_HEADER`: the largest send quantum in bytes.
-const MAX_TSO_BYTES: u64 = 65_536 - 1 - 320;
+pub(crate) const MAX_TSO_BYTES: u64 = 65_536 - 1 - 320;
 /// `sk_pacing_shift`: the send quantum is about 2^-10 s of data.
 const PACING_SHIFT: u32 = 10;
 /// Window of the ACK-aggregation max filter, in round trips.

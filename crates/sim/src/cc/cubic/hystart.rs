@@ -27,29 +27,14 @@ impl Cubic {
     }
 
     /// TSO/GRO allowance of the ACK-train test (`hystart_ack_delay`), in µs: four GSO
-    /// packets at the socket's pacing rate, at most 1 ms. Linux computes `sk_pacing_rate`
-    /// for every flow, paced or not (`tcp_update_pacing_rate`): mss·cwnd/srtt × 200 % in
-    /// slow start (below ssthresh/2), × 120 % otherwise; we do the same when the sender
-    /// reports no rate. In practice the allowance is 1 ms below ~2 Gbit/s.
+    /// packets at the socket's pacing rate (`TcpCc::sk_pacing_rate`), at most 1 ms. In
+    /// practice the allowance is 1 ms below ~2 Gbit/s.
     pub(super) fn hystart_ack_delay_us(&self, tcp: &TcpCc) -> u64 {
         if self.gso_max_size == 0 {
             return 0;
         }
-        let rate = if tcp.pacing_rate > 0 {
-            tcp.pacing_rate
-        } else {
-            let srtt_us = tcp.srtt.as_micros();
-            if srtt_us == 0 {
-                return 0; // Linux: no srtt yet, the rate is huge and the allowance ~0
-            }
-            let ratio = if tcp.cwnd < tcp.ssthresh / 2 {
-                200
-            } else {
-                120
-            };
-            let w = u64::from(tcp.cwnd.max(tcp.packets_in_flight));
-            u64::from(tcp.mss) * ratio * w * 10_000 / srtt_us
-        };
+        // Linux: no srtt yet, the rate is huge and the allowance ~0.
+        let rate = tcp.sk_pacing_rate();
         if rate == 0 {
             return 0;
         }

@@ -17,10 +17,12 @@
 //! - delivery-rate samples on every ACK (`rate.rs`), app-limited marking
 //!   (`tcp_rate_check_app_limited`), pacing at `pacing_rate` when the algorithm asks for it
 //!   (Linux internal pacing: starts after 10 data segments);
-//! - slow start after idle (`tcp_cwnd_restart`) for algorithms without `cong_control`.
+//! - slow start after idle (`tcp_cwnd_restart`) for algorithms without `cong_control`;
+//! - with `gso` on, segments leave in GSO/TSO aggregates sized by `tcp_tso_autosize`, held
+//!   back by TSO deferral (`gso.rs`).
 //!
 //! Not modelled: undo of spurious recoveries (no reordering and no DSACK here), F-RTO,
-//! ECN, TSO autosizing.
+//! ECN.
 
 use super::rate::{RateAcc, TxSnapshot};
 use super::rtt::RttEstimator;
@@ -33,6 +35,7 @@ use crate::units::SimTime;
 use std::collections::VecDeque;
 
 mod ack;
+pub mod gso;
 mod rack;
 #[cfg(test)]
 mod tests;
@@ -78,6 +81,8 @@ pub struct SenderParams {
     pub size_bytes: Option<u64>,
     pub app_rate_bps: Option<u64>,
     pub cwnd_clamp: u32,
+    /// GSO/TSO on: segments leave in aggregates (`gso.rs`).
+    pub gso: bool,
 }
 
 /// Per-connection counters for the output.
@@ -141,6 +146,11 @@ pub struct Sender {
     cwnd_usage_seq: u64,
     known_sacks: [(u64, u64); 3],
     pub stats: SenderStats,
+    /// GSO: the aggregate being built (segments not yet handed to the send path), its
+    /// target size in segments, and whether `try_send` is building aggregates.
+    agg: Vec<Packet>,
+    agg_goal: u32,
+    batching: bool,
 }
 
 impl Sender {
@@ -183,6 +193,9 @@ impl Sender {
             cwnd_usage_seq: 0,
             known_sacks: [(0, 0); 3],
             stats: SenderStats::default(),
+            agg: Vec::new(),
+            agg_goal: 0,
+            batching: false,
             p,
         }
     }
@@ -362,8 +375,14 @@ impl Sender {
         let mut sent = 0;
         let mut sent_new = false;
         let mut cwnd_limited = false;
+        self.batching = self.p.gso;
         loop {
-            if self.tcp.pacing && self.tcp.pacing_rate > 0 && now < self.next_send {
+            // Under GSO an aggregate is paced as one: only its first segment waits.
+            if self.tcp.pacing
+                && self.tcp.pacing_rate > 0
+                && now < self.next_send
+                && self.agg.is_empty()
+            {
                 self.pacing_timer
                     .arm(io.q, self.next_send, self.p.id, TimerKind::Pacing);
                 break;
@@ -379,6 +398,10 @@ impl Sender {
             }
             match self.new_data(now) {
                 NewData::Yes(len) => {
+                    if self.batching && self.agg.is_empty() && self.tso_should_defer(now) {
+                        cwnd_limited = true;
+                        break;
+                    }
                     if self.packets_out() == 0 {
                         self.on_tx_start(now);
                         if self.in_flight() >= self.tcp.cwnd as u64 {
@@ -396,6 +419,10 @@ impl Sender {
                 }
                 NewData::Blocked => break,
             }
+        }
+        if self.batching {
+            self.gso_flush(now, io);
+            self.batching = false;
         }
         // Linux tcp_cwnd_validate.
         if (sent > 0 || cwnd_limited)
@@ -528,9 +555,14 @@ impl Sender {
             len,
             wire: len + HEADER_BYTES,
             ts: now,
+            agg: 1,
         };
-        io.fwd
-            .push(io.q, now + io.fwd_delay, pkt, Ev::FwdArrive(io.line));
+        if self.batching {
+            self.gso_add(now, pkt, io);
+        } else {
+            io.fwd
+                .push(io.q, now + io.fwd_delay, pkt, Ev::FwdArrive(io.line));
+        }
         self.data_segs_out += 1;
         self.last_send = Some(now);
         self.tcp.lsndtime = now;

@@ -20,6 +20,10 @@ impl H {
     }
 
     fn with_size(sack: bool, size_bytes: Option<u64>) -> H {
+        H::build(sack, size_bytes, false)
+    }
+
+    fn build(sack: bool, size_bytes: Option<u64>, gso: bool) -> H {
         let p = SenderParams {
             id: 0,
             mss: MSS,
@@ -29,6 +33,7 @@ impl H {
             size_bytes,
             app_rate_bps: None,
             cwnd_clamp: u32::MAX,
+            gso,
         };
         let mut h = H {
             q: EventQueue::new(),
@@ -310,4 +315,50 @@ fn pacing_spaces_segments_after_the_first_ten() {
         h.s.pacing_timer.deadline,
         Some(h.now + SimTime::from_millis(1))
     );
+}
+
+/// (segment, aggregate mark) of the packets sent since the last call.
+fn sent_aggs(h: &mut H) -> Vec<(u64, u32)> {
+    h.fwd.drain().into_iter().map(|p| (p.seg, p.agg)).collect()
+}
+
+#[test]
+fn gso_sender_sends_aggregates_of_tso_autosize_cut_by_cwnd() {
+    // Without GSO every segment is its own aggregate.
+    let mut h = H::new(true);
+    assert!(sent_aggs(&mut h).iter().all(|&(_, a)| a == 1));
+    // With GSO, at start: srtt 100 ms, cwnd 10 in slow start → sk_pacing_rate = 200 % ×
+    // 10 × 1000 B / 0.1 s = 200 kB/s; 1 ms of it is 195 B < 1 MSS, so tcp_tso_autosize's
+    // floor of 2 segments: the initial window leaves as 5 aggregates of 2.
+    let mut h = H::build(true, None, true);
+    let expect: Vec<(u64, u32)> = (0..10)
+        .map(|i| (i, if i % 2 == 0 { 2 } else { 0 }))
+        .collect();
+    assert_eq!(sent_aggs(&mut h), expect);
+    // At 12.5 MB/s (100 Mbit/s) an aggregate would be 12 207 B = 12 segments, but after
+    // ACKing 2 segments cwnd is 12 with 8 in flight: the cwnd cuts it to 4.
+    h.s.tcp.pacing_rate = 12_500_000;
+    h.advance(RTT);
+    h.ack(2, &[]);
+    assert_eq!(sent_aggs(&mut h), vec![(10, 4), (11, 0), (12, 0), (13, 0)]);
+}
+
+#[test]
+fn gso_sender_defers_a_small_aggregate_until_a_third_of_cwnd_is_free() {
+    // tcp_tso_should_defer: a window-limited GSO sender waits for room for a full
+    // aggregate (here 12 segments) or a third of cwnd, while the ACK of its oldest
+    // outstanding segment is due (sent ≥ srtt/2 ago) and it sent within the last 1 ms.
+    let mut h = H::build(true, None, true);
+    sent_aggs(&mut h);
+    h.s.tcp.pacing_rate = 12_500_000;
+    h.advance(RTT);
+    h.ack(2, &[]); // 100 ms since the last send: no deferral; cwnd 12, 8 in flight
+    assert_eq!(sent_aggs(&mut h).len(), 4);
+    h.advance(SimTime::from_micros(100));
+    h.ack(3, &[]); // cwnd 13, 11 in flight: room for 2 < 12 and < 13 / 3: deferred
+    assert_eq!(sent_aggs(&mut h), vec![]);
+    h.advance(SimTime::from_micros(100));
+    h.ack(6, &[]); // cwnd 16, 8 in flight: room for 8 ≥ 16 / 3: one aggregate of 8
+    let expect: Vec<(u64, u32)> = (14..22).map(|i| (i, if i == 14 { 8 } else { 0 })).collect();
+    assert_eq!(sent_aggs(&mut h), expect);
 }
