@@ -448,7 +448,7 @@ def cells(row: Row) -> dict[str, str]:
     ours = "–"
     if math.isfinite(row.mean):
         ours = fmt(row.mean) + (f" ± {fmt(row.ci)}" if math.isfinite(row.ci) and row.n > 1 else "")
-    src = fmt(row.ref.value)
+    src = f"{row.ref.value:g}" if abs(row.ref.value) < 1e6 else fmt(row.ref.value)
     if row.ref.scatter is not None:
         src += f" ± {fmt(row.ref.scatter)}"
     return {
