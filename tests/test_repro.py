@@ -222,3 +222,12 @@ def test_bad_reference_files_are_one_line(tmp_path, text, mentions):
     assert "\n" not in msg and "reference.toml" in msg
     for m in mentions:
         assert m in msg, (m, msg)
+
+
+def test_markdown_in_a_missing_folder_fails_before_running(tmp_path):
+    out = tmp_path / "store"
+    fails_cleanly(
+        ["repro", "vegas", "--quick", "-o", str(out), "--markdown", str(tmp_path / "no/page.md")],
+        mentions=["--markdown", "does not exist"],
+        unchanged=[tmp_path],
+    )
