@@ -154,7 +154,14 @@ def test_quick_vegas_end_to_end(tmp_path):
     assert rows["t4-x5-vegas3"]["verdict"] == "reproduced"
     ran = [row for row in rows.values() if row["verdict"] != "not expressible"]
     assert len(ran) == 13 * 2 + 13 * 4 and all(row["n"] == "1" for row in ran)
-    assert "## vegas:" in md.read_text() and "| Table 4 | x2 = 5 ms, Vegas-3 |" in md.read_text()
+    assert (
+        "## vegas:" in md.read_text() and "| Table 4 | x2 = 5 ms, Vegas-3 | JFI |" in md.read_text()
+    )
+    # docs/reproductions.md is this command's output: its vegas section must be the same
+    # table (the vegas runs are deterministic), else the page is stale — regenerate it with
+    # `tcpfair repro all --quick --markdown docs/reproductions.md`
+    page = (ROOT.parents[1] / "docs" / "reproductions.md").read_text()
+    assert (out / "repro-vegas-quick.md").read_text() in page
     # resumable: the second call runs nothing and gives the same table
     before = (out / "repro-vegas-quick.csv").read_text()
     r2 = CliRunner().invoke(cli, args)

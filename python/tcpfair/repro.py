@@ -488,7 +488,17 @@ def to_markdown(study: Study, rows: list[Row], header: str) -> str:
     if study.differences:
         lines += ["Differences from the source's set-up:", ""]
         lines += [f"- {d}" for d in study.differences] + [""]
-    cols = ("table", "row", "unit", "source", "tcpfair", "difference", "verdict", "explanation")
+    cols = (
+        "table",
+        "row",
+        "unit",
+        "source",
+        "tcpfair",
+        "n",
+        "difference",
+        "verdict",
+        "explanation",
+    )
     lines.append("| " + " | ".join(cols) + " |")
     lines.append("|" + "---|" * len(cols))
     for r in rows:
