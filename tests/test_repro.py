@@ -174,7 +174,11 @@ def test_quick_vegas_end_to_end(tmp_path):
     "args, mentions",
     [
         pytest.param(["repro", "lab12"], ["lab12", "allowed", "lab10", "all"], id="unknown-study"),
-        pytest.param(["repro", "cubic-fig8"], ["cubic-fig8", "not yet transcribed"], id="pending"),
+        pytest.param(
+            ["repro", "cubic-fig8"],
+            ["cubic-fig8", "not yet transcribed", "allowed now: lab10, lab11, vegas, all, list"],
+            id="pending",
+        ),
         pytest.param(["repro", "vegas", "-j", "0"], ["-j 0", "≥ 1"], id="jobs-zero"),
         pytest.param(["repro", "vegas", "--backend", "ns3"], ["--backend", "sim"], id="backend"),
         pytest.param(["repro"], ["STUDY"], id="no-study"),

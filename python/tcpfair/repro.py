@@ -49,9 +49,9 @@ VERDICTS = ("reproduced", "trend", "differs", "not expressible", "not run")
 
 #: studies named by the issue but whose sources are not transcribed yet
 PENDING = {
-    "ns2-testbed": "seed 001 (ns-2 testbed JFI / W-difference surfaces): not yet transcribed",
-    "cubic-fig8": "seed 004 Fig. 8 (CUBIC intra-protocol fairness): not yet transcribed",
-    "cubic-fig9": "seed 004 Fig. 9 (CUBIC inter-RTT fairness): not yet transcribed",
+    "ns2-testbed": "seed 001 (ns-2 testbed: JFI and W-difference surfaces)",
+    "cubic-fig8": "seed 004 Fig. 8 (CUBIC paper: intra-protocol fairness)",
+    "cubic-fig9": "seed 004 Fig. 9 (CUBIC paper: inter-RTT fairness)",
 }
 
 _ROW_KEYS = {
@@ -228,7 +228,10 @@ def load_study(name: str, root: Path | None = None) -> Study:
     root = root or studies_dir()
     path = root / name / "reference.toml"
     if name in PENDING and not path.is_file():
-        raise ReproError(f"study {name!r}: {PENDING[name]}")
+        raise ReproError(
+            f"study {name!r}: {PENDING[name]} is not yet transcribed; allowed now: "
+            + ", ".join([*study_names(root), "all", "list"])
+        )
     if not path.is_file():
         known = sorted(
             {p.name for p in root.iterdir() if (p / "reference.toml").is_file()} | set(PENDING)

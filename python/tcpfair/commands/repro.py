@@ -59,7 +59,7 @@ def repro(
         raise UserError(str(e)) from None
     if jobs is not None and jobs < 1:
         raise UserError(f"-j {jobs}: must be a whole number ≥ 1")
-    from ..outputs import check_file_target, check_store_target, write_file
+    from ..outputs import check_file_target, check_store_target
 
     if markdown is not None:  # before any run: a bad path fails now, not after an hour
         check_file_target(markdown, force=True, option="--markdown")
@@ -79,23 +79,22 @@ def repro(
         md = rp.to_markdown(st, rows, header)
         suffix = "-quick" if quick else ""
         for ext, text in (("csv", rp.to_csv(rows)), ("md", md)):
-            write_file(
-                store / f"repro-{st.name}{suffix}.{ext}",
-                lambda p, t=text: p.write_text(t, encoding="utf-8"),
-                force=True,
-                option="-o",
-            )
+            _write(store / f"repro-{st.name}{suffix}.{ext}", text, "-o")
         click.echo(f"tables: {store}/repro-{st.name}{suffix}.csv, .md")
         pages.append(md)
     if markdown is not None:
-        page = _page(pages, study, backend, quick)
-        write_file(
-            markdown,
-            lambda p: p.write_text(page, encoding="utf-8"),
-            force=True,
-            option="--markdown",
-        )
+        _write(markdown, _page(pages, study, backend, quick), "--markdown")
         click.echo(f"markdown: {markdown}")
+
+
+def _write(path: Path, text: str, option: str) -> None:
+    """Replace ``path`` with ``text`` atomically (outputs.write_file)."""
+    from ..outputs import write_file
+
+    def fill(p: Path) -> None:
+        p.write_text(text, encoding="utf-8")
+
+    write_file(path, fill, force=True, option=option)
 
 
 def _header(st: Study, backend: str, quick: bool) -> str:
@@ -143,23 +142,20 @@ def _print(st: Study, rows: list[Row], header: str) -> None:
     from .. import repro as r
 
     t = Table(title=f"{st.name}: {st.title}", caption=header)
-    for c in ("table", "row", "unit", "source", "tcpfair", "difference", "verdict", "explanation"):
-        t.add_column(c, overflow="fold")
+    cols = (
+        "table",
+        "row",
+        "unit",
+        "source",
+        "tcpfair",
+        "n",
+        "difference",
+        "verdict",
+        "explanation",
+    )
+    for col in cols:
+        t.add_column(col, overflow="fold")
     for row in rows:
         c = r.cells(row)
-        t.add_row(
-            *(
-                Text(c[k])
-                for k in (
-                    "table",
-                    "row",
-                    "unit",
-                    "source",
-                    "tcpfair",
-                    "difference",
-                    "verdict",
-                    "explanation",
-                )
-            )
-        )
+        t.add_row(*(Text(c[k]) for k in cols))
     Console(width=200).print(t)
