@@ -79,6 +79,20 @@ def test_compare_aggregates_per_run_values_and_uses_order_groups():
     assert rows["e"].verdict == "not run"
 
 
+def test_order_groups_rank_in_one_unit():
+    """Lab 11 section 3 prints h1 CUBIC in Mbit/s and h1 BBR in Gbit/s: 86.4 Mbit/s < 3.48
+    Gbit/s, so ours must rank BBR first too (raw numbers would rank it last)."""
+    refs = [
+        _ref("cubic", 86.4, scale=1e-6, rel_tolerance=0.1, order_group="s3"),
+        _ref("bbr", 3.48, scale=1e-9, rel_tolerance=0.1, order_group="s3"),
+    ]
+    # ours in the rows' units: CUBIC 434 Mbit/s, BBR 0.2 Gbit/s -> BBR below CUBIC: flipped
+    rows = rp.compare(_study(refs), {"cubic": [434.0], "bbr": [0.2]})
+    assert [r.verdict for r in rows] == ["differs", "differs"]
+    rows = rp.compare(_study(refs), {"cubic": [434.0], "bbr": [9.1]})
+    assert [r.verdict for r in rows] == ["trend", "trend"]
+
+
 def test_metric_paths_on_a_summary():
     summary = {
         "metrics": {"jfi": 0.9, "throughput_bps": {"0": 4e9, "1": 1e9}, "group_ratios": {"a/b": 2}},

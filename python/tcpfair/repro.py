@@ -413,8 +413,10 @@ def _trend(row: Row, groups: dict[str, list[Row]]) -> bool | None:
         return same_side(row.ref.value, row.mean, row.ref.baseline)
     group = groups.get(row.ref.order_group or "")
     if group and all(math.isfinite(r.mean) for r in group) and len(group) > 1:
+        # rank in the metric's own unit: a group may print some rows in Mbit/s, some in Gbit/s
         i = group.index(row)
-        return same_order([r.ref.value for r in group], [r.mean for r in group], i)
+        src = [r.ref.value / r.ref.scale for r in group]
+        return same_order(src, [r.mean / r.ref.scale for r in group], i)
     return None
 
 
