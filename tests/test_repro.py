@@ -196,6 +196,11 @@ def test_quick_vegas_end_to_end(tmp_path):
         pytest.param(["repro", "vegas", "-j", "0"], ["-j 0", "≥ 1"], id="jobs-zero"),
         pytest.param(["repro", "vegas", "--backend", "ns3"], ["--backend", "sim"], id="backend"),
         pytest.param(["repro"], ["STUDY"], id="no-study"),
+        pytest.param(
+            ["repro", "lab10", "--backend", "kernel", "-o", "st"],
+            ["'lab10'", "no kernel-backend version", "allowed: --backend sim"],
+            id="kernel-not-yet",
+        ),
     ],
 )
 def test_bad_options_fail_in_one_line(args, mentions, tmp_path):

@@ -76,6 +76,7 @@ _ROW_KEYS = {
     "compute",
     "inputs",
 }
+SWEEP_KINDS = {"full", "quick", "kernel"}
 _REQUIRED = ("id", "table", "row", "value", "unit", "measured", "location", "explanation")
 
 
@@ -133,7 +134,17 @@ class Study:
     quick_note: str
     references: tuple[Reference, ...]
 
-    def sweep_file(self, key: str, quick: bool) -> Path:
+    def sweep_file(self, key: str, quick: bool, backend: str = "sim") -> Path:
+        """The sweep file to run: on the kernel backend the study's scaled ``kernel``
+        version (ReproError when it has none), else the full or quick one."""
+        if backend == "kernel":
+            if "kernel" not in self.sweeps[key]:
+                raise ReproError(
+                    f"study {self.name!r} has no kernel-backend version of its sweep {key!r} "
+                    "yet (study.sweeps.<key>.kernel: scaled rates the kernel backend can "
+                    "hold); allowed: --backend sim"
+                )
+            return self.directory / self.sweeps[key]["kernel"]
         return self.directory / self.sweeps[key]["quick" if quick else "full"]
 
 
@@ -255,8 +266,10 @@ def _study(raw: dict[str, Any], path: Path) -> Study:
     if not isinstance(sweeps, dict):
         raise ReproError(f"{path}: [study.sweeps] must be a table of {{full, quick}} files")
     for key, files in sweeps.items():
-        if not isinstance(files, dict) or set(files) != {"full", "quick"}:
-            raise ReproError(f"{path}: study.sweeps.{key} needs exactly 'full' and 'quick'")
+        if not isinstance(files, dict) or not {"full", "quick"} <= set(files) <= SWEEP_KINDS:
+            raise ReproError(
+                f"{path}: study.sweeps.{key} needs 'full' and 'quick' (and may have 'kernel')"
+            )
         for f in files.values():
             if not (path.parent / f).is_file():
                 raise ReproError(f"{path}: study.sweeps.{key}: no file {path.parent / f}")
@@ -526,8 +539,9 @@ def run_study(
     from .sweep import load_sweep
 
     values: dict[str, list[float]] = {}
+    files = {key: study.sweep_file(key, quick, backend) for key in study.sweeps}  # all first
     for key in study.sweeps:
-        sw = load_sweep(study.sweep_file(key, quick))
+        sw = load_sweep(files[key])
         rep = run_sweep(sw, backend=backend, jobs=jobs, output=output, progress=progress)
         table = rep.store.table(sweep=sw.name, backend=rep.backend)
         for ref in study.references:

@@ -72,7 +72,7 @@ def repro(
         check_store_target(store, option="-o" if output is not None else "results folder")
         try:
             rows = rp.run_study(st, backend, quick, store, jobs=jobs, progress=progress)
-        except (SweepError, StoreError) as e:
+        except (SweepError, StoreError, rp.ReproError) as e:
             raise UserError(str(e)) from None
         header = _header(st, backend, quick)
         _print(st, rows, header)
