@@ -18,6 +18,7 @@ COMMANDS = {
     "compare": "tcpfair.commands.sweep:compare",
     "bench": "tcpfair.commands.bench:bench",
     "doctor": "tcpfair.commands.doctor:doctor",
+    "repro": "tcpfair.commands.repro:repro",
 }
 
 HELP = {
@@ -28,6 +29,7 @@ HELP = {
     "compare": "Difference surface between two result sets.",
     "bench": "Simulator speed on the standard scenarios.",
     "doctor": "What this machine can run; --cleanup removes leftovers of crashed runs.",
+    "repro": "Run a source study; its published numbers beside ours, with verdicts.",
 }
 
 

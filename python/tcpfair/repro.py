@@ -1,0 +1,550 @@
+"""``tcpfair repro``: a source study's published numbers beside ours.
+
+A study is data, not code: ``scenarios/repro/<study>/reference.toml`` names the study's sweep
+files (a full and a ``--quick`` version of each) and transcribes every number the source
+prints as a ``[[value]]`` row: where it stands in the source, what was measured, the value
+and unit, the source's scatter where it states one, and how to compute the same quantity
+from our runs (``sweep``, ``point``, ``metric``, ``scale``). Running a study runs its sweeps
+(resumable: ``executors.run_sweep``), computes each row's metric per run from the run's
+``summary.json``, aggregates over repeats (mean ± 95 % CI) and gives each row a verdict
+(``verdict``: a pure function).
+
+Metric paths (``metric``) are dotted paths into a run's ``summary.json`` —
+``metrics.jfi``, ``metrics.throughput_bps.0``, ``flows.0.retransmits``,
+``metrics.group_ratios.conn1/conn2`` — or two such paths divided, ``A / B`` (computed per
+run, then aggregated). Rows with ``compute = "jain"`` and ``inputs`` are worked examples:
+the source's arithmetic, evaluated with ``tcpfair.metrics``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "ReproError",
+    "Reference",
+    "Study",
+    "Row",
+    "VERDICTS",
+    "verdict",
+    "same_side",
+    "same_order",
+    "studies_dir",
+    "list_studies",
+    "load_study",
+    "compare",
+    "to_csv",
+    "to_markdown",
+]
+
+VERDICTS = ("reproduced", "trend", "differs", "not expressible", "not run")
+
+#: studies named by the issue but whose sources are not transcribed yet
+PENDING = {
+    "ns2-testbed": "seed 001 (ns-2 testbed: JFI and W-difference surfaces)",
+    "cubic-fig8": "seed 004 Fig. 8 (CUBIC paper: intra-protocol fairness)",
+    "cubic-fig9": "seed 004 Fig. 9 (CUBIC paper: inter-RTT fairness)",
+}
+
+_ROW_KEYS = {
+    "id",
+    "table",
+    "row",
+    "value",
+    "unit",
+    "measured",
+    "location",
+    "scatter",
+    "tolerance",
+    "rel_tolerance",
+    "sweep",
+    "point",
+    "metric",
+    "scale",
+    "baseline",
+    "order_group",
+    "expressible",
+    "explanation",
+    "compute",
+    "inputs",
+}
+SWEEP_KINDS = {"full", "quick", "kernel"}
+_REQUIRED = ("id", "table", "row", "value", "unit", "measured", "location", "explanation")
+
+
+class ReproError(ValueError):
+    """A study that does not exist or a reference file that is wrong (one line)."""
+
+
+# --------------------------------------------------------------------------- data
+@dataclass(frozen=True)
+class Reference:
+    """One number the source prints, and how we measure the same thing."""
+
+    id: str
+    table: str
+    row: str
+    value: float
+    unit: str
+    measured: str
+    location: str
+    explanation: str
+    scatter: float | None = None
+    tolerance: float | None = None
+    rel_tolerance: float | None = None
+    sweep: str | None = None
+    point: dict[str, Any] = field(default_factory=dict)
+    metric: str | None = None
+    scale: float = 1.0
+    baseline: float | None = None
+    order_group: str | None = None
+    expressible: bool = True
+    compute: str | None = None
+    inputs: tuple[float, ...] = ()
+
+    def allowed(self) -> float:
+        """The half-width within which our mean reproduces the value: the source's own
+        scatter where it states one, else the stated absolute or relative tolerance."""
+        if self.scatter is not None:
+            return self.scatter
+        if self.tolerance is not None:
+            return self.tolerance
+        if self.rel_tolerance is not None:
+            return abs(self.value) * self.rel_tolerance
+        return 0.0
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    title: str
+    source: str
+    directory: Path
+    differences: tuple[str, ...]
+    #: sweep key → {"full": file, "quick": file}
+    sweeps: dict[str, dict[str, str]]
+    quick_note: str
+    references: tuple[Reference, ...]
+
+    def sweep_file(self, key: str, quick: bool, backend: str = "sim") -> Path:
+        """The sweep file to run: on the kernel backend the study's scaled ``kernel``
+        version (ReproError when it has none), else the full or quick one."""
+        if backend == "kernel":
+            if "kernel" not in self.sweeps[key]:
+                raise ReproError(
+                    f"study {self.name!r} has no kernel-backend version of its sweep {key!r} "
+                    "yet (study.sweeps.<key>.kernel: scaled rates the kernel backend can "
+                    "hold); allowed: --backend sim"
+                )
+            return self.directory / self.sweeps[key]["kernel"]
+        return self.directory / self.sweeps[key]["quick" if quick else "full"]
+
+
+@dataclass
+class Row:
+    """A reference with our value and verdict."""
+
+    ref: Reference
+    n: int = 0
+    mean: float = math.nan
+    ci: float = math.nan
+    verdict: str = "not run"
+
+    @property
+    def difference(self) -> float:
+        return self.mean - self.ref.value
+
+
+# --------------------------------------------------------------------------- verdicts
+def verdict(
+    source: float,
+    mean: float,
+    ci: float,
+    allowed: float,
+    trend_holds: bool | None,
+    expressible: bool = True,
+) -> str:
+    """The verdict of one number (pure).
+
+    ``reproduced`` when our mean ± CI overlaps the source value ± ``allowed`` (its scatter
+    or the stated tolerance), i.e. |mean − source| ≤ allowed + CI; else ``trend`` when the
+    row's ordering or side (``trend_holds``) agrees with the source, ``differs`` otherwise;
+    ``not expressible`` when the quantity cannot be computed from our runs; ``not run``
+    when there is no value (e.g. a point the quick grid leaves out)."""
+    if not expressible:
+        return "not expressible"
+    if not math.isfinite(mean):
+        return "not run"
+    half = ci if math.isfinite(ci) else 0.0
+    if abs(mean - source) <= allowed + half + 1e-12:
+        return "reproduced"
+    if trend_holds:
+        return "trend"
+    return "differs"
+
+
+def same_side(source: float, ours: float, baseline: float) -> bool:
+    """Both values on the same side of ``baseline`` (or both on it): e.g. the shorter
+    connection getting more (ratio > 1) in the source and in ours."""
+
+    def side(x: float) -> int:
+        return (x > baseline) - (x < baseline)
+
+    return side(source) == side(ours)
+
+
+def same_order(source: Sequence[float], ours: Sequence[float], i: int) -> bool:
+    """Element ``i`` holds the same rank among ``ours`` as among ``source`` (ties count as
+    equal rank)."""
+
+    def rank(xs: Sequence[float]) -> int:
+        return sum(1 for x in xs if x < xs[i])
+
+    return rank(source) == rank(ours)
+
+
+# --------------------------------------------------------------------------- loading
+def studies_dir() -> Path:
+    """``scenarios/repro`` of the checkout (next to ``python/``), or of the working
+    directory."""
+    here = Path(__file__).resolve().parents[2] / "scenarios" / "repro"
+    return here if here.is_dir() else Path("scenarios") / "repro"
+
+
+def list_studies(root: Path | None = None) -> list[tuple[str, str, str]]:
+    """(name, source, status) of every study: the transcribed ones, then the pending."""
+    root = root or studies_dir()
+    out: list[tuple[str, str, str]] = []
+    for d in sorted(p for p in root.iterdir() if (p / "reference.toml").is_file()):
+        st = load_study(d.name, root)
+        out.append((st.name, st.source, f"{len(st.references)} numbers transcribed"))
+    names = {n for n, _, _ in out}
+    out.extend((n, text, "not yet transcribed") for n, text in PENDING.items() if n not in names)
+    return out
+
+
+def study_names(root: Path | None = None) -> list[str]:
+    return [n for n, _, s in list_studies(root) if s != "not yet transcribed"]
+
+
+def load_study(name: str, root: Path | None = None) -> Study:
+    root = root or studies_dir()
+    path = root / name / "reference.toml"
+    if name in PENDING and not path.is_file():
+        raise ReproError(
+            f"study {name!r}: {PENDING[name]} is not yet transcribed; allowed now: "
+            + ", ".join([*study_names(root), "all", "list"])
+        )
+    if not path.is_file():
+        known = sorted(
+            {p.name for p in root.iterdir() if (p / "reference.toml").is_file()} | set(PENDING)
+        )
+        raise ReproError(f"unknown study {name!r}; allowed: {', '.join(known)}, all")
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ReproError(f"{path}: not valid TOML: {e}") from None
+    return _study(raw, path)
+
+
+def _study(raw: dict[str, Any], path: Path) -> Study:
+    st = raw.get("study")
+    if not isinstance(st, dict):
+        raise ReproError(f"{path}: needs a [study] table")
+    for key in ("name", "title", "source", "sweeps"):
+        if key not in st:
+            raise ReproError(f"{path}: [study] needs '{key}'")
+    sweeps = st["sweeps"]
+    if not isinstance(sweeps, dict):
+        raise ReproError(f"{path}: [study.sweeps] must be a table of {{full, quick}} files")
+    for key, files in sweeps.items():
+        if not isinstance(files, dict) or not {"full", "quick"} <= set(files) <= SWEEP_KINDS:
+            raise ReproError(
+                f"{path}: study.sweeps.{key} needs 'full' and 'quick' (and may have 'kernel')"
+            )
+        for f in files.values():
+            if not (path.parent / f).is_file():
+                raise ReproError(f"{path}: study.sweeps.{key}: no file {path.parent / f}")
+    values = raw.get("value", [])
+    refs = tuple(_reference(v, i, path, set(sweeps)) for i, v in enumerate(values))
+    ids = [r.id for r in refs]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise ReproError(f"{path}: duplicate value ids: {', '.join(dup)}")
+    return Study(
+        name=str(st["name"]),
+        title=str(st["title"]),
+        source=str(st["source"]),
+        directory=path.parent,
+        differences=tuple(str(d) for d in st.get("differences", [])),
+        sweeps={k: dict(v) for k, v in sweeps.items()},
+        quick_note=str(st.get("quick", "")),
+        references=refs,
+    )
+
+
+def _reference(v: Any, i: int, path: Path, sweeps: set[str]) -> Reference:
+    where = f"{path}: value[{i}]"
+    if not isinstance(v, dict):
+        raise ReproError(f"{where}: must be a table")
+    where = f"{path}: value {v.get('id', i)!r}"
+    unknown = sorted(set(v) - _ROW_KEYS)
+    if unknown:
+        raise ReproError(
+            f"{where}: unknown key(s) {', '.join(unknown)}; allowed: "
+            + ", ".join(sorted(_ROW_KEYS))
+        )
+    missing = [k for k in _REQUIRED if k not in v]
+    if missing:
+        raise ReproError(f"{where}: missing {', '.join(missing)}")
+    if not isinstance(v["value"], int | float) or isinstance(v["value"], bool):
+        raise ReproError(f"{where}: value {v['value']!r} must be a number")
+    expressible = bool(v.get("expressible", True))
+    compute = v.get("compute")
+    if compute is not None and compute != "jain":
+        raise ReproError(f"{where}: compute {compute!r}; allowed: jain")
+    if expressible and compute is None:
+        if v.get("sweep") not in sweeps:
+            raise ReproError(
+                f"{where}: sweep {v.get('sweep')!r}; allowed: {', '.join(sorted(sweeps))}"
+            )
+        if not isinstance(v.get("metric"), str):
+            raise ReproError(f"{where}: needs a metric (a summary.json path)")
+    opt = {k: float(v[k]) for k in ("scatter", "tolerance", "rel_tolerance", "baseline") if k in v}
+    return Reference(
+        id=str(v["id"]),
+        table=str(v["table"]),
+        row=str(v["row"]),
+        value=float(v["value"]),
+        unit=str(v["unit"]),
+        measured=str(v["measured"]),
+        location=str(v["location"]),
+        explanation=str(v["explanation"]),
+        sweep=v.get("sweep"),
+        point=dict(v.get("point", {})),
+        metric=v.get("metric"),
+        scale=float(v.get("scale", 1.0)),
+        order_group=v.get("order_group"),
+        expressible=expressible,
+        compute=compute,
+        inputs=tuple(float(x) for x in v.get("inputs", [])),
+        **opt,
+    )
+
+
+# --------------------------------------------------------------------------- metrics
+def metric_value(summary: dict[str, Any], metric: str) -> float:
+    """A metric path (module docstring) evaluated on one run's summary.json."""
+    if " / " in metric:
+        a, b = metric.split(" / ", 1)
+        den = metric_value(summary, b)
+        return metric_value(summary, a) / den if den else math.nan
+    node: Any = summary
+    for part in _split_path(metric):
+        if isinstance(node, list):
+            node = node[int(part)] if part.isdigit() and int(part) < len(node) else None
+        elif isinstance(node, dict):
+            node = node.get(part)
+        else:
+            node = None
+        if node is None:
+            return math.nan
+    try:
+        return float(node)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _split_path(metric: str) -> list[str]:
+    """Dots separate keys, except inside a group-ratio key (``group_ratios.a/b``)."""
+    head, _, tail = metric.partition("group_ratios.")
+    parts = [p for p in head.split(".") if p]
+    if tail:
+        parts += ["group_ratios", tail]
+    return parts
+
+
+def _matches(row: dict[str, Any], point: dict[str, Any]) -> bool:
+    return all(str(row.get(k)) == str(v) for k, v in point.items())
+
+
+def run_values(table: Any, store: Any, backend: str, ref: Reference) -> list[float]:
+    """The metric of ``ref`` on every finished run of its point."""
+    out: list[float] = []
+    for rec in table.to_dict("records"):
+        if rec.get("status") != "done" or not _matches(rec, ref.point):
+            continue
+        summary = json.loads((store.run_dir(backend, rec["run_hash"]) / "summary.json").read_text())
+        assert ref.metric is not None
+        out.append(metric_value(summary, ref.metric) * ref.scale)
+    return out
+
+
+# --------------------------------------------------------------------------- comparing
+def compare(study: Study, values: dict[str, list[float]]) -> list[Row]:
+    """Rows with means, CIs and verdicts from each reference's per-run values (``values``:
+    reference id → values; missing means not run)."""
+    from .aggregate import mean_std_ci
+    from .metrics import jain
+
+    rows: list[Row] = []
+    for ref in study.references:
+        row = Row(ref)
+        if ref.compute == "jain":
+            row.n, row.mean, row.ci = 1, jain(list(ref.inputs)), 0.0
+        elif ref.expressible and values.get(ref.id):
+            row.n, row.mean, _, row.ci = mean_std_ci(values[ref.id])
+        rows.append(row)
+    groups: dict[str, list[Row]] = {}
+    for row in rows:
+        if row.ref.order_group:
+            groups.setdefault(row.ref.order_group, []).append(row)
+    for row in rows:
+        row.verdict = verdict(
+            row.ref.value,
+            row.mean,
+            row.ci,
+            row.ref.allowed(),
+            _trend(row, groups),
+            row.ref.expressible,
+        )
+    return rows
+
+
+def _trend(row: Row, groups: dict[str, list[Row]]) -> bool | None:
+    if not math.isfinite(row.mean):
+        return None
+    if row.ref.baseline is not None:
+        return same_side(row.ref.value, row.mean, row.ref.baseline)
+    group = groups.get(row.ref.order_group or "")
+    if group and all(math.isfinite(r.mean) for r in group) and len(group) > 1:
+        # rank in the metric's own unit: a group may print some rows in Mbit/s, some in Gbit/s
+        i = group.index(row)
+        src = [r.ref.value / r.ref.scale for r in group]
+        return same_order(src, [r.mean / r.ref.scale for r in group], i)
+    return None
+
+
+# --------------------------------------------------------------------------- output
+COLUMNS = (
+    "id",
+    "table",
+    "row",
+    "unit",
+    "source",
+    "tcpfair",
+    "n",
+    "difference",
+    "verdict",
+    "explanation",
+    "location",
+)
+
+
+def fmt(x: float) -> str:
+    if not math.isfinite(x):
+        return "–"
+    a = abs(x)
+    if a >= 1000:
+        return f"{x:,.0f}".replace(",", " ")
+    if a >= 100:
+        return f"{x:.1f}"
+    if a >= 10:
+        return f"{x:.2f}"
+    return f"{x:.3f}"
+
+
+def cells(row: Row) -> dict[str, str]:
+    ours = "–"
+    if math.isfinite(row.mean):
+        ours = fmt(row.mean) + (f" ± {fmt(row.ci)}" if math.isfinite(row.ci) and row.n > 1 else "")
+    src = f"{row.ref.value:g}" if abs(row.ref.value) < 1e6 else fmt(row.ref.value)
+    if row.ref.scatter is not None:
+        src += f" ± {fmt(row.ref.scatter)}"
+    return {
+        "id": row.ref.id,
+        "table": row.ref.table,
+        "row": row.ref.row,
+        "unit": row.ref.unit,
+        "source": src,
+        "tcpfair": ours,
+        "n": str(row.n),
+        "difference": fmt(row.difference) if math.isfinite(row.mean) else "–",
+        "verdict": row.verdict,
+        "explanation": row.ref.explanation,
+        "location": row.ref.location,
+    }
+
+
+def to_csv(rows: list[Row]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow(cells(r))
+    return buf.getvalue()
+
+
+def to_markdown(study: Study, rows: list[Row], header: str) -> str:
+    counts = {v: sum(1 for r in rows if r.verdict == v) for v in VERDICTS}
+    lines = [
+        f"## {study.name}: {study.title}",
+        "",
+        f"Source: {study.source}. {header}",
+        "",
+        "Verdicts: " + ", ".join(f"{v} {n}" for v, n in counts.items() if n) + ".",
+        "",
+    ]
+    if study.differences:
+        lines += ["Differences from the source's set-up:", ""]
+        lines += [f"- {d}" for d in study.differences] + [""]
+    cols = (
+        "table",
+        "row",
+        "unit",
+        "source",
+        "tcpfair",
+        "n",
+        "difference",
+        "verdict",
+        "explanation",
+    )
+    lines.append("| " + " | ".join(cols) + " |")
+    lines.append("|" + "---|" * len(cols))
+    for r in rows:
+        c = cells(r)
+        lines.append("| " + " | ".join(c[k].replace("|", "/") for k in cols) + " |")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- running
+def run_study(
+    study: Study,
+    backend: str,
+    quick: bool,
+    output: Path,
+    jobs: int | None = None,
+    progress: bool = False,
+) -> list[Row]:
+    """Run (or resume) the study's sweeps into the store at ``output`` and compare."""
+    from .executors import run_sweep
+    from .sweep import load_sweep
+
+    values: dict[str, list[float]] = {}
+    files = {key: study.sweep_file(key, quick, backend) for key in study.sweeps}  # all first
+    for key in study.sweeps:
+        sw = load_sweep(files[key])
+        rep = run_sweep(sw, backend=backend, jobs=jobs, output=output, progress=progress)
+        table = rep.store.table(sweep=sw.name, backend=rep.backend)
+        for ref in study.references:
+            if ref.sweep == key and ref.expressible and ref.compute is None:
+                values[ref.id] = run_values(table, rep.store, rep.backend, ref)
+    return compare(study, values)

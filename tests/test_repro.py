@@ -1,0 +1,263 @@
+"""``tcpfair repro``: verdict logic on hand-made inputs, the reference files, one quick study
+end to end, and its bad inputs (tcpfair/repro.py, tcpfair/commands/repro.py)."""
+
+from __future__ import annotations
+
+import csv
+import math
+import tomllib
+from pathlib import Path
+
+import pytest
+from badinput import fails_cleanly
+from click.testing import CliRunner
+
+from tcpfair import repro as rp
+from tcpfair.cli import cli
+
+ROOT = Path(__file__).resolve().parents[1] / "scenarios" / "repro"
+STUDIES = ("lab10", "lab11", "vegas")
+
+
+# --------------------------------------------------------------------------- verdicts
+@pytest.mark.parametrize(
+    "source, mean, ci, allowed, trend, expressible, expected",
+    [
+        pytest.param(0.99595, 0.990, 0.0, 0.02, None, True, "reproduced", id="within-tolerance"),
+        pytest.param(1.0, 1.05, 0.0, 0.05, None, True, "reproduced", id="on-the-edge"),
+        pytest.param(1.0, 1.06, 0.0, 0.05, True, True, "trend", id="just-outside-trend"),
+        pytest.param(0.86, 0.70, 0.15, 0.02, False, True, "reproduced", id="ci-overlaps"),
+        pytest.param(0.86, 0.70, 0.10, 0.02, False, True, "differs", id="ci-too-narrow"),
+        pytest.param(0.86, 0.70, math.nan, 0.0, None, True, "differs", id="one-run-no-ci"),
+        pytest.param(1.53, 0.80, 0.0, 0.05, True, True, "trend", id="side-holds"),
+        pytest.param(1.53, 0.80, 0.0, 0.05, False, True, "differs", id="side-flipped"),
+        pytest.param(9e5, math.nan, math.nan, 0.0, None, False, "not expressible", id="noexpr"),
+        pytest.param(0.9, math.nan, math.nan, 0.1, None, True, "not run", id="no-runs"),
+    ],
+)
+def test_verdict(source, mean, ci, allowed, trend, expressible, expected):
+    assert rp.verdict(source, mean, ci, allowed, trend, expressible) == expected
+
+
+def test_same_side_and_order():
+    assert rp.same_side(1.53, 1.2, 1.0)
+    assert not rp.same_side(1.53, 0.8, 1.0)
+    assert rp.same_side(1.0, 1.0, 1.0) and not rp.same_side(1.0, 1.01, 1.0)
+    # Lab 11 section 4 h1: cubic 4.57, reno 2.74, bbr 5.64 -> ranks 1, 0, 2
+    assert [rp.same_order([4.57, 2.74, 5.64], [3.4, 6.4, 7.6], i) for i in range(3)] == [
+        False,
+        False,
+        True,
+    ]
+
+
+def _study(refs: list[rp.Reference]) -> rp.Study:
+    return rp.Study("t", "t", "t", Path("."), (), {}, "", tuple(refs))
+
+
+def _ref(id: str, value: float, **kw) -> rp.Reference:
+    base = dict(table="T", row=id, unit="u", measured="m", location="here", explanation="e")
+    return rp.Reference(id=id, value=value, **{**base, **kw})
+
+
+def test_compare_aggregates_per_run_values_and_uses_order_groups():
+    refs = [
+        _ref("a", 10.0, rel_tolerance=0.1, order_group="g"),
+        _ref("b", 20.0, rel_tolerance=0.1, order_group="g"),
+        _ref("c", 0.77, compute="jain", inputs=(5, 3, 1), tolerance=0.005),
+        _ref("d", 5.0, expressible=False),
+        _ref("e", 5.0),
+    ]
+    rows = {r.ref.id: r for r in rp.compare(_study(refs), {"a": [10.4, 10.6], "b": [30.0, 30.0]})}
+    assert rows["a"].n == 2 and rows["a"].mean == pytest.approx(10.5)
+    # t(0.975, 1) = 12.706 times the standard error 0.1
+    assert rows["a"].ci == pytest.approx(12.706 * 0.1, rel=1e-3)
+    assert rows["a"].verdict == "reproduced"
+    assert rows["b"].verdict == "trend"  # 30 vs 20 is 50 % off, but b > a as in the source
+    assert rows["c"].mean == pytest.approx(81 / 105) and rows["c"].verdict == "reproduced"
+    assert rows["d"].verdict == "not expressible"
+    assert rows["e"].verdict == "not run"
+
+
+def test_order_groups_rank_in_one_unit():
+    """Lab 11 section 3 prints h1 CUBIC in Mbit/s and h1 BBR in Gbit/s: 86.4 Mbit/s < 3.48
+    Gbit/s, so ours must rank BBR first too (raw numbers would rank it last)."""
+    refs = [
+        _ref("cubic", 86.4, scale=1e-6, rel_tolerance=0.1, order_group="s3"),
+        _ref("bbr", 3.48, scale=1e-9, rel_tolerance=0.1, order_group="s3"),
+    ]
+    # ours in the rows' units: CUBIC 434 Mbit/s, BBR 0.2 Gbit/s -> BBR below CUBIC: flipped
+    rows = rp.compare(_study(refs), {"cubic": [434.0], "bbr": [0.2]})
+    assert [r.verdict for r in rows] == ["differs", "differs"]
+    rows = rp.compare(_study(refs), {"cubic": [434.0], "bbr": [9.1]})
+    assert [r.verdict for r in rows] == ["trend", "trend"]
+
+
+def test_metric_paths_on_a_summary():
+    summary = {
+        "metrics": {"jfi": 0.9, "throughput_bps": {"0": 4e9, "1": 1e9}, "group_ratios": {"a/b": 2}},
+        "flows": [{"retransmits": 7}, {"retransmits": 3}],
+    }
+    assert rp.metric_value(summary, "metrics.jfi") == 0.9
+    assert rp.metric_value(summary, "metrics.throughput_bps.0") == 4e9
+    assert rp.metric_value(summary, "flows.1.retransmits") == 3
+    assert rp.metric_value(summary, "metrics.group_ratios.a/b") == 2
+    assert rp.metric_value(summary, "metrics.throughput_bps.0 / metrics.throughput_bps.1") == 4
+    assert math.isnan(rp.metric_value(summary, "metrics.nothing"))
+
+
+# --------------------------------------------------------------------------- reference files
+@pytest.mark.parametrize("name", STUDIES)
+def test_reference_file_parses_and_every_number_has_a_source_location(name):
+    st = rp.load_study(name)
+    assert st.references, name
+    seed = {"lab10": "seed 000", "lab11": "seed 002", "vegas": "seed 003"}[name]
+    for ref in st.references:
+        assert ref.location.startswith(seed) and "line" in ref.location, ref.id
+        assert math.isfinite(ref.value) and ref.unit and ref.measured, ref.id
+    raw = tomllib.loads((ROOT / name / "reference.toml").read_text())
+    assert len(raw["value"]) == len(st.references)
+
+
+@pytest.mark.parametrize("name", STUDIES)
+@pytest.mark.parametrize("quick", [False, True])
+def test_every_point_names_axis_values_of_its_sweep(name, quick):
+    """A row whose point is not in its sweep's grid would silently never get a value."""
+    from tcpfair.sweep import load_sweep
+
+    st = rp.load_study(name)
+    for ref in st.references:
+        if ref.sweep is None:
+            continue
+        sw = load_sweep(st.sweep_file(ref.sweep, quick))
+        for key, val in ref.point.items():
+            assert key in sw.axes, (ref.id, key)
+            assert str(val) in [str(v) for v in sw.axes[key]], (ref.id, key, val)
+
+
+def test_seed_numbers_are_transcribed_whole():
+    """The counts the issue names: Lab 10's five results plus the worked example, Lab 11's
+    nine pairs, seed 003 Table 3 (13 rows x 6 cells) and Table 4 (13 x 4)."""
+    counts = {n: len(rp.load_study(n).references) for n in STUDIES}
+    assert counts == {"lab10": 6, "lab11": 18, "vegas": 13 * 6 + 13 * 4}
+
+
+def test_list_shows_all_six_studies():
+    r = CliRunner().invoke(cli, ["repro", "list"])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    for name in ("lab10", "lab11", "vegas", "ns2-testbed", "cubic-fig8", "cubic-fig9"):
+        assert any(ln.startswith(name + " ") for ln in lines), name
+    assert sum("not yet transcribed" in ln for ln in lines) == 3
+
+
+# --------------------------------------------------------------------------- end to end
+def test_quick_vegas_end_to_end(tmp_path):
+    out = tmp_path / "store"
+    md = tmp_path / "page.md"
+    args = ["repro", "vegas", "--quick", "-o", str(out), "--no-progress", "-j", "2"]
+    r = CliRunner().invoke(cli, [*args, "--markdown", str(md)])
+    assert r.exit_code == 0, r.output
+    rows = {
+        row["id"]: row
+        for row in csv.DictReader((out / "repro-vegas-quick.csv").read_text().splitlines())
+    }
+    assert len(rows) == 130
+    assert rows["t3-x110-1-actual"]["verdict"] == "not expressible"
+    # identical RTTs with Enhanced Vegas: one equilibrium, JFI 1 as in the paper
+    assert rows["t4-x5-vegas3"]["verdict"] == "reproduced"
+    ran = [row for row in rows.values() if row["verdict"] != "not expressible"]
+    assert len(ran) == 13 * 2 + 13 * 4 and all(row["n"] == "1" for row in ran)
+    assert (
+        "## vegas:" in md.read_text() and "| Table 4 | x2 = 5 ms, Vegas-3 | JFI |" in md.read_text()
+    )
+    # docs/reproductions.md is this command's output: its vegas section must be the same
+    # table (the vegas runs are deterministic), else the page is stale — regenerate it with
+    # `tcpfair repro all --quick --markdown docs/reproductions.md`
+    page = (ROOT.parents[1] / "docs" / "reproductions.md").read_text()
+    assert (out / "repro-vegas-quick.md").read_text() in page
+    # resumable: the second call runs nothing and gives the same table
+    before = (out / "repro-vegas-quick.csv").read_text()
+    r2 = CliRunner().invoke(cli, args)
+    assert r2.exit_code == 0, r2.output
+    assert (out / "repro-vegas-quick.csv").read_text() == before
+
+
+# --------------------------------------------------------------------------- bad inputs
+@pytest.mark.parametrize(
+    "args, mentions",
+    [
+        pytest.param(["repro", "lab12"], ["lab12", "allowed", "lab10", "all"], id="unknown-study"),
+        pytest.param(
+            ["repro", "cubic-fig8"],
+            ["cubic-fig8", "not yet transcribed", "allowed now: lab10, lab11, vegas, all, list"],
+            id="pending",
+        ),
+        pytest.param(["repro", "vegas", "-j", "0"], ["-j 0", "≥ 1"], id="jobs-zero"),
+        pytest.param(["repro", "vegas", "--backend", "ns3"], ["--backend", "sim"], id="backend"),
+        pytest.param(["repro"], ["STUDY"], id="no-study"),
+        pytest.param(
+            ["repro", "lab10", "--backend", "kernel", "-o", "st"],
+            ["'lab10'", "no kernel-backend version", "allowed: --backend sim"],
+            id="kernel-not-yet",
+        ),
+    ],
+)
+def test_bad_options_fail_in_one_line(args, mentions, tmp_path):
+    fails_cleanly(args, mentions=mentions, cwd=tmp_path, unchanged=[tmp_path])
+
+
+def test_output_that_is_a_file_fails_and_is_left_alone(tmp_path):
+    f = tmp_path / "notes.txt"
+    f.write_text("keep me")
+    fails_cleanly(["repro", "vegas", "--quick", "-o", str(f)], mentions=[str(f)], unchanged=[f])
+
+
+@pytest.mark.parametrize(
+    "text, mentions",
+    [
+        pytest.param("[study]\nname = 'x'\n", ["[study] needs 'title'"], id="no-title"),
+        pytest.param("[study\n", ["not valid TOML"], id="toml"),
+        pytest.param(
+            "[study]\nname='x'\ntitle='x'\nsource='s'\nsweeps={}\n[[value]]\nid='a'\nvalue='1'\n"
+            "table='t'\nrow='r'\nunit='u'\nmeasured='m'\nlocation='l'\nexplanation='e'\n",
+            ["value 'a'", "must be a number"],
+            id="value-text",
+        ),
+        pytest.param(
+            "[study]\nname='x'\ntitle='x'\nsource='s'\nsweeps={}\n[[value]]\nid='a'\nvalue=1\n",
+            ["value 'a'", "missing", "location"],
+            id="no-location",
+        ),
+        pytest.param(
+            "[study]\nname='x'\ntitle='x'\nsource='s'\nsweeps={}\n[[value]]\nid='a'\nvalue=1\n"
+            "table='t'\nrow='r'\nunit='u'\nmeasured='m'\nlocation='l'\nexplanation='e'\n"
+            "sweep='s1'\nmetric='metrics.jfi'\n",
+            ["sweep 's1'", "allowed"],
+            id="unknown-sweep",
+        ),
+        pytest.param(
+            "[study]\nname='x'\ntitle='x'\nsource='s'\nsweeps={}\n[[value]]\nid='a'\nvalu=1\n",
+            ["unknown key(s) valu", "allowed"],
+            id="typo-key",
+        ),
+    ],
+)
+def test_bad_reference_files_are_one_line(tmp_path, text, mentions):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "reference.toml").write_text(text)
+    with pytest.raises(rp.ReproError) as e:
+        rp.load_study("x", tmp_path)
+    msg = str(e.value)
+    assert "\n" not in msg and "reference.toml" in msg
+    for m in mentions:
+        assert m in msg, (m, msg)
+
+
+def test_markdown_in_a_missing_folder_fails_before_running(tmp_path):
+    out = tmp_path / "store"
+    fails_cleanly(
+        ["repro", "vegas", "--quick", "-o", str(out), "--markdown", str(tmp_path / "no/page.md")],
+        mentions=["--markdown", "does not exist"],
+        unchanged=[tmp_path],
+    )
