@@ -298,3 +298,19 @@ def test_python_api_returns_the_tidy_table(tmp_path: Path, fake_backend: None) -
         "jfi",
         "ratio",
     } <= set(t.columns)
+
+
+def test_results_of_a_sweep_without_axes(
+    tmp_path: Path, fake_backend: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A sweep of repeats only (no axes) is one point; `results` shows its row (it failed
+    with pandas' "No group keys passed!")."""
+    body = SWEEP.format(ccas='["reno"]').split("[axes]")[0]
+    f = tmp_path / "s.toml"
+    f.write_text(body)
+    out = tmp_path / "res"
+    assert run_cli(["sweep", str(f), "-j", "1", "-o", str(out), "--no-progress"]) == 0
+    capsys.readouterr()
+    assert run_cli(["results", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "2 runs — 2 done" in text and "jfi" in text

@@ -423,7 +423,8 @@ def _print_overview(s: Any, sweep_name: str | None, backend: str | None) -> None
         tab.add_column("n", justify="right")
         for m in ("jfi", "ratio", "utilization"):
             tab.add_column(m, justify="right")
-        for key, part in agg.groupby(shown, sort=False, dropna=False):
+        parts = agg.groupby(shown, sort=False, dropna=False) if shown else [((), agg)]
+        for key, part in parts:  # a sweep without axes is one point
             key = key if isinstance(key, tuple) else (key,)
             by_metric = part.set_index("metric")
             cells = [str(v) for v in key] + [str(int(part["n"].max()))]
