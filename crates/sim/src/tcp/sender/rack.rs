@@ -20,7 +20,7 @@ use super::*;
 /// Linux TCP_TIMEOUT_MIN (2 jiffies at HZ=1000), added to the reordering and probe timers.
 const TIMEOUT_MIN: SimTime = SimTime::from_millis(2);
 
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct Rack {
     /// Send time and end (segment + 1) of the most recently sent delivered segment.
     mstamp: SimTime,
@@ -29,6 +29,12 @@ pub(super) struct Rack {
     valid: bool,
     /// A delivery advanced the state since the last detection.
     advanced: bool,
+    /// Every transmission (send time, segment) in the order sent, hence by send time (Linux
+    /// `tsorted_sent_queue`). An entry stands for a detection candidate while its segment
+    /// is outstanding, last sent at that time, not SACKed and not waiting for its
+    /// retransmission; entries that no longer do are dropped when detection reaches them
+    /// (each once), so detection costs amortised O(1) per ACK instead of a window walk.
+    tsorted: VecDeque<(SimTime, u64)>,
 }
 
 /// `tcp_skb_sent_after`: was (t1, seq1) sent after (t2, seq2)?
@@ -37,6 +43,46 @@ fn sent_after(t1: SimTime, seq1: u64, t2: SimTime, seq2: u64) -> bool {
 }
 
 impl Sender {
+    /// Segment `seg` was (re)transmitted at `now`: queue it for RACK (SACK flows only).
+    pub(super) fn rack_sent(&mut self, now: SimTime, seg: u64) {
+        if !self.p.sack {
+            return;
+        }
+        // Keep the queue's head live so that it holds about one window of entries.
+        while let Some(&(tx, i)) = self.rack.tsorted.front() {
+            if self.rack_candidate(tx, i) {
+                break;
+            }
+            self.rack.tsorted.pop_front();
+        }
+        self.rack.tsorted.push_back((now, seg));
+    }
+
+    /// Does the queue entry (`tx`, `i`) stand for a segment RACK must still watch?
+    fn rack_candidate(&self, tx: SimTime, i: u64) -> bool {
+        if i < self.snd_una {
+            return false; // cumulatively acknowledged
+        }
+        let s = self.seg(i);
+        let f = s.flags;
+        s.tx_time == tx && f & SACKED == 0 && (f & LOST == 0 || f & RETRANS != 0)
+    }
+
+    /// `tcp_mark_skb_lost` for segment `i` (outstanding, not SACKED).
+    fn rack_mark_seg_lost(&mut self, i: u64) {
+        let s = self.seg_mut(i);
+        let f = s.flags;
+        s.flags = (f & !RETRANS) | LOST;
+        if f & RETRANS != 0 {
+            self.retrans_out -= 1;
+        }
+        if f & LOST == 0 {
+            self.lost_out += 1;
+        }
+        self.tcp.lost += 1;
+        self.retx_hint = self.retx_hint.min(i);
+    }
+
     /// `tcp_rack_advance`: segment `seg`, last sent at `tx`, was just delivered.
     pub(super) fn rack_advance(&mut self, now: SimTime, seg: u64, tx: SimTime, ever_retrans: bool) {
         let rtt = now.saturating_sub(tx);
@@ -63,47 +109,44 @@ impl Sender {
 
     /// `tcp_rack_detect_loss`: mark what RACK deems lost; returns the longest remaining
     /// wait of the segments not yet deemed lost.
+    ///
+    /// Walks the send-time-ordered queue from its oldest entry up to the first candidate
+    /// sent at a later time than the RACK segment (all later ones are later still). Entries
+    /// that are no longer candidates, or are marked lost now, leave the queue; the others
+    /// walked (still within their reordering window, or sent at the RACK segment's time but
+    /// later in sequence) are kept, in order.
     fn rack_detect_loss(&mut self, now: SimTime) -> Option<SimTime> {
         if !self.rack.valid {
             return None;
         }
         let reo = self.rack_reo_wnd();
-        let Rack {
-            mstamp,
-            end_seq,
-            rtt,
-            ..
-        } = self.rack;
+        let (mstamp, end_seq, rtt) = (self.rack.mstamp, self.rack.end_seq, self.rack.rtt);
+        let mut q = std::mem::take(&mut self.rack.tsorted);
         let mut wait = 0u64;
-        for i in self.snd_una..self.snd_nxt {
-            let s = self.seg(i);
-            let f = s.flags;
-            if f & SACKED != 0 || (f & LOST != 0 && f & RETRANS == 0) {
-                continue; // delivered, or already waiting for its retransmission
+        let (mut kept, mut r) = (0usize, 0usize);
+        while r < q.len() {
+            let (tx, i) = q[r];
+            r += 1;
+            if !self.rack_candidate(tx, i) {
+                continue; // delivered, resent since, or already waiting for its retransmission
             }
-            if sent_after(s.tx_time, i + 1, mstamp, end_seq) {
-                if f & EVER_RETRANS == 0 {
-                    break; // new data is sent in sequence order: everything later is later
-                }
-                continue;
+            if tx > mstamp {
+                r -= 1;
+                break;
             }
-            let deadline = s.tx_time + rtt + reo;
-            if deadline <= now {
-                let s = self.seg_mut(i);
-                let f = s.flags;
-                s.flags = (f & !RETRANS) | LOST;
-                if f & RETRANS != 0 {
-                    self.retrans_out -= 1;
+            if !sent_after(tx, i + 1, mstamp, end_seq) {
+                let deadline = tx + rtt + reo;
+                if deadline <= now {
+                    self.rack_mark_seg_lost(i);
+                    continue;
                 }
-                if f & LOST == 0 {
-                    self.lost_out += 1;
-                }
-                self.tcp.lost += 1;
-                self.retx_hint = self.retx_hint.min(i);
-            } else {
                 wait = wait.max((deadline - now).0);
             }
+            q[kept] = (tx, i);
+            kept += 1;
         }
+        q.drain(kept..r);
+        self.rack.tsorted = q;
         (wait > 0).then_some(SimTime(wait))
     }
 
