@@ -29,7 +29,7 @@ pub(super) struct Rack {
     valid: bool,
     /// A delivery advanced the state since the last detection.
     advanced: bool,
-    /// Every transmission (send time, segment) in the order sent, hence by send time (Linux
+    /// Every transmission (send time, segment), sorted by send time then segment (Linux
     /// `tsorted_sent_queue`). An entry stands for a detection candidate while its segment
     /// is outstanding, last sent at that time, not SACKed and not waiting for its
     /// retransmission; entries that no longer do are dropped when detection reaches them
@@ -55,7 +55,15 @@ impl Sender {
             }
             self.rack.tsorted.pop_front();
         }
-        self.rack.tsorted.push_back((now, seg));
+        // Sorted by (send time, segment), as `sent_after` orders them: a retransmission sent
+        // at the same instant as new data goes before it (rare; the loop ends at once
+        // otherwise).
+        let q = &mut self.rack.tsorted;
+        let mut at = q.len();
+        while at > 0 && q[at - 1] > (now, seg) {
+            at -= 1;
+        }
+        q.insert(at, (now, seg));
     }
 
     /// Does the queue entry (`tx`, `i`) stand for a segment RACK must still watch?
@@ -110,11 +118,10 @@ impl Sender {
     /// `tcp_rack_detect_loss`: mark what RACK deems lost; returns the longest remaining
     /// wait of the segments not yet deemed lost.
     ///
-    /// Walks the send-time-ordered queue from its oldest entry up to the first candidate
-    /// sent at a later time than the RACK segment (all later ones are later still). Entries
-    /// that are no longer candidates, or are marked lost now, leave the queue; the others
-    /// walked (still within their reordering window, or sent at the RACK segment's time but
-    /// later in sequence) are kept, in order.
+    /// Walks the sorted queue from its oldest entry up to the first candidate sent after
+    /// the RACK segment (all later ones are later still). Entries that are no longer
+    /// candidates, or are marked lost now, leave the queue; the others walked (still within
+    /// their reordering window) are kept, in order.
     fn rack_detect_loss(&mut self, now: SimTime) -> Option<SimTime> {
         if !self.rack.valid {
             return None;
@@ -130,18 +137,16 @@ impl Sender {
             if !self.rack_candidate(tx, i) {
                 continue; // delivered, resent since, or already waiting for its retransmission
             }
-            if tx > mstamp {
+            if sent_after(tx, i + 1, mstamp, end_seq) {
                 r -= 1;
                 break;
             }
-            if !sent_after(tx, i + 1, mstamp, end_seq) {
-                let deadline = tx + rtt + reo;
-                if deadline <= now {
-                    self.rack_mark_seg_lost(i);
-                    continue;
-                }
-                wait = wait.max((deadline - now).0);
+            let deadline = tx + rtt + reo;
+            if deadline <= now {
+                self.rack_mark_seg_lost(i);
+                continue;
             }
+            wait = wait.max((deadline - now).0);
             q[kept] = (tx, i);
             kept += 1;
         }
