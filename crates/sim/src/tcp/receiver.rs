@@ -317,7 +317,11 @@ mod tests {
                     _ => runs.push((x, x + 1)),
                 }
             }
-            assert_eq!(r.ooo_ranges().collect::<Vec<_>>(), runs, "after segment {s}");
+            assert_eq!(
+                r.ooo_ranges().collect::<Vec<_>>(),
+                runs,
+                "after segment {s}"
+            );
         }
         assert_eq!(r.dup_segments, dups);
         assert_eq!(r.rcv_nxt, 0);
