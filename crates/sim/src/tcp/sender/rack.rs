@@ -15,6 +15,8 @@
 //!   tail loss without an RTO. If the probe itself repaired a loss, cwnd is reduced
 //!   through a CWR episode (`tcp_process_tlp_ack`).
 
+#[cfg(test)]
+use super::tests;
 use super::*;
 
 /// Linux TCP_TIMEOUT_MIN (2 jiffies at HZ=1000), added to the reordering and probe timers.
@@ -128,6 +130,10 @@ impl Sender {
         }
         let reo = self.rack_reo_wnd();
         let (mstamp, end_seq, rtt) = (self.rack.mstamp, self.rack.end_seq, self.rack.rtt);
+        #[cfg(test)]
+        let expected = self.rack_detect_reference(now, reo);
+        #[cfg(test)]
+        let mut marked = Vec::new();
         let mut q = std::mem::take(&mut self.rack.tsorted);
         let mut wait = 0u64;
         let (mut kept, mut r) = (0usize, 0usize);
@@ -144,6 +150,8 @@ impl Sender {
             let deadline = tx + rtt + reo;
             if deadline <= now {
                 self.rack_mark_seg_lost(i);
+                #[cfg(test)]
+                marked.push(i);
                 continue;
             }
             wait = wait.max((deadline - now).0);
@@ -152,7 +160,42 @@ impl Sender {
         }
         q.drain(kept..r);
         self.rack.tsorted = q;
+        #[cfg(test)]
+        {
+            marked.sort_unstable();
+            assert_eq!(
+                (marked, wait),
+                expected,
+                "RACK queue disagrees with the window walk"
+            );
+            tests::RACK_CHECKS.with(|c| c.set(c.get() + 1));
+        }
         (wait > 0).then_some(SimTime(wait))
+    }
+
+    /// The window walk the queue replaced (seq order from `snd_una`, every outstanding
+    /// segment): which segments it would mark lost, and the longest wait. Tests check the
+    /// queue against it on every detection.
+    #[cfg(test)]
+    fn rack_detect_reference(&self, now: SimTime, reo: SimTime) -> (Vec<u64>, u64) {
+        let (mut lost, mut wait) = (Vec::new(), 0u64);
+        for i in self.snd_una..self.snd_nxt {
+            let s = self.seg(i);
+            let f = s.flags;
+            if f & SACKED != 0 || (f & LOST != 0 && f & RETRANS == 0) {
+                continue;
+            }
+            if sent_after(s.tx_time, i + 1, self.rack.mstamp, self.rack.end_seq) {
+                continue;
+            }
+            let deadline = s.tx_time + self.rack.rtt + reo;
+            if deadline <= now {
+                lost.push(i);
+            } else {
+                wait = wait.max((deadline - now).0);
+            }
+        }
+        (lost, wait)
     }
 
     /// `tcp_rack_mark_lost`: detection after an ACK that delivered something.
