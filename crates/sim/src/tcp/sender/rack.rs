@@ -50,22 +50,30 @@ impl Sender {
         if !self.p.sack {
             return;
         }
-        // Keep the queue's head live so that it holds about one window of entries.
-        while let Some(&(tx, i)) = self.rack.tsorted.front() {
-            if self.rack_candidate(tx, i) {
-                break;
+        // Detection drops the stale head on (nearly) every ACK; should it not run for a while
+        // (no delivery), keep the queue to about a window here.
+        if self.rack.tsorted.len() as u64 > 2 * self.packets_out() + 64 {
+            while let Some(&(tx, i)) = self.rack.tsorted.front() {
+                if self.rack_candidate(tx, i) {
+                    break;
+                }
+                self.rack.tsorted.pop_front();
             }
-            self.rack.tsorted.pop_front();
         }
-        // Sorted by (send time, segment), as `sent_after` orders them: a retransmission sent
-        // at the same instant as new data goes before it (rare; the loop ends at once
-        // otherwise).
+        // Sorted by (send time, segment), as `sent_after` orders them. Transmissions come in
+        // time order; only a retransmission sent at the same instant as new data after it
+        // goes further back.
         let q = &mut self.rack.tsorted;
-        let mut at = q.len();
-        while at > 0 && q[at - 1] > (now, seg) {
+        let e = (now, seg);
+        if q.back().is_none_or(|&last| last <= e) {
+            q.push_back(e);
+            return;
+        }
+        let mut at = q.len() - 1;
+        while at > 0 && q[at - 1] > e {
             at -= 1;
         }
-        q.insert(at, (now, seg));
+        q.insert(at, e);
     }
 
     /// Does the queue entry (`tx`, `i`) stand for a segment RACK must still watch?
