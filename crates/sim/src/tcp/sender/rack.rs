@@ -144,29 +144,40 @@ impl Sender {
         let mut marked = Vec::new();
         let mut q = std::mem::take(&mut self.rack.tsorted);
         let mut wait = 0u64;
+        // [0, kept): entries walked and kept; [kept, r): entries to drop; r: next to look at.
+        // While nothing is kept, dropped entries leave from the front at once.
         let (mut kept, mut r) = (0usize, 0usize);
         while r < q.len() {
             let (tx, i) = q[r];
-            r += 1;
-            if !self.rack_candidate(tx, i) {
-                continue; // delivered, resent since, or already waiting for its retransmission
-            }
-            if sent_after(tx, i + 1, mstamp, end_seq) {
-                r -= 1;
+            let keep = if !self.rack_candidate(tx, i) {
+                false // delivered, resent since, or already waiting for its retransmission
+            } else if sent_after(tx, i + 1, mstamp, end_seq) {
                 break;
+            } else {
+                let deadline = tx + rtt + reo;
+                if deadline <= now {
+                    self.rack_mark_seg_lost(i);
+                    #[cfg(test)]
+                    marked.push(i);
+                    false
+                } else {
+                    wait = wait.max((deadline - now).0);
+                    true
+                }
+            };
+            if keep {
+                q[kept] = (tx, i);
+                kept += 1;
+                r += 1;
+            } else if r == 0 {
+                q.pop_front();
+            } else {
+                r += 1;
             }
-            let deadline = tx + rtt + reo;
-            if deadline <= now {
-                self.rack_mark_seg_lost(i);
-                #[cfg(test)]
-                marked.push(i);
-                continue;
-            }
-            wait = wait.max((deadline - now).0);
-            q[kept] = (tx, i);
-            kept += 1;
         }
-        q.drain(kept..r);
+        if r > kept {
+            q.drain(kept..r);
+        }
         self.rack.tsorted = q;
         #[cfg(test)]
         {
