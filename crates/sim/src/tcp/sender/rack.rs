@@ -46,30 +46,36 @@ fn sent_after(t1: SimTime, seq1: u64, t2: SimTime, seq2: u64) -> bool {
 
 impl Sender {
     /// Segment `seg` was (re)transmitted at `now`: queue it for RACK (SACK flows only).
+    #[inline]
     pub(super) fn rack_sent(&mut self, now: SimTime, seg: u64) {
         if !self.p.sack {
             return;
         }
-        // Detection drops the stale head on (nearly) every ACK; should it not run for a while
-        // (no delivery), keep the queue to about a window here.
-        if self.rack.tsorted.len() as u64 > 2 * self.packets_out() + 64 {
-            while let Some(&(tx, i)) = self.rack.tsorted.front() {
-                if self.rack_candidate(tx, i) {
-                    break;
-                }
-                self.rack.tsorted.pop_front();
+        let q = &self.rack.tsorted;
+        let in_order = q.back().is_none_or(|&last| last <= (now, seg));
+        if in_order && q.len() as u64 <= 2 * self.packets_out() + 64 {
+            self.rack.tsorted.push_back((now, seg));
+        } else {
+            self.rack_sent_slow(now, seg);
+        }
+    }
+
+    /// `rack_sent` when the queue outgrew the window (detection drops the stale head on
+    /// nearly every ACK, but may not run for a while) or the entry goes before the tail.
+    #[cold]
+    fn rack_sent_slow(&mut self, now: SimTime, seg: u64) {
+        while let Some(&(tx, i)) = self.rack.tsorted.front() {
+            if self.rack_candidate(tx, i) {
+                break;
             }
+            self.rack.tsorted.pop_front();
         }
         // Sorted by (send time, segment), as `sent_after` orders them. Transmissions come in
         // time order; only a retransmission sent at the same instant as new data after it
         // goes further back.
         let q = &mut self.rack.tsorted;
         let e = (now, seg);
-        if q.back().is_none_or(|&last| last <= e) {
-            q.push_back(e);
-            return;
-        }
-        let mut at = q.len() - 1;
+        let mut at = q.len();
         while at > 0 && q[at - 1] > e {
             at -= 1;
         }
