@@ -52,7 +52,7 @@ impl Sender {
             return;
         }
         let q = &self.rack.tsorted;
-        let in_order = q.back().is_none_or(|&last| last <= (now, seg));
+        let in_order = !matches!(q.back(), Some(&last) if last > (now, seg));
         if in_order && q.len() as u64 <= 2 * self.packets_out() + 64 {
             self.rack.tsorted.push_back((now, seg));
         } else {
