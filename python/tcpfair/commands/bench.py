@@ -15,7 +15,7 @@ from . import UserError, friendly_errors
     "only",
     multiple=True,
     metavar="NAME",
-    help="Run only these scenarios (A1, A1-sack, N2, N100, N1000, G10); repeatable.",
+    help="Run only these scenarios (A1, A1-sack, N2, N100, N1000, G10, A1-sack-10g); repeatable.",
 )
 @click.option(
     "--duration", default="60s", show_default=True, help="Simulated time of the A1 scenarios."

@@ -549,6 +549,7 @@ impl Sender {
     }
 
     fn transmit(&mut self, now: SimTime, seg: u64, len: u32, io: &mut Io) {
+        self.rack_sent(now, seg);
         let pkt = Packet {
             flow: self.p.id,
             seg,

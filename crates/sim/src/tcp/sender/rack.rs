@@ -15,12 +15,14 @@
 //!   tail loss without an RTO. If the probe itself repaired a loss, cwnd is reduced
 //!   through a CWR episode (`tcp_process_tlp_ack`).
 
+#[cfg(test)]
+use super::tests;
 use super::*;
 
 /// Linux TCP_TIMEOUT_MIN (2 jiffies at HZ=1000), added to the reordering and probe timers.
 const TIMEOUT_MIN: SimTime = SimTime::from_millis(2);
 
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct Rack {
     /// Send time and end (segment + 1) of the most recently sent delivered segment.
     mstamp: SimTime,
@@ -29,6 +31,12 @@ pub(super) struct Rack {
     valid: bool,
     /// A delivery advanced the state since the last detection.
     advanced: bool,
+    /// Every transmission (send time, segment), sorted by send time then segment (Linux
+    /// `tsorted_sent_queue`). An entry stands for a detection candidate while its segment
+    /// is outstanding, last sent at that time, not SACKed and not waiting for its
+    /// retransmission; entries that no longer do are dropped when detection reaches them
+    /// (each once), so detection costs amortised O(1) per ACK instead of a window walk.
+    tsorted: VecDeque<(SimTime, u64)>,
 }
 
 /// `tcp_skb_sent_after`: was (t1, seq1) sent after (t2, seq2)?
@@ -37,6 +45,68 @@ fn sent_after(t1: SimTime, seq1: u64, t2: SimTime, seq2: u64) -> bool {
 }
 
 impl Sender {
+    /// Segment `seg` was (re)transmitted at `now`: queue it for RACK (SACK flows only).
+    #[inline]
+    pub(super) fn rack_sent(&mut self, now: SimTime, seg: u64) {
+        if !self.p.sack {
+            return;
+        }
+        let q = &self.rack.tsorted;
+        let in_order = !matches!(q.back(), Some(&last) if last > (now, seg));
+        if in_order && q.len() as u64 <= 2 * self.packets_out() + 64 {
+            self.rack.tsorted.push_back((now, seg));
+        } else {
+            self.rack_sent_slow(now, seg);
+        }
+    }
+
+    /// `rack_sent` when the queue outgrew the window (detection drops the stale head on
+    /// nearly every ACK, but may not run for a while) or the entry goes before the tail.
+    #[cold]
+    fn rack_sent_slow(&mut self, now: SimTime, seg: u64) {
+        while let Some(&(tx, i)) = self.rack.tsorted.front() {
+            if self.rack_candidate(tx, i) {
+                break;
+            }
+            self.rack.tsorted.pop_front();
+        }
+        // Sorted by (send time, segment), as `sent_after` orders them. Transmissions come in
+        // time order; only a retransmission sent at the same instant as new data after it
+        // goes further back.
+        let q = &mut self.rack.tsorted;
+        let e = (now, seg);
+        let mut at = q.len();
+        while at > 0 && q[at - 1] > e {
+            at -= 1;
+        }
+        q.insert(at, e);
+    }
+
+    /// Does the queue entry (`tx`, `i`) stand for a segment RACK must still watch?
+    fn rack_candidate(&self, tx: SimTime, i: u64) -> bool {
+        if i < self.snd_una {
+            return false; // cumulatively acknowledged
+        }
+        let s = self.seg(i);
+        let f = s.flags;
+        s.tx_time == tx && f & SACKED == 0 && (f & LOST == 0 || f & RETRANS != 0)
+    }
+
+    /// `tcp_mark_skb_lost` for segment `i` (outstanding, not SACKED).
+    fn rack_mark_seg_lost(&mut self, i: u64) {
+        let s = self.seg_mut(i);
+        let f = s.flags;
+        s.flags = (f & !RETRANS) | LOST;
+        if f & RETRANS != 0 {
+            self.retrans_out -= 1;
+        }
+        if f & LOST == 0 {
+            self.lost_out += 1;
+        }
+        self.tcp.lost += 1;
+        self.retx_hint = self.retx_hint.min(i);
+    }
+
     /// `tcp_rack_advance`: segment `seg`, last sent at `tx`, was just delivered.
     pub(super) fn rack_advance(&mut self, now: SimTime, seg: u64, tx: SimTime, ever_retrans: bool) {
         let rtt = now.saturating_sub(tx);
@@ -63,48 +133,94 @@ impl Sender {
 
     /// `tcp_rack_detect_loss`: mark what RACK deems lost; returns the longest remaining
     /// wait of the segments not yet deemed lost.
+    ///
+    /// Walks the sorted queue from its oldest entry up to the first candidate sent after
+    /// the RACK segment (all later ones are later still). Entries that are no longer
+    /// candidates, or are marked lost now, leave the queue; the others walked (still within
+    /// their reordering window) are kept, in order.
     fn rack_detect_loss(&mut self, now: SimTime) -> Option<SimTime> {
         if !self.rack.valid {
             return None;
         }
         let reo = self.rack_reo_wnd();
-        let Rack {
-            mstamp,
-            end_seq,
-            rtt,
-            ..
-        } = self.rack;
+        let (mstamp, end_seq, rtt) = (self.rack.mstamp, self.rack.end_seq, self.rack.rtt);
+        #[cfg(test)]
+        let expected = self.rack_detect_reference(now, reo);
+        #[cfg(test)]
+        let mut marked = Vec::new();
+        let mut q = std::mem::take(&mut self.rack.tsorted);
         let mut wait = 0u64;
+        // [0, kept): entries walked and kept; [kept, r): entries to drop; r: next to look at.
+        // While nothing is kept, dropped entries leave from the front at once.
+        let (mut kept, mut r) = (0usize, 0usize);
+        while r < q.len() {
+            let (tx, i) = q[r];
+            let keep = if !self.rack_candidate(tx, i) {
+                false // delivered, resent since, or already waiting for its retransmission
+            } else if sent_after(tx, i + 1, mstamp, end_seq) {
+                break;
+            } else {
+                let deadline = tx + rtt + reo;
+                if deadline <= now {
+                    self.rack_mark_seg_lost(i);
+                    #[cfg(test)]
+                    marked.push(i);
+                    false
+                } else {
+                    wait = wait.max((deadline - now).0);
+                    true
+                }
+            };
+            if keep {
+                q[kept] = (tx, i);
+                kept += 1;
+                r += 1;
+            } else if r == 0 {
+                q.pop_front();
+            } else {
+                r += 1;
+            }
+        }
+        if r > kept {
+            q.drain(kept..r);
+        }
+        self.rack.tsorted = q;
+        #[cfg(test)]
+        {
+            marked.sort_unstable();
+            assert_eq!(
+                (marked, wait),
+                expected,
+                "RACK queue disagrees with the window walk"
+            );
+            tests::RACK_CHECKS.with(|c| c.set(c.get() + 1));
+        }
+        (wait > 0).then_some(SimTime(wait))
+    }
+
+    /// The window walk the queue replaced (seq order from `snd_una`, every outstanding
+    /// segment): which segments it would mark lost, and the longest wait. Tests check the
+    /// queue against it on every detection.
+    #[cfg(test)]
+    fn rack_detect_reference(&self, now: SimTime, reo: SimTime) -> (Vec<u64>, u64) {
+        let (mut lost, mut wait) = (Vec::new(), 0u64);
         for i in self.snd_una..self.snd_nxt {
             let s = self.seg(i);
             let f = s.flags;
             if f & SACKED != 0 || (f & LOST != 0 && f & RETRANS == 0) {
-                continue; // delivered, or already waiting for its retransmission
-            }
-            if sent_after(s.tx_time, i + 1, mstamp, end_seq) {
-                if f & EVER_RETRANS == 0 {
-                    break; // new data is sent in sequence order: everything later is later
-                }
                 continue;
             }
-            let deadline = s.tx_time + rtt + reo;
+            if sent_after(s.tx_time, i + 1, self.rack.mstamp, self.rack.end_seq) {
+                continue;
+            }
+            let deadline = s.tx_time + self.rack.rtt + reo;
             if deadline <= now {
-                let s = self.seg_mut(i);
-                let f = s.flags;
-                s.flags = (f & !RETRANS) | LOST;
-                if f & RETRANS != 0 {
-                    self.retrans_out -= 1;
-                }
-                if f & LOST == 0 {
-                    self.lost_out += 1;
-                }
-                self.tcp.lost += 1;
-                self.retx_hint = self.retx_hint.min(i);
+                lost.push(i);
             } else {
                 wait = wait.max((deadline - now).0);
             }
         }
-        (wait > 0).then_some(SimTime(wait))
+        (lost, wait)
     }
 
     /// `tcp_rack_mark_lost`: detection after an ACK that delivered something.

@@ -362,3 +362,54 @@ fn gso_sender_defers_a_small_aggregate_until_a_third_of_cwnd_is_free() {
     let expect: Vec<(u64, u32)> = (14..22).map(|i| (i, if i == 14 { 8 } else { 0 })).collect();
     assert_eq!(sent_aggs(&mut h), expect);
 }
+
+thread_local! {
+    /// RACK detections checked against the window walk (`rack_detect_reference`).
+    pub(super) static RACK_CHECKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A two-flow SACK dumbbell as JSON (the Python side's `sim_json`).
+fn sack_dumbbell(rate_bps: u64, rtt_ms: u64, buffer_bytes: u64, loss: f64, secs: u64) -> String {
+    let flow = |id: u32| {
+        format!(
+            r#"{{"app_rate_bps":null,"cca":"reno","cca_params":{{}},"cwnd_clamp":null,"group":0,
+            "id":{id},"jitter_ns":120000,"rmem_bytes":250000000,"rtt_ns":{},"sack":true,
+            "size_bytes":null,"start_ns":{},"stop_ns":null,"wmem_bytes":250000000}}"#,
+            rtt_ms * 1_000_000,
+            id as u64 * 300_000_000
+        )
+    };
+    format!(
+        r#"{{"bottleneck":{{"aqm":{{"kind":"droptail"}},"buffer_bytes":{buffer_bytes},
+        "buffer_pkts":null,"loss":{loss},"mtu_bytes":1500,"rate_bps":{rate_bps}}},
+        "duration_ns":{},"flows":[{},{}],"measure":{{"from_ns":0,"interval_ns":1000000000,
+        "to_ns":{}}},"name":"rack","seed":3}}"#,
+        secs * 1_000_000_000,
+        flow(0),
+        flow(1),
+        secs * 1_000_000_000
+    )
+}
+
+/// Every RACK detection in runs with start-up overshoot losses (1 Gbit/s × 100 ms, thousands
+/// lost), drop-tail losses and random loss with jittered paths marks exactly the
+/// segments, and waits exactly as long, as the full window walk would.
+#[test]
+fn rack_queue_marks_what_the_window_walk_marks() {
+    for (rate, rtt, buf, loss, secs) in [
+        (1_000_000_000, 100, 12_500_000, 0.0, 4),
+        (100_000_000, 100, 1_250_000, 0.001, 20),
+        (1_000_000_000, 20, 500_000, 0.0, 5),
+    ] {
+        let cfg = crate::Config::from_json(&sack_dumbbell(rate, rtt, buf, loss, secs)).unwrap();
+        RACK_CHECKS.with(|c| c.set(0));
+        let out = crate::run(&cfg).unwrap();
+        let lost = out.link_totals.drops + out.link_totals.random_losses;
+        assert!(lost > 100, "{rate} bit/s: only {lost} losses");
+        let checks = RACK_CHECKS.with(|c| c.get());
+        assert!(
+            checks > lost,
+            "{rate} bit/s: {checks} detections for {lost} losses"
+        );
+    }
+}
