@@ -3,18 +3,37 @@
 Describe an experiment once (``tcpfair.load_scenario``), run it on the packet-level
 simulator or the real Linux stack (``tcpfair.run``), and read per-flow throughput, Jain's
 fairness index, utilization and more from the returned ``RunResult``.
+
+``import tcpfair`` is light: ``RunResult``, ``Scenario`` and the rest (which need numpy,
+pandas, pydantic) are imported when first used, so ``tcpfair --help`` and ``--version``
+start fast.
 """
 
 from __future__ import annotations
 
+import importlib
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._core import __version__ as _core_version
-from .result import RunResult, WindowError
-from .spec import Scenario, SpecError, load_scenario
 
-__version__ = "0.1.0"
+if TYPE_CHECKING:
+    from .result import RunResult, WindowError
+    from .spec import Scenario, SpecError, load_scenario
+
+
+def _package_version() -> str:
+    """The version of the installed distribution (pyproject.toml's ``version``, the one
+    place it is written); a checkout on PYTHONPATH without an install reports the native
+    module's, which is built from the same tree."""
+    try:
+        return version("tcpfair")
+    except PackageNotFoundError:
+        return str(_core_version)
+
+
+__version__ = _package_version()
 
 __all__ = [
     "__version__",
@@ -27,9 +46,32 @@ __all__ = [
     "run",
 ]
 
-assert _core_version == __version__, (
-    f"native module {_core_version} does not match tcpfair {__version__}"
-)
+if _core_version != __version__:
+    raise ImportError(
+        f"tcpfair's native module is version {_core_version} but the package is {__version__}: "
+        "rebuild it (./dev setup, or pip install .)"
+    )
+
+#: public names imported on first use: name → module that defines it
+_LAZY = {
+    "RunResult": ".result",
+    "WindowError": ".result",
+    "Scenario": ".spec",
+    "SpecError": ".spec",
+    "load_scenario": ".spec",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'tcpfair' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def run(
@@ -41,6 +83,7 @@ def run(
     """Run one scenario (object, TOML path or dict) on a backend; returns a ``RunResult``."""
     from . import spec
     from .backends import get_backend
+    from .spec import load_scenario
 
     if isinstance(scenario, (str, Path)):
         sc = load_scenario(scenario, overrides)

@@ -71,7 +71,6 @@ def run(
     from .. import load_scenario
     from ..backends import get_backend
     from ..outputs import default_run_target, run_target, write_file
-    from ..report import print_run_summary
 
     sc = load_scenario(scenario, list(overrides))
     be = get_backend(backend)
@@ -118,6 +117,7 @@ def run(
         )
     else:
         from ..kernel.display import print_checks
+        from ..report import print_run_summary
 
         print_run_summary(result, title=f"{sc.name} ({backend})")
         print_checks(result)
