@@ -52,7 +52,7 @@ def _bad_scenario(tmp_path: Path) -> str:
 
 CASES = {
     "help": (lambda t: ["--help"], 0, "Commands"),
-    "version": (lambda t: ["--version"], 0, "version"),
+    "version": (lambda t: ["--version"], 0, "tcpfair 0."),
     "run-help": (lambda t: ["run", "--help"], 0, "SCENARIO"),
     "run-missing-file": (lambda t: ["run", str(t / "nope.toml")], 2, "nope.toml"),
     "run-bad-value": (lambda t: ["run", _bad_scenario(t)], 2, "rate"),

@@ -5,14 +5,13 @@ simulator or the real Linux stack (``tcpfair.run``), and read per-flow throughpu
 fairness index, utilization and more from the returned ``RunResult``.
 
 ``import tcpfair`` is light: ``RunResult``, ``Scenario`` and the rest (which need numpy,
-pandas, pydantic) are imported when first used, so ``tcpfair --help`` and ``--version``
-start fast.
+pandas, pydantic) and ``__version__`` are resolved when first used, so ``tcpfair --help``
+and ``--version`` start fast.
 """
 
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,18 +21,27 @@ if TYPE_CHECKING:
     from .result import RunResult, WindowError
     from .spec import Scenario, SpecError, load_scenario
 
+    __version__: str
+
 
 def _package_version() -> str:
     """The version of the installed distribution (pyproject.toml's ``version``, the one
     place it is written); a checkout on PYTHONPATH without an install reports the native
-    module's, which is built from the same tree."""
+    module's, which is built from the same tree. Raises ImportError if the native module
+    was built from another version (a stale build)."""
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
-        return version("tcpfair")
+        found = version("tcpfair")
     except PackageNotFoundError:
         return str(_core_version)
+    if found != _core_version:
+        raise ImportError(
+            f"tcpfair's native module is version {_core_version} but the package is {found}: "
+            "rebuild it (./dev setup, or pip install .)"
+        )
+    return found
 
-
-__version__ = _package_version()
 
 __all__ = [
     "__version__",
@@ -46,12 +54,6 @@ __all__ = [
     "run",
 ]
 
-if _core_version != __version__:
-    raise ImportError(
-        f"tcpfair's native module is version {_core_version} but the package is {__version__}: "
-        "rebuild it (./dev setup, or pip install .)"
-    )
-
 #: public names imported on first use: name → module that defines it
 _LAZY = {
     "RunResult": ".result",
@@ -63,6 +65,9 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # importlib.metadata costs ~40 ms: only when asked
+        globals()[name] = _package_version()
+        return globals()[name]
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name], __name__), name)
         globals()[name] = value
@@ -71,7 +76,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | {"__version__"})
 
 
 def run(
