@@ -13,6 +13,7 @@ import click
 #: subcommand → "module:attribute"
 COMMANDS = {
     "run": "tcpfair.commands.run:run",
+    "scenarios": "tcpfair.commands.scenarios:scenarios",
     "fairness": "tcpfair.commands.fairness:fairness",
     "sweep": "tcpfair.commands.sweep:sweep",
     "results": "tcpfair.commands.sweep:results",
@@ -23,6 +24,7 @@ COMMANDS = {
 
 HELP = {
     "run": "Run one scenario on the simulator or the kernel backend.",
+    "scenarios": "The built-in scenarios and sweeps; `scenarios show NAME` prints one.",
     "fairness": "Fairness table (JFI, ratios) from iperf3 -J files.",
     "sweep": "Run a grid of scenarios with repeats into a results store.",
     "results": "Show or export the runs of a results store.",
