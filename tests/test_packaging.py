@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tomllib
@@ -34,3 +35,74 @@ def test_results_store_the_version() -> None:
     assert sim.meta["versions"]["tcpfair"] == want
     fixture = sorted((ROOT / "tests" / "fixtures" / "iperf3").glob("*.json"))[0]
     assert tcpfair.load_iperf3(fixture).meta["versions"]["tcpfair"] == want
+
+
+# --- built-in scenarios by name ------------------------------------------------------------
+
+SHIPPED = ROOT / "scenarios"
+
+
+def _cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([TCPFAIR, *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def _first_comment(path: Path) -> str:
+    """What the list shows for a file: its first line if that is a comment (else nothing)."""
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    return first.lstrip("# ").strip() if first.startswith("#") else ""
+
+
+def test_scenarios_lists_every_shipped_file_one_line_each(tmp_path: Path) -> None:
+    p = _cli(["scenarios"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    want = {f.relative_to(SHIPPED).with_suffix("").as_posix(): f for f in SHIPPED.rglob("*.toml")}
+    rows = dict((line.split(maxsplit=1) + [""])[:2] for line in p.stdout.splitlines())
+    assert set(rows) == set(want)
+    assert "lab10-reno-vs-bbr" in rows and "sweeps/cubic-fig8" in rows
+    for name, summary in rows.items():
+        first = _first_comment(want[name])
+        assert summary == first or (summary.endswith("…") and first.startswith(summary[:-1]))
+
+
+def test_scenarios_show_prints_the_file_as_shipped(tmp_path: Path) -> None:
+    p = _cli(["scenarios", "show", "validation/mathis"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == (SHIPPED / "validation" / "mathis.toml").read_text(encoding="utf-8")
+
+
+def _run_json(arg: str, cwd: Path, out: str) -> tuple[dict[str, object], str]:
+    p = _cli(
+        [
+            "run", arg, "--set", "duration=2s", "--set", "measure.from=1s",
+            "--no-plot", "--format", "json", "-o", out,
+        ],
+        cwd,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout), p.stderr
+
+
+def _scenario_name(run_dir: Path) -> str:
+    return str(json.loads((run_dir / "summary.json").read_text())["scenario"]["name"])
+
+
+def test_run_by_name_is_the_shipped_file(tmp_path: Path) -> None:
+    by_name, _ = _run_json("lab10-reno-vs-reno", tmp_path, "a")
+    by_path, _ = _run_json(str(SHIPPED / "lab10-reno-vs-reno.toml"), tmp_path, "b")
+    assert by_name["metrics"] == by_path["metrics"]
+    assert _scenario_name(tmp_path / "a") == "lab10-reno-vs-reno"
+
+
+def test_an_existing_path_wins_over_a_name_with_a_note(tmp_path: Path) -> None:
+    (tmp_path / "lab10-reno-vs-reno").write_text(
+        (SHIPPED / "lab11-loss.toml").read_text(encoding="utf-8")
+    )
+    _, err = _run_json("lab10-reno-vs-reno", tmp_path, "c")
+    assert _scenario_name(tmp_path / "c") == "lab11-loss"
+    assert "note: using the file lab10-reno-vs-reno, not the built-in scenario" in err
+
+
+def test_package_data_is_the_checkouts_scenarios_folder() -> None:
+    from tcpfair import shipped
+
+    assert shipped.root().resolve() == SHIPPED.resolve()
