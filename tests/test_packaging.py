@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
+
+import pytest
 
 import tcpfair
 
@@ -106,3 +109,37 @@ def test_package_data_is_the_checkouts_scenarios_folder() -> None:
     from tcpfair import shipped
 
     assert shipped.root().resolve() == SHIPPED.resolve()
+
+
+@pytest.mark.skipif(
+    not os.environ.get("TCPFAIR_WHEEL"),
+    reason="set TCPFAIR_WHEEL to a built wheel (maturin build --release) to test it installed",
+)
+def test_an_installed_wheel_lists_and_runs_the_same(tmp_path: Path) -> None:
+    """The wheel installed outside the checkout (its dependencies from this environment)
+    lists the same built-in scenarios and runs one by name to the same numbers."""
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", target,
+         os.environ["TCPFAIR_WHEEL"]],
+        check=True,
+    )  # fmt: skip
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(target)}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "tcpfair.cli", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, cwd=work, env=env, timeout=120)
+
+    where = cli("scenarios", "show", "lab10-reno-vs-reno")
+    assert where.stdout == (SHIPPED / "lab10-reno-vs-reno.toml").read_text(encoding="utf-8")
+    assert cli("scenarios").stdout == _cli(["scenarios"], tmp_path).stdout
+    args = ["run", "lab10-reno-vs-reno", "--set", "duration=2s", "--set", "measure.from=1s"]
+    installed = cli(*args, "--no-plot", "--format", "json", "-o", "w")
+    assert installed.returncode == 0, installed.stderr
+    checkout, _ = _run_json("lab10-reno-vs-reno", work, "c")
+    assert json.loads(installed.stdout)["metrics"] == checkout["metrics"]
+    which = [sys.executable, "-c", "import tcpfair; print(tcpfair.__file__)"]
+    used = subprocess.run(which, capture_output=True, text=True, cwd=work, env=env, check=True)
+    assert used.stdout.startswith(str(target))
