@@ -24,6 +24,14 @@ CASES: dict[str, tuple[list[str], tuple[str, ...]]] = {
         ["run", "sweeps/cubic-fig8"],
         ("'sweeps/cubic-fig8'", "not the name of a built-in scenario", LIST),
     ),
+    "sweep-unknown-name": (
+        ["sweep", "sweeps/cubic-fig10", "--dry-run"],
+        ("'sweeps/cubic-fig10'", "did you mean sweeps/cubic-fig9, sweeps/cubic-fig8", LIST),
+    ),
+    "sweep-scenario-name": (
+        ["sweep", "lab10-reno-vs-bbr", "--dry-run"],
+        ("'lab10-reno-vs-bbr'", "not the name of a built-in sweep", LIST),
+    ),
     "show-unknown": (["scenarios", "show", "nope"], ("'nope'", "is not a built-in", LIST)),
     "show-misspelt": (
         ["scenarios", "show", "validation/mathys"],

@@ -105,6 +105,13 @@ def test_an_existing_path_wins_over_a_name_with_a_note(tmp_path: Path) -> None:
     assert "note: using the file lab10-reno-vs-reno, not the built-in scenario" in err
 
 
+def test_sweep_by_name_plans_the_shipped_sweep(tmp_path: Path) -> None:
+    by_name = _cli(["sweep", "sweeps/cubic-fig9", "--dry-run"], tmp_path)
+    by_path = _cli(["sweep", str(SHIPPED / "sweeps" / "cubic-fig9.toml"), "--dry-run"], tmp_path)
+    assert by_name.returncode == 0, by_name.stderr
+    assert by_name.stdout == by_path.stdout and "cubic-fig9" in by_name.stdout
+
+
 def test_package_data_is_the_checkouts_scenarios_folder() -> None:
     from tcpfair import shipped
 

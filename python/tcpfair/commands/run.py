@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from . import UserError, friendly_errors
+from . import file_or_builtin, friendly_errors
 
 #: exit status of a run the kernel backend graded invalid (its results are saved anyway);
 #: 2 is bad input, 70 a bug, 130 an interrupt
@@ -73,7 +73,7 @@ def run(
     from ..backends import get_backend
     from ..outputs import default_run_target, run_target, write_file
 
-    sc = load_scenario(_scenario_file(scenario), list(overrides))
+    sc = load_scenario(file_or_builtin(scenario, "scenario"), list(overrides))
     be = get_backend(backend)
     be.check(sc)
     # where the result goes is decided before the run (a kernel run takes minutes)
@@ -126,23 +126,6 @@ def run(
         if figure:
             click.echo(f"figure: {figure}")
     _exit_if_invalid(result.meta, out, accept_invalid)
-
-
-def _scenario_file(arg: Path) -> Path:
-    """The file SCENARIO means (``shipped.resolve``: an existing path wins, else a built-in
-    name); a note when a local file hides a built-in of the same name."""
-    from ..shipped import resolve, unknown
-
-    found = resolve(arg, kind="scenario")
-    if not found.path.exists():
-        raise UserError(unknown(str(arg), kind="scenario"))
-    if found.shadows is not None:
-        click.echo(
-            f"note: using the file {arg}, not the built-in scenario {found.shadows.name} "
-            f"(tcpfair scenarios show {found.shadows.name})",
-            err=True,
-        )
-    return found.path
 
 
 def _exit_if_invalid(meta: dict[str, Any], out: Path, accept_invalid: bool) -> None:

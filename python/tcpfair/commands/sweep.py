@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from . import UserError, friendly_errors
+from . import UserError, file_or_builtin, friendly_errors
 
 FORMAT_HELP = "Figure formats, comma-separated: png, svg, pdf."
 
@@ -109,14 +109,15 @@ def sweep(
     figures: bool,
     fmt: str,
 ) -> None:
-    """Run every point × repeat of SWEEP.toml into a results store; finished runs are skipped,
-    so the same command resumes an interrupted sweep."""
+    """Run every point × repeat of SWEEP.toml (or a built-in sweep by name, e.g.
+    sweeps/cubic-fig8) into a results store; finished runs are skipped, so the same command
+    resumes an interrupted sweep."""
     from ..executors import make_executor, run_sweep
     from ..outputs import check_store_target
     from ..sweep import load_sweep
 
     formats = _formats(fmt)
-    sw = load_sweep(sweep_file)
+    sw = load_sweep(file_or_builtin(sweep_file, "sweep"))
     if axis_overrides:
         sw = sw.with_axes(list(axis_overrides))
     be = backend or sw.backend or "sim"
