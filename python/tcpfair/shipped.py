@@ -17,8 +17,11 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
-#: the folder of built-in sweeps; every other ``*.toml`` below the root is a scenario
+#: the folder of built-in sweeps; every other ``*.toml`` below the root is a scenario,
+#: except in ``INTERNAL`` folders (``repro/``: the studies of ``tcpfair repro``, reached
+#: through that command)
 SWEEPS = "sweeps"
+INTERNAL = ("repro",)
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,8 @@ def builtins(kind: str | None = None) -> list[Builtin]:
     found = []
     for path in sorted(base.rglob("*.toml")):
         name = path.relative_to(base).with_suffix("").as_posix()
+        if name.split("/")[0] in INTERNAL:
+            continue
         is_sweep = name.split("/")[0] == SWEEPS
         entry = Builtin(name, path, "sweep" if is_sweep else "scenario")
         if kind is None or entry.kind == kind:
