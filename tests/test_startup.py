@@ -58,6 +58,13 @@ CASES = {
     "run-bad-value": (lambda t: ["run", _bad_scenario(t)], 2, "rate"),
     "run-bad-backend": (lambda t: ["run", "x.toml", "--backend", "ns3"], 2, "--backend"),
     "unknown-command": (lambda t: ["frobnicate"], 2, "frobnicate"),
+    "sweep-missing-file": (lambda t: ["sweep", str(t / "nope.toml")], 2, "nope.toml"),
+    "sweep-bad-file": (lambda t: ["sweep", _bad_scenario(t)], 2, "bad.toml"),
+    "sweep-bad-format": (
+        lambda t: ["sweep", "sweeps/cubic-fig8", "--format", "gif", "--dry-run"],
+        2,
+        "gif",
+    ),
     "results-missing-store": (lambda t: ["results", str(t / "nostore")], 2, "nostore"),
 }
 

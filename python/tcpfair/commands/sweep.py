@@ -13,7 +13,7 @@ FORMAT_HELP = "Figure formats, comma-separated: png, svg, pdf."
 
 
 def _formats(text: str) -> list[str]:
-    from ..surfaces import FORMATS
+    from ..outputs import FORMATS
 
     fmts = [f.strip().lower() for f in text.split(",") if f.strip()]
     bad = [f for f in fmts if f not in FORMATS]
@@ -28,17 +28,24 @@ def _wrap(fn: Any) -> Any:
 
     @functools.wraps(fn)
     def inner(*args: Any, **kwargs: Any) -> Any:
-        from ..store import StoreError
+        import sys
+
         from ..sweep import SweepError
 
         try:
             return fn(*args, **kwargs)
-        except (SweepError, StoreError) as e:
+        except SweepError as e:
             raise UserError(str(e)) from None
-        except ValueError as e:
-            if type(e) is ValueError:  # our own checks (axes, metrics); SpecError is handled above
+        except Exception as e:
+            # a StoreError comes only from tcpfair.store, so it is imported if one was raised;
+            # importing it here first would load pandas on every error path (issue 14)
+            store = sys.modules.get("tcpfair.store")
+            if store is not None and isinstance(e, store.StoreError):
                 raise UserError(str(e)) from None
-            raise
+            if type(e) is not ValueError:
+                raise
+            # our own checks (axes, metrics); SpecError is handled by friendly_errors
+            raise UserError(str(e)) from None
 
     return friendly_errors(inner)
 
@@ -112,7 +119,6 @@ def sweep(
     """Run every point × repeat of SWEEP.toml (or a built-in sweep by name, e.g.
     sweeps/cubic-fig8) into a results store; finished runs are skipped, so the same command
     resumes an interrupted sweep."""
-    from ..executors import make_executor, run_sweep
     from ..outputs import check_store_target
     from ..sweep import load_sweep
 
@@ -123,6 +129,8 @@ def sweep(
     be = backend or sw.backend or "sim"
     store_dir = output if output is not None else Path("results") / sw.name
     check_store_target(store_dir, option="-o" if output is not None else "results folder")
+    from ..executors import make_executor, run_sweep  # after the checks: imports pandas
+
     ex = make_executor(executor, be, jobs, scheduler)  # checks -j and --scheduler too
     if dry_run:
         _dry_run(sw, be)
