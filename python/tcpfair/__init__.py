@@ -3,18 +3,45 @@
 Describe an experiment once (``tcpfair.load_scenario``), run it on the packet-level
 simulator or the real Linux stack (``tcpfair.run``), and read per-flow throughput, Jain's
 fairness index, utilization and more from the returned ``RunResult``.
+
+``import tcpfair`` is light: ``RunResult``, ``Scenario`` and the rest (which need numpy,
+pandas, pydantic) and ``__version__`` are resolved when first used, so ``tcpfair --help``
+and ``--version`` start fast.
 """
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._core import __version__ as _core_version
-from .result import RunResult, WindowError
-from .spec import Scenario, SpecError, load_scenario
 
-__version__ = "0.1.0"
+if TYPE_CHECKING:
+    from .result import RunResult, WindowError
+    from .spec import Scenario, SpecError, load_scenario
+
+    __version__: str
+
+
+def _package_version() -> str:
+    """The version of the installed distribution (pyproject.toml's ``version``, the one
+    place it is written); a checkout on PYTHONPATH without an install reports the native
+    module's, which is built from the same tree. Raises ImportError if the native module
+    was built from another version (a stale build)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version("tcpfair")
+    except PackageNotFoundError:
+        return str(_core_version)
+    if found != _core_version:
+        raise ImportError(
+            f"tcpfair's native module is version {_core_version} but the package is {found}: "
+            "rebuild it (./dev setup, or pip install .)"
+        )
+    return found
+
 
 __all__ = [
     "__version__",
@@ -27,9 +54,29 @@ __all__ = [
     "run",
 ]
 
-assert _core_version == __version__, (
-    f"native module {_core_version} does not match tcpfair {__version__}"
-)
+#: public names imported on first use: name → module that defines it
+_LAZY = {
+    "RunResult": ".result",
+    "WindowError": ".result",
+    "Scenario": ".spec",
+    "SpecError": ".spec",
+    "load_scenario": ".spec",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":  # importlib.metadata costs ~40 ms: only when asked
+        globals()[name] = _package_version()
+        return globals()[name]
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'tcpfair' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | {"__version__"})
 
 
 def run(
@@ -41,6 +88,7 @@ def run(
     """Run one scenario (object, TOML path or dict) on a backend; returns a ``RunResult``."""
     from . import spec
     from .backends import get_backend
+    from .spec import load_scenario
 
     if isinstance(scenario, (str, Path)):
         sc = load_scenario(scenario, overrides)

@@ -4,6 +4,7 @@ imported only when used, so ``tcpfair --help`` stays fast."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 from typing import Any
 
@@ -12,6 +13,7 @@ import click
 #: subcommand → "module:attribute"
 COMMANDS = {
     "run": "tcpfair.commands.run:run",
+    "scenarios": "tcpfair.commands.scenarios:scenarios",
     "fairness": "tcpfair.commands.fairness:fairness",
     "sweep": "tcpfair.commands.sweep:sweep",
     "results": "tcpfair.commands.sweep:results",
@@ -23,6 +25,7 @@ COMMANDS = {
 
 HELP = {
     "run": "Run one scenario on the simulator or the kernel backend.",
+    "scenarios": "The built-in scenarios and sweeps; `scenarios show NAME` prints one.",
     "fairness": "Fairness table (JFI, ratios) from iperf3 -J files.",
     "sweep": "Run a grid of scenarios with repeats into a results store.",
     "results": "Show or export the runs of a results store.",
@@ -79,9 +82,27 @@ def _available(name: str) -> bool:
 @click.group(
     name="tcpfair", cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}
 )
-@click.version_option(package_name="tcpfair")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=lambda ctx, _param, value: _print_version(ctx, value),
+    help="Show the version and exit.",
+)
 def cli() -> None:
     """tcpfair: TCP congestion-control fairness lab."""
+
+
+def _print_version(ctx: click.Context, value: bool) -> None:
+    """``tcpfair --version``: the package's version (``tcpfair.__version__``, which results
+    store in ``meta["versions"]``)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from . import __version__
+
+    click.echo(f"tcpfair {__version__}")
+    ctx.exit()
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -73,6 +73,10 @@ RUN_FILES = frozenset(
 )
 
 
+#: figure formats a sweep can write (surfaces.py draws them)
+FORMATS = ("png", "svg", "pdf")
+
+
 class OutputError(ValueError):
     """An output path tcpfair may not write or replace. The message is one line: control
     characters of a path (a newline in a folder name) are shown escaped (``\\n``)."""

@@ -25,11 +25,11 @@ from matplotlib.colors import TwoSlopeNorm  # noqa: E402
 
 from .aggregate import STATS, axis_numeric, pivot  # noqa: E402
 from .compare import Comparison  # noqa: E402
+from .outputs import FORMATS  # noqa: E402, F401 — figure formats, defined where start-up is light
 from .plots import legend_text, plain_text  # noqa: E402
 
 __all__ = ["surface_figure", "line_figure", "difference_figure", "FORMATS"]
 
-FORMATS = ("png", "svg", "pdf")
 LABELS = {
     "jfi": "Jain's fairness index",
     "jfi_per_interval_mean": "mean JFI of the 1-interval samples",

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from ..result import RunResult
-from ..spec import Scenario
+if TYPE_CHECKING:  # not at run time: an error path must not import pandas
+    from ..result import RunResult
+    from ..spec import Scenario
 
 BACKENDS = ("sim", "kernel")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -14,6 +15,24 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 class UserError(Exception):
     """An error whose message is meant for the user as it is (no traceback)."""
+
+
+def file_or_builtin(arg: Path, kind: str) -> Path:
+    """The file a command's SCENARIO / SWEEP argument means (``shipped.resolve``: an existing
+    path wins, else a built-in name of ``kind``); a note when a local file hides a built-in of
+    the same name; one line naming the argument when it is neither."""
+    from ..shipped import resolve, unknown
+
+    found = resolve(arg, kind=kind)
+    if not found.path.exists():
+        raise UserError(unknown(str(arg), kind=kind))
+    if found.shadows is not None:
+        click.echo(
+            f"note: using the file {arg}, not the built-in {kind} {found.shadows.name} "
+            f"(tcpfair scenarios show {found.shadows.name})",
+            err=True,
+        )
+    return found.path
 
 
 def friendly_errors(fn: F) -> F:

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from . import friendly_errors
+from . import file_or_builtin, friendly_errors
 
 #: exit status of a run the kernel backend graded invalid (its results are saved anyway);
 #: 2 is bad input, 70 a bug, 130 an interrupt
@@ -65,15 +65,15 @@ def run(
     fmt: str,
     accept_invalid: bool,
 ) -> None:
-    """Run SCENARIO (a TOML file) and print the per-flow fairness table."""
+    """Run SCENARIO (a TOML file, or the name of a built-in one: tcpfair scenarios lists
+    them) and print the per-flow fairness table. A path that exists is used before a name."""
     import json
 
     from .. import load_scenario
     from ..backends import get_backend
     from ..outputs import default_run_target, run_target, write_file
-    from ..report import print_run_summary
 
-    sc = load_scenario(scenario, list(overrides))
+    sc = load_scenario(file_or_builtin(scenario, "scenario"), list(overrides))
     be = get_backend(backend)
     be.check(sc)
     # where the result goes is decided before the run (a kernel run takes minutes)
@@ -118,6 +118,7 @@ def run(
         )
     else:
         from ..kernel.display import print_checks
+        from ..report import print_run_summary
 
         print_run_summary(result, title=f"{sc.name} ({backend})")
         print_checks(result)

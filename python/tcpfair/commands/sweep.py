@@ -7,13 +7,13 @@ from typing import Any
 
 import click
 
-from . import UserError, friendly_errors
+from . import UserError, file_or_builtin, friendly_errors
 
 FORMAT_HELP = "Figure formats, comma-separated: png, svg, pdf."
 
 
 def _formats(text: str) -> list[str]:
-    from ..surfaces import FORMATS
+    from ..outputs import FORMATS
 
     fmts = [f.strip().lower() for f in text.split(",") if f.strip()]
     bad = [f for f in fmts if f not in FORMATS]
@@ -28,17 +28,24 @@ def _wrap(fn: Any) -> Any:
 
     @functools.wraps(fn)
     def inner(*args: Any, **kwargs: Any) -> Any:
-        from ..store import StoreError
+        import sys
+
         from ..sweep import SweepError
 
         try:
             return fn(*args, **kwargs)
-        except (SweepError, StoreError) as e:
+        except SweepError as e:
             raise UserError(str(e)) from None
-        except ValueError as e:
-            if type(e) is ValueError:  # our own checks (axes, metrics); SpecError is handled above
+        except Exception as e:
+            # a StoreError comes only from tcpfair.store, so it is imported if one was raised;
+            # importing it here first would load pandas on every error path (issue 14)
+            store = sys.modules.get("tcpfair.store")
+            if store is not None and isinstance(e, store.StoreError):
                 raise UserError(str(e)) from None
-            raise
+            if type(e) is not ValueError:
+                raise
+            # our own checks (axes, metrics); SpecError is handled by friendly_errors
+            raise UserError(str(e)) from None
 
     return friendly_errors(inner)
 
@@ -109,19 +116,21 @@ def sweep(
     figures: bool,
     fmt: str,
 ) -> None:
-    """Run every point × repeat of SWEEP.toml into a results store; finished runs are skipped,
-    so the same command resumes an interrupted sweep."""
-    from ..executors import make_executor, run_sweep
+    """Run every point × repeat of SWEEP.toml (or a built-in sweep by name, e.g.
+    sweeps/cubic-fig8) into a results store; finished runs are skipped, so the same command
+    resumes an interrupted sweep."""
     from ..outputs import check_store_target
     from ..sweep import load_sweep
 
     formats = _formats(fmt)
-    sw = load_sweep(sweep_file)
+    sw = load_sweep(file_or_builtin(sweep_file, "sweep"))
     if axis_overrides:
         sw = sw.with_axes(list(axis_overrides))
     be = backend or sw.backend or "sim"
     store_dir = output if output is not None else Path("results") / sw.name
     check_store_target(store_dir, option="-o" if output is not None else "results folder")
+    from ..executors import make_executor, run_sweep  # after the checks: imports pandas
+
     ex = make_executor(executor, be, jobs, scheduler)  # checks -j and --scheduler too
     if dry_run:
         _dry_run(sw, be)

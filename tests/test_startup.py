@@ -1,0 +1,97 @@
+"""Start-up (issue 14): ``tcpfair --help``, ``--version`` and error paths do not import the
+heavy libraries; ``import tcpfair`` is light and its public names load on first use.
+
+Each case runs a fresh interpreter (``sys.modules`` of the test process is full already) and
+records, at exit, which heavy top-level packages were imported. Not a timing test: timings
+are in docs/performance.md."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HEAVY = ("pandas", "pyarrow", "matplotlib", "dask")
+
+DRIVER = f"""
+import atexit, json, os, sys
+atexit.register(lambda: open(os.environ["TCPFAIR_TEST_MODULES"], "w").write(json.dumps(
+    sorted({{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r})))))
+"""
+
+CLI_BODY = """
+from tcpfair.cli import main
+sys.argv[0] = "tcpfair"
+main(sys.argv[1:])
+"""
+
+
+def _run(body: str, args: list[str], tmp_path: Path) -> tuple[int, str, str, list[str]]:
+    record = tmp_path / "modules.json"
+    env = {**os.environ, "TCPFAIR_TEST_MODULES": str(record)}
+    p = subprocess.run(
+        [sys.executable, "-c", DRIVER + body, *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=60,
+    )
+    return p.returncode, p.stdout, p.stderr, json.loads(record.read_text())
+
+
+def _bad_scenario(tmp_path: Path) -> str:
+    path = tmp_path / "bad.toml"
+    path.write_text('name = "x"\n[link]\nrate = "fast"\n')
+    return str(path)
+
+
+CASES = {
+    "help": (lambda t: ["--help"], 0, "Commands"),
+    "version": (lambda t: ["--version"], 0, "tcpfair 0."),
+    "run-help": (lambda t: ["run", "--help"], 0, "SCENARIO"),
+    "run-missing-file": (lambda t: ["run", str(t / "nope.toml")], 2, "nope.toml"),
+    "run-bad-value": (lambda t: ["run", _bad_scenario(t)], 2, "rate"),
+    "run-bad-backend": (lambda t: ["run", "x.toml", "--backend", "ns3"], 2, "--backend"),
+    "unknown-command": (lambda t: ["frobnicate"], 2, "frobnicate"),
+    "sweep-missing-file": (lambda t: ["sweep", str(t / "nope.toml")], 2, "nope.toml"),
+    "sweep-bad-file": (lambda t: ["sweep", _bad_scenario(t)], 2, "bad.toml"),
+    "sweep-bad-format": (
+        lambda t: ["sweep", "sweeps/cubic-fig8", "--format", "gif", "--dry-run"],
+        2,
+        "gif",
+    ),
+    "results-missing-store": (lambda t: ["results", str(t / "nostore")], 2, "nostore"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
+def test_cli_paths_do_not_import_heavy_modules(case: str, tmp_path: Path) -> None:
+    make_args, code, needle, *_ = CASES[case]
+    rc, out, err, heavy = _run(CLI_BODY, make_args(tmp_path), tmp_path)
+    assert rc == code, f"exit {rc}, stderr: {err}"
+    assert needle in out + err
+    assert "Traceback" not in err
+    assert heavy == [], f"tcpfair {case} imported {heavy}"
+
+
+def test_import_tcpfair_is_light_and_names_load_on_use(tmp_path: Path) -> None:
+    rc, out, err, heavy = _run("import tcpfair; print(tcpfair.__version__)", [], tmp_path)
+    assert rc == 0, err
+    assert heavy == []
+    body = "import tcpfair; print(tcpfair.RunResult.__module__, tcpfair.load_scenario.__module__)"
+    rc, out, err, heavy = _run(body, [], tmp_path)
+    assert rc == 0, err
+    assert out.split() == ["tcpfair.result", "tcpfair.spec"]
+    assert "pandas" in heavy  # RunResult really is the pandas-backed class, loaded on use
+
+
+def test_unknown_attribute_is_an_attribute_error() -> None:
+    import tcpfair
+
+    with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
+        tcpfair.nonsense  # noqa: B018
