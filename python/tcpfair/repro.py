@@ -213,10 +213,11 @@ def same_order(source: Sequence[float], ours: Sequence[float], i: int) -> bool:
 
 # --------------------------------------------------------------------------- loading
 def studies_dir() -> Path:
-    """``scenarios/repro`` of the checkout (next to ``python/``), or of the working
-    directory."""
-    here = Path(__file__).resolve().parents[2] / "scenarios" / "repro"
-    return here if here.is_dir() else Path("scenarios") / "repro"
+    """``repro/`` of the shipped scenarios (``tcpfair.shipped.root()``: the package's own
+    ``scenarios``, the checkout's in a development install) — never the working directory."""
+    from .shipped import root
+
+    return root() / "repro"
 
 
 def list_studies(root: Path | None = None) -> list[tuple[str, str, str]]:
