@@ -448,6 +448,8 @@ COLUMNS = (
     "explanation",
     "location",
 )
+#: the columns a reader sees (table, Markdown): the CSV's without its id and location
+SHOWN = tuple(c for c in COLUMNS if c not in ("id", "location"))
 
 
 def fmt(x: float) -> str:
@@ -507,17 +509,7 @@ def to_markdown(study: Study, rows: list[Row], header: str) -> str:
     if study.differences:
         lines += ["Differences from the source's set-up:", ""]
         lines += [f"- {d}" for d in study.differences] + [""]
-    cols = (
-        "table",
-        "row",
-        "unit",
-        "source",
-        "tcpfair",
-        "n",
-        "difference",
-        "verdict",
-        "explanation",
-    )
+    cols = SHOWN
     lines.append("| " + " | ".join(cols) + " |")
     lines.append("|" + "---|" * len(cols))
     for r in rows:

@@ -142,17 +142,7 @@ def _print(st: Study, rows: list[Row], header: str) -> None:
     from .. import repro as r
 
     t = Table(title=f"{st.name}: {st.title}", caption=header)
-    cols = (
-        "table",
-        "row",
-        "unit",
-        "source",
-        "tcpfair",
-        "n",
-        "difference",
-        "verdict",
-        "explanation",
-    )
+    cols = r.SHOWN
     for col in cols:
         t.add_column(col, overflow="fold")
     for row in rows:
