@@ -8,10 +8,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import matplotlib
+import numpy as np
+import pandas as pd
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
+from .metrics import jain_series  # noqa: E402
 from .result import RunResult  # noqa: E402
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -114,3 +118,167 @@ def watermark(path: str | Path, text: str = "INVALID") -> Path:
     finally:
         plt.close(fig)
     return p
+
+
+# --------------------------------------------------------------------------- run panel
+#: the panels of a run figure, top to bottom: name -> y-axis label
+PANELS: dict[str, str] = {
+    "throughput": "throughput (Mbit/s)",
+    "cwnd": "cwnd (kB)",
+    "rtt": "RTT (ms)",
+    "queue": "queue (kB)",
+    "jfi": "JFI per interval",
+}
+
+
+def smooth_throughput(samples: pd.DataFrame, width_s: float) -> pd.DataFrame:
+    """Per-flow throughput re-binned into intervals of ``width_s`` seconds: each bin is
+    Σ bytes·8 / Σ dt of the samples whose midpoint falls in it, so the bytes (and the mean
+    over any span of whole bins) are kept exactly. Columns ``flow``, ``t_s`` (bin end),
+    ``throughput_bps``."""
+    if not width_s > 0:
+        raise ValueError(f"smoothing width must be > 0 s, got {width_s}")
+    mid = samples["t_s"] - samples["dt_s"] / 2
+    tmp = pd.DataFrame(
+        {
+            "flow": samples["flow"].to_numpy(),
+            "bin": np.floor(mid.to_numpy(dtype=float) / width_s).astype(np.int64),
+            "bits": samples["bytes"].to_numpy(dtype=float) * 8,
+            "dt": samples["dt_s"].to_numpy(dtype=float),
+        }
+    )
+    g = tmp.groupby(["flow", "bin"], sort=True)[["bits", "dt"]].sum().reset_index()
+    g = g[g["dt"] > 0]
+    return pd.DataFrame(
+        {
+            "flow": g["flow"].to_numpy(),
+            "t_s": (g["bin"].to_numpy(dtype=float) + 1) * width_s,
+            "throughput_bps": (g["bits"] / g["dt"]).to_numpy(),
+        }
+    )
+
+
+def flow_legend(result: RunResult) -> dict[Any, str]:
+    """Legend entry of each flow: "label (cca, rtt)", with the flow id when labels repeat."""
+    f = result.flows
+    repeated = f["label"].duplicated(keep=False)
+    out: dict[Any, str] = {}
+    for (_, row), rep in zip(f.iterrows(), repeated, strict=True):
+        parts = [str(row["cca"])] if isinstance(row.get("cca"), str) and row["cca"] else []
+        rtt = row.get("rtt_s")
+        if rtt is not None and np.isfinite(float(rtt)):
+            parts.append(f"{float(rtt) * 1e3:g} ms")
+        name = f"{row['label']} #{row['flow']}" if rep else str(row["label"])
+        out[row["flow"]] = legend_text(f"{name} ({', '.join(parts)})" if parts else name)
+    return out
+
+
+def _per_flow(result: RunResult, column: str, scale: float) -> list[pd.DataFrame]:
+    s = result.samples[["flow", "t_s", column]].dropna()
+    if not len(s):
+        return []
+    return [
+        pd.DataFrame({"series": flow, "t_s": part["t_s"], "value": part[column] * scale})
+        for flow, part in s.sort_values("t_s").groupby("flow", sort=True)
+    ]
+
+
+def run_panel_data(result: RunResult, smooth_s: float | None = None) -> pd.DataFrame:
+    """The data of the run panel in tidy form: ``panel``, ``series`` (a flow id, or
+    ``queue``/``drops``/``jfi``), ``t_s``, ``value`` (in the panel's unit, see ``PANELS``).
+    Panels without data (no cwnd from iperf3 files, no queue outside the simulator) have
+    no rows. ``smooth_s`` re-bins throughput (``smooth_throughput``) before plotting."""
+    parts: list[pd.DataFrame] = []
+
+    def add(panel: str, frames: list[pd.DataFrame]) -> None:
+        for fr in frames:
+            parts.append(fr.assign(panel=panel))
+
+    thr = result.samples if smooth_s is None else smooth_throughput(result.samples, smooth_s)
+    add("throughput", _per_flow(RunResult(result.flows, thr), "throughput_bps", 1e-6))
+    add("cwnd", _per_flow(result, "cwnd_bytes", 1e-3))
+    add("rtt", _per_flow(result, "srtt_s", 1e3))
+    link = result.link
+    if len(link) and link["queue_bytes"].notna().any():
+        q = link.dropna(subset=["queue_bytes"])
+        add(
+            "queue",
+            [pd.DataFrame({"series": "queue", "t_s": q["t_s"], "value": q["queue_bytes"] / 1e3})],
+        )
+        d = q[q["drops"].fillna(0) > 0]
+        add(
+            "queue",
+            [pd.DataFrame({"series": "drops", "t_s": d["t_s"], "value": d["queue_bytes"] / 1e3})],
+        )
+    span = result.data_span()
+    if span is not None and result.flows["flow"].nunique() > 1:
+        it = result.interval_throughputs(span)
+        if len(it):
+            jfi = jain_series(it.to_numpy(dtype=float))
+            add("jfi", [pd.DataFrame({"series": "jfi", "t_s": it.index, "value": jfi}).dropna()])
+    cols = ["panel", "series", "t_s", "value"]
+    if not parts:
+        return pd.DataFrame(columns=cols)
+    return pd.concat(parts, ignore_index=True)[cols]
+
+
+@plain_text
+def run_panel(
+    result: RunResult,
+    path: str | Path,
+    data: pd.DataFrame,
+    panels: list[str] | None = None,
+    window: tuple[float, float] | None = None,
+    stamp: str | None = None,
+) -> Figure:
+    """Draw ``data`` (``run_panel_data``) as panels sharing the time axis, the measurement
+    window shaded, into ``path`` (PNG, SVG or PDF by suffix); panels without data are left
+    out. ``stamp`` (e.g. "INVALID") is written across the figure. Returns the (closed)
+    figure, whose axes tests can inspect."""
+    wanted = [p for p in (panels or list(PANELS)) if (data["panel"] == p).any()]
+    if not wanted:
+        raise ValueError("no panel has data to draw")
+    legend = flow_legend(result)
+    fig, axes = plt.subplots(
+        len(wanted), 1, sharex=True, figsize=(8, 1.9 * len(wanted) + 0.8), squeeze=False
+    )
+    lo, hi = window if window is not None else result.default_window()
+    colours: dict[Any, Any] = {}
+    for ax, panel in zip(axes[:, 0], wanted, strict=True):
+        d = data[data["panel"] == panel]
+        for series, part in d.groupby("series", sort=False):
+            x, y = part["t_s"].to_numpy(dtype=float), part["value"].to_numpy(dtype=float)
+            if series == "drops":
+                ax.plot(x, y, "x", color="red", label="drops", markersize=4)
+                continue
+            label = legend.get(series, str(series))
+            kw = {"color": colours[series]} if series in colours else {}
+            (line,) = ax.plot(x, y, label=label, linewidth=1.1, **kw)
+            colours.setdefault(series, line.get_color())
+        ax.axvspan(lo, hi, color="0.92", zorder=0)
+        ax.set_ylabel(PANELS[panel])
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        if panel in ("queue",) or panel == wanted[0]:
+            ax.legend(loc="upper right", fontsize="x-small")
+    axes[-1, 0].set_xlabel("time (s)  —  shaded: measurement window")
+    fig.tight_layout()
+    if stamp:
+        fig.text(
+            0.5,
+            0.5,
+            stamp,
+            fontsize=60,
+            color="red",
+            alpha=0.3,
+            rotation=25,
+            ha="center",
+            va="center",
+            weight="bold",
+        )
+    p = Path(path)
+    try:
+        fig.savefig(p, dpi=120, format=p.suffix.lstrip(".").lower() or "png")
+    finally:
+        plt.close(fig)
+    return fig

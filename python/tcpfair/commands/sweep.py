@@ -276,7 +276,7 @@ def _draw(
     "--aggregate",
     "aggregated",
     is_flag=True,
-    help="With --export: write the per-point aggregates (mean, std, 95 %% CI) instead.",
+    help="With --export: write the per-point aggregates (mean, std, 95 % CI) instead.",
 )
 @click.option(
     "--plot",
