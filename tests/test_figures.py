@@ -1,0 +1,157 @@
+"""The run panel (issue 12 §1): what it draws, the data written next to it, smoothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from badinput import fails_cleanly
+from click.testing import CliRunner
+
+from tcpfair.cli import cli
+from tcpfair.plots import PANELS, run_panel, run_panel_data, smooth_throughput
+from tcpfair.result import RunResult
+
+SCENARIO = """
+name = "fig"
+duration = "8s"
+seed = 3
+
+[bottleneck]
+rate = "10Mbit"
+
+[[flows]]
+cca = "reno"
+rtt = "20ms"
+label = "short"
+
+[[flows]]
+cca = "cubic"
+rtt = "60ms"
+label = "long"
+"""
+
+MAGIC = {"png": b"\x89PNG\r\n\x1a\n", "svg": b"<svg", "pdf": b"%PDF-"}
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("fig")
+    (d / "s.toml").write_text(SCENARIO)
+    r = CliRunner().invoke(cli, ["run", str(d / "s.toml"), "-o", str(d / "r"), "--smooth", "1s"])
+    assert r.exit_code == 0, r.output
+    return d / "r"
+
+
+def test_panel_and_csv_are_written(run_dir: Path) -> None:
+    assert (run_dir / "run.png").read_bytes().startswith(MAGIC["png"])
+    data = pd.read_csv(run_dir / "run.csv")
+    assert list(data.columns) == ["panel", "series", "t_s", "value"]
+    # the simulator knows every panel's data
+    assert set(data["panel"]) == set(PANELS)
+    # smoothed to 1 s: 8 one-second bins per flow
+    thr = data[data["panel"] == "throughput"]
+    assert sorted(thr.groupby("series").size().tolist()) == [8, 8]
+    assert np.allclose(sorted(set(thr["t_s"])), np.arange(1.0, 9.0))
+
+
+def test_figure_axes_and_csv_match_the_plotted_lines(run_dir: Path, tmp_path: Path) -> None:
+    result = RunResult.load(run_dir)
+    data = run_panel_data(result, smooth_s=1.0)
+    # run.csv (written by `tcpfair run --smooth 1s`) is that data
+    csv = pd.read_csv(run_dir / "run.csv", float_precision="round_trip")
+    assert csv[["panel", "series"]].astype(str).equals(data[["panel", "series"]].astype(str))
+    assert np.array_equal(csv[["t_s", "value"]].to_numpy(), data[["t_s", "value"]].to_numpy())
+    fig = run_panel(result, tmp_path / "p.png", data)
+    axes = fig.get_axes()
+    assert [ax.get_ylabel() for ax in axes] == list(PANELS.values())
+    assert all(ax.get_shared_x_axes().joined(axes[0], ax) for ax in axes)
+    legend = [t.get_text() for t in axes[0].get_legend().get_texts()]
+    assert legend == ["short (reno, 20 ms)", "long (cubic, 60 ms)"]
+    # every plotted point is a row of the CSV, and every row is plotted
+    for ax, panel in zip(axes, PANELS, strict=True):
+        plotted = sorted(
+            (float(x), float(y))
+            for line in ax.get_lines()
+            for x, y in zip(line.get_xdata(), line.get_ydata(), strict=True)
+        )
+        rows = data[data["panel"] == panel]
+        assert plotted == sorted(zip(rows["t_s"], rows["value"], strict=True))
+    # the drops are marked on the queue panel: one marker per interval with a drop
+    drops = [ln for ln in axes[3].get_lines() if ln.get_label() == "drops"]
+    assert len(drops) == 1
+    assert len(drops[0].get_xdata()) == int((result.link["drops"] > 0).sum()) > 0
+
+
+def test_smoothing_keeps_the_bytes() -> None:
+    rng = np.random.default_rng(1)
+    n = 40  # 40 intervals of 0.25 s = 10 s, two flows
+    rows = []
+    for flow in (0, 1):
+        b = rng.integers(0, 50_000, n).astype(float)
+        for i in range(n):
+            rows.append({"flow": flow, "t_s": (i + 1) * 0.25, "dt_s": 0.25, "bytes": b[i]})
+    s = pd.DataFrame(rows)
+    out = smooth_throughput(s, 1.0)
+    assert len(out) == 2 * 10
+    for flow in (0, 1):
+        part = s[s["flow"] == flow]
+        mean_bps = part["bytes"].sum() * 8 / 10.0
+        sm = out[out["flow"] == flow]["throughput_bps"]
+        assert sm.mean() == pytest.approx(mean_bps, rel=1e-12)
+        # the first bin is the first four intervals
+        assert sm.iloc[0] == pytest.approx(part["bytes"].iloc[:4].sum() * 8 / 1.0, rel=1e-12)
+
+
+def test_panels_without_data_are_left_out(run_dir: Path, tmp_path: Path) -> None:
+    full = RunResult.load(run_dir)
+    # as from iperf3 files: no link samples, no cwnd
+    bare = RunResult(full.flows, full.samples.assign(cwnd_bytes=np.nan), meta=full.meta)
+    data = run_panel_data(bare)
+    assert set(data["panel"]) == {"throughput", "rtt", "jfi"}
+    fig = run_panel(bare, tmp_path / "p.png", data)
+    assert [ax.get_ylabel() for ax in fig.get_axes()] == [
+        PANELS["throughput"],
+        PANELS["rtt"],
+        PANELS["jfi"],
+    ]
+
+
+@pytest.mark.parametrize("fmt", ["svg", "pdf"])
+def test_panel_formats_and_single_panel(tmp_path: Path, fmt: str) -> None:
+    (tmp_path / "s.toml").write_text(SCENARIO)
+    args = ["run", str(tmp_path / "s.toml"), "-o", str(tmp_path / "r")]
+    r = CliRunner().invoke(cli, [*args, "--plot-format", fmt, "--panels", "cwnd"])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "r" / f"run.{fmt}").read_bytes()[:200].find(MAGIC[fmt]) >= 0
+    assert set(pd.read_csv(tmp_path / "r" / "run.csv")["panel"]) == {"cwnd"}
+
+
+def test_invalid_run_is_stamped(run_dir: Path, tmp_path: Path) -> None:
+    result = RunResult.load(run_dir)
+    fig = run_panel(result, tmp_path / "p.svg", run_panel_data(result), stamp="INVALID")
+    assert [t.get_text() for t in fig.texts] == ["INVALID"]
+    assert "INVALID" in (tmp_path / "p.svg").read_text()
+
+
+@pytest.mark.parametrize(
+    "option,value,mentions",
+    [
+        ("--smooth", "0s", ["--smooth", "0s", "> 0"]),
+        ("--smooth", "fast", ["--smooth", "fast", "allowed"]),
+        ("--panels", "throughput,bogus", ["--panels", "bogus", "cwnd"]),
+        ("--panels", ",", ["--panels", "allowed"]),
+    ],
+    ids=["smooth-zero", "smooth-no-unit", "panels-unknown", "panels-empty"],
+)
+def test_bad_figure_options(tmp_path: Path, option: str, value: str, mentions: list[str]) -> None:
+    (tmp_path / "s.toml").write_text(SCENARIO)
+    fails_cleanly(
+        ["run", "s.toml", "-o", "out", option, value],
+        mentions=mentions,
+        unchanged=[tmp_path],
+        cwd=tmp_path,
+    )
+    assert not (tmp_path / "out").exists()
