@@ -240,7 +240,7 @@ def _draw(
     store: Any, sweep: str, backend: str, plots: list[Any], out: Path, formats: list[str]
 ) -> list[Path]:
     from ..aggregate import aggregate
-    from ..surfaces import line_figure, surface_figure
+    from ..surfaces import PlotStyle, line_figure, surface_figure
 
     table = store.table(sweep=sweep, backend=backend)
     axes = store.sweep_axes(sweep, backend)
@@ -254,10 +254,13 @@ def _draw(
                 f"plots: unknown metric {p.metric!r}; metrics: {', '.join(dict.fromkeys(agg['metric']))}"
             )
         title = f"{sweep} ({backend})"
+        style = PlotStyle(p.title, p.xlabel, p.ylabel, p.log_x, p.log_y)
         if p.kind == "surface":
-            paths += surface_figure(agg, p.metric, p.x, p.y, out, formats, title=title)
+            paths += surface_figure(agg, p.metric, p.x, p.y, out, formats, title=title, style=style)
         else:
-            paths += line_figure(agg, p.metric, p.x, out, by=p.by, formats=formats, title=title)
+            paths += line_figure(
+                agg, p.metric, p.x, out, by=p.by, formats=formats, title=title, style=style
+            )
     return paths
 
 
