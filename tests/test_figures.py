@@ -155,3 +155,135 @@ def test_bad_figure_options(tmp_path: Path, option: str, value: str, mentions: l
         cwd=tmp_path,
     )
     assert not (tmp_path / "out").exists()
+
+
+# --------------------------------------------------------------------------- sweep figures
+SWEEP = """
+name = "figsweep"
+repeats = 2
+
+[base]
+name = "figsweep"
+duration = "6s"
+[base.bottleneck]
+rate = "10Mbit"
+[[base.flows]]
+cca = "reno"
+rtt = "20ms"
+[[base.flows]]
+cca = "reno"
+rtt = "20ms"
+
+[axes]
+"flows.1.rtt" = ["20ms", "80ms"]
+"flows.1.cca" = ["reno", "cubic"]
+
+[[plots]]
+kind = "line"
+metric = "thr_g1_bps"
+x = "flows.1.rtt"
+by = "flows.1.cca"
+{extra}
+"""
+
+
+@pytest.mark.parametrize(
+    "axis,values,label",
+    [
+        ("flows.1.rtt", ["20ms", "40ms"], "RTT of flow 2 (ms)"),
+        ("flows.0.cca", ["reno", "cubic"], "algorithm of flow 1"),
+        ("bottleneck.buffer", ["0.5bdp", "2bdp"], "buffer (× BDP)"),
+        ("bottleneck.buffer", ["10pkt", "20pkt"], "buffer (packets)"),
+        ("bottleneck.rate", ["10Mbit", "100Mbit"], "bottleneck rate (Mbit/s)"),
+        ("something.new", [1, 2], "something.new"),
+    ],
+)
+def test_axis_labels_in_words(axis: str, values: list[object], label: str) -> None:
+    from tcpfair.surfaces import axis_label
+
+    assert axis_label(axis, values) == label
+
+
+def test_metric_labels_name_the_flow_as_users_do() -> None:
+    from tcpfair.surfaces import metric_label
+
+    assert metric_label("thr_g1_bps") == "throughput of flow 2 (Mbit/s)"
+    assert metric_label("utilization") == "link utilization (%)"
+    assert metric_label("mean:vegas") == "mean throughput of vegas (Mbit/s)"
+
+
+def test_sweep_line_plot_style_colours_and_csv(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tcpfair.surfaces as surfaces
+
+    figs: list[object] = []
+    save = surfaces._save
+
+    def keep(fig: object, *args: object, **kw: object) -> list[Path]:
+        figs.append(fig)
+        return save(fig, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(surfaces, "_save", keep)
+    extra = 'title = "My title"\nylabel = "goodput (Mbit/s)"\nlog_x = true'
+    (tmp_path / "sw.toml").write_text(SWEEP.format(extra=extra))
+    store = tmp_path / "store"
+    args = ["sweep", str(tmp_path / "sw.toml"), "-o", str(store), "-j", "1", "--no-progress"]
+    r = CliRunner().invoke(cli, [*args, "--format", "png"])
+    assert r.exit_code == 0, r.output
+    (fig,) = figs
+    (ax,) = fig.get_axes()  # type: ignore[attr-defined]
+    assert ax.get_title() == "My title"
+    assert ax.get_ylabel() == "goodput (Mbit/s)"
+    assert ax.get_xlabel() == "RTT of flow 2 (ms)"
+    assert ax.get_xscale() == "log"
+    colours = {ln.get_label(): ln.get_color() for ln in ax.get_lines()}
+    assert colours == {"reno": "#1f77b4", "cubic": "#ff7f0e"}
+    # the CSV beside the figure is what is plotted, in Mbit/s, and equals the store's means
+    out = store / "figures" / "figsweep"
+    assert (out / "thr_g1_bps-vs-flows.1.rtt.png").read_bytes().startswith(MAGIC["png"])
+    csv = pd.read_csv(out / "thr_g1_bps-vs-flows.1.rtt.csv", float_precision="round_trip")
+    for ln in ax.get_lines():
+        rows = csv[csv["flows.1.cca"] == ln.get_label()]
+        assert list(ln.get_ydata()) == list(rows["mean (Mbit/s)"])
+    agg = tmp_path / "agg.csv"
+    r = CliRunner().invoke(cli, ["results", str(store), "--export", str(agg), "--aggregate"])
+    assert r.exit_code == 0, r.output
+    a = pd.read_csv(agg)
+    a = a[a["metric"] == "thr_g1_bps"].set_index(["flows.1.cca", "flows.1.rtt"])["mean"]
+    for _, row in csv.iterrows():
+        bps = a[(row["flows.1.cca"], row["flows.1.rtt"])]
+        assert row["mean (Mbit/s)"] == pytest.approx(bps / 1e6, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "extra,mentions",
+    [
+        ('log_x = "yes"', ["plots.0.log_x", "'yes'", "true or false"]),
+        ("title = 3", ["plots.0.title", "3", "one line of text"]),
+        ('xlabel = "a\\nb"', ["plots.0.xlabel", "one line of text"]),
+        ('x2label = "a"', ["plots.0", "x2label", "ylabel"]),
+        ('by = "flows.1.rtt"\nx = "flows.1.cca"\nlog_x = true', ["plots.0.log_x", "positive"]),
+    ],
+    ids=["log-not-bool", "title-not-text", "label-two-lines", "unknown-key", "log-of-names"],
+)
+def test_bad_plot_style_keys(tmp_path: Path, extra: str, mentions: list[str]) -> None:
+    text = SWEEP.format(extra=extra)
+    if "\nx = " in extra:  # replace x and by rather than repeat them
+        text = text.replace('x = "flows.1.rtt"\nby = "flows.1.cca"\n', "")
+    (tmp_path / "sw.toml").write_text(text)
+    fails_cleanly(
+        ["sweep", "sw.toml", "--dry-run"], mentions=mentions, unchanged=[tmp_path], cwd=tmp_path
+    )
+
+
+def test_log_scale_on_a_surface_is_refused(tmp_path: Path) -> None:
+    text = SWEEP.format(extra="").replace('kind = "line"', 'kind = "surface"')
+    text = text.replace('by = "flows.1.cca"', 'y = "flows.1.cca"\nlog_y = true')
+    (tmp_path / "sw.toml").write_text(text)
+    fails_cleanly(
+        ["sweep", "sw.toml", "--dry-run"],
+        mentions=["plots.0.log_y", "line plots only"],
+        unchanged=[tmp_path],
+        cwd=tmp_path,
+    )

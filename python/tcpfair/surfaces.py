@@ -47,6 +47,7 @@ KEY_NAMES = {
     "rtt": "RTT",
     "cca": "algorithm",
     "count": "number of connections",
+    "streams": "parallel streams",
     "start": "start",
     "size": "transfer size",
     "rate": "bottleneck rate",
