@@ -287,3 +287,18 @@ def test_log_scale_on_a_surface_is_refused(tmp_path: Path) -> None:
         unchanged=[tmp_path],
         cwd=tmp_path,
     )
+
+
+def test_fairness_plot_as_a_panel(tmp_path: Path) -> None:
+    src = Path(__file__).parent.parent / "examples" / "lab10-parallel-P4.json"
+    out = tmp_path / "f.svg"
+    args = ["fairness", str(src), "--plot", str(out), "--panels", "throughput,queue,jfi"]
+    r = CliRunner().invoke(cli, [*args, "--smooth", "2s"])
+    assert r.exit_code == 0, r.output
+    assert out.read_bytes()[:200].find(MAGIC["svg"]) >= 0
+    data = pd.read_csv(tmp_path / "f.csv")
+    # iperf3 reports have no bottleneck queue: that panel is left out, not drawn empty
+    assert set(data["panel"]) == {"throughput", "jfi"}
+    # four streams, 20 s re-binned to 2 s
+    assert data[data["panel"] == "throughput"].groupby("series").size().tolist() == [10] * 4
+    fails_cleanly(["fairness", str(src), "--smooth", "1s"], mentions=["--plot"])

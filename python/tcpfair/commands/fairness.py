@@ -61,6 +61,19 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 )
 @click.option("--force", is_flag=True, help="Replace an existing --plot file.")
 @click.option(
+    "--panels",
+    default=None,
+    metavar="LIST",
+    help="Make --plot the run panel: comma-separated throughput,cwnd,rtt,queue,jfi (those "
+    "with data are drawn); its data goes to a .csv of the same name.",
+)
+@click.option(
+    "--smooth",
+    default=None,
+    metavar="DURATION",
+    help="With --plot: the run panel, throughput averaged over DURATION (e.g. 1s).",
+)
+@click.option(
     "--label",
     "labels",
     multiple=True,
@@ -94,6 +107,8 @@ def fairness(
     fmt: str,
     plot: Path | None,
     force: bool,
+    panels: str | None,
+    smooth: str | None,
     labels: tuple[str, ...],
     by: str,
     capacity: str | None,
@@ -124,10 +139,18 @@ def fairness(
             f"--plot {plot}: unknown figure type {plot.suffix or '(none)'!r}; "
             f"use one of {', '.join(PLOT_SUFFIXES)}"
         )
+    from .run import figure_options
+
+    smooth_s, panel_list = figure_options(smooth, panels)
+    as_panel = panels is not None or smooth is not None
+    if as_panel and plot is None:
+        raise UserError("--panels/--smooth draw the run panel: give --plot OUT.png too")
     if plot is not None:
         from ..outputs import check_file_target
 
         check_file_target(plot, force=force, option="--plot")
+        if as_panel:
+            check_file_target(plot.with_suffix(".csv"), force=force, option="--plot")
     cap_bps: float | None = None
     if capacity is not None:
         from ..units import UnitError, parse_rate
@@ -161,14 +184,20 @@ def fairness(
     if plot is not None:
         from ..outputs import write_file
         from ..plots import throughput_over_time
+        from .run import write_panel
 
         window = tuple(report["window"])
-        figure = write_file(
-            plot,
-            lambda p: throughput_over_time(result, p, by=by, window=window),
-            force=force,
-            option="--plot",
-        )
+        if as_panel:
+            figure = write_panel(
+                result, plot, smooth_s, panel_list, force=force, option="--plot", window=window
+            )
+        else:
+            figure = write_file(
+                plot,
+                lambda p: throughput_over_time(result, p, by=by, window=window),
+                force=force,
+                option="--plot",
+            )
         report["figure"] = str(figure)
 
     if fmt == "json":

@@ -98,7 +98,7 @@ def run(
     from ..outputs import default_run_target, run_target, write_file
 
     sc = load_scenario(file_or_builtin(scenario, "scenario"), list(overrides))
-    smooth_s, panel_list = _figure_options(smooth, panels)
+    smooth_s, panel_list = figure_options(smooth, panels)
     be = get_backend(backend)
     be.check(sc)
     # where the result goes is decided before the run (a kernel run takes minutes)
@@ -128,7 +128,7 @@ def run(
             return p
 
         figure = write_file(out / "throughput.png", draw, option="figure")
-        panel = _write_panel(result, out, smooth_s, panel_list, plot_format)
+        panel = write_panel(result, out / f"run.{plot_format}", smooth_s, panel_list)
     if fmt == "json":
         click.echo(
             json.dumps(
@@ -156,9 +156,7 @@ def run(
     _exit_if_invalid(result.meta, out, accept_invalid)
 
 
-def _figure_options(
-    smooth: str | None, panels: str | None
-) -> tuple[float | None, list[str] | None]:
+def figure_options(smooth: str | None, panels: str | None) -> tuple[float | None, list[str] | None]:
     """``--smooth`` in seconds and ``--panels`` as a list, checked before the run."""
     from ..plots import PANELS
     from ..units import UnitError, parse_time
@@ -180,11 +178,18 @@ def _figure_options(
     return smooth_s, panel_list
 
 
-def _write_panel(
-    result: Any, out: Path, smooth_s: float | None, panels: list[str] | None, fmt: str
+def write_panel(
+    result: Any,
+    path: Path,
+    smooth_s: float | None,
+    panels: list[str] | None,
+    *,
+    force: bool = False,
+    option: str = "figure",
+    window: tuple[float, float] | None = None,
 ) -> Path | None:
-    """run.<fmt> and run.csv (the plotted data) in ``out``, each written atomically; None
-    when no requested panel has data."""
+    """The run panel at ``path`` and its data (a CSV of the same name) beside it, each
+    written atomically; None when no requested panel has data."""
     from ..outputs import write_file
     from ..plots import run_panel, run_panel_data
 
@@ -195,13 +200,14 @@ def _write_panel(
         click.echo("note: no requested panel has data; run panel not written", err=True)
         return None
     stamp = None if result.meta.get("valid", True) else "INVALID"
-    path = write_file(
-        out / f"run.{fmt}",
-        lambda p: run_panel(result, p, data, panels=wanted, stamp=stamp),
-        option="figure",
+    csv = path.with_suffix(".csv")
+    write_file(csv, lambda p: data.to_csv(p, index=False), force=force, option=option)
+    return write_file(
+        path,
+        lambda p: run_panel(result, p, data, panels=wanted, window=window, stamp=stamp),
+        force=force,
+        option=option,
     )
-    write_file(out / "run.csv", lambda p: data.to_csv(p, index=False), option="figure")
-    return path
 
 
 def _exit_if_invalid(meta: dict[str, Any], out: Path, accept_invalid: bool) -> None:
