@@ -19,7 +19,7 @@ import click
 import numpy as np
 import pandas as pd
 
-from . import UserError, friendly_errors
+from . import UserError, friendly_errors, table_console
 
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 
@@ -328,13 +328,10 @@ def _fmt(v: float | None, spec: str) -> str:
 
 
 def _print_table(report: dict[str, Any], per_interval: bool) -> None:
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console()
-    if not console.is_terminal:  # piped or captured: do not fold long labels at 80 columns
-        console = Console(width=160)
+    console = table_console(160)
     lo, hi = report["window"]
     t = Table(title=f"fairness over {lo:g}–{hi:g} s")
     cols = [

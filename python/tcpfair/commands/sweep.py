@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from . import UserError, file_or_builtin, friendly_errors
+from . import UserError, file_or_builtin, friendly_errors, table_console
 
 FORMAT_HELP = "Figure formats, comma-separated: png, svg, pdf."
 
@@ -397,14 +397,11 @@ def _write_table(df: Any, tmp: Path, export: Path) -> None:
 
 
 def _print_overview(s: Any, sweep_name: str | None, backend: str | None) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     from ..aggregate import aggregate
 
-    console = Console()
-    if not console.is_terminal:  # a pipe or file: do not squeeze the table into 80 columns
-        console = Console(width=200)
+    console = table_console()
     pairs = [(n, b) for n, b in s.sweeps() if (sweep_name in (None, n)) and (backend in (None, b))]
     if not pairs:
         raise UserError(
