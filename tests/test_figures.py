@@ -302,3 +302,34 @@ def test_fairness_plot_as_a_panel(tmp_path: Path) -> None:
     # four streams, 20 s re-binned to 2 s
     assert data[data["panel"] == "throughput"].groupby("series").size().tolist() == [10] * 4
     fails_cleanly(["fairness", str(src), "--smooth", "1s"], mentions=["--plot"])
+
+
+def test_results_help_shows_a_plain_percent() -> None:
+    r = CliRunner().invoke(cli, ["results", "--help"], terminal_width=200)
+    assert r.exit_code == 0
+    assert "%%" not in r.output and "95 % CI" in r.output
+
+
+def test_heatmap_cells_in_readable_units(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tcpfair.surfaces as surfaces
+
+    figs: list[object] = []
+    save = surfaces._save
+    monkeypatch.setattr(
+        surfaces, "_save", lambda fig, *a, **k: (figs.append(fig), save(fig, *a, **k))[1]
+    )
+    text = SWEEP.format(extra="").replace('kind = "line"', 'kind = "surface"')
+    text = text.replace('by = "flows.1.cca"', 'y = "flows.1.cca"')
+    (tmp_path / "sw.toml").write_text(text)
+    store = tmp_path / "store"
+    args = ["sweep", str(tmp_path / "sw.toml"), "-o", str(store), "-j", "1", "--no-progress"]
+    assert CliRunner().invoke(cli, [*args, "--format", "png"]).exit_code == 0
+    (fig,) = figs
+    heat = fig.get_axes()[0]  # type: ignore[attr-defined]
+    cells = sorted(float(t.get_text()) for t in heat.texts)
+    grid = pd.read_csv(store / "figures" / "figsweep" / "thr_g1_bps-surface.csv")
+    col = "mean throughput of flow 2 (Mbit/s)"
+    assert list(grid.columns) == ["flows.1.cca", "flows.1.rtt", col]
+    # a cell shows Mbit/s to one decimal (10 Mbit/s link: a flow gets between 0 and 10)
+    assert cells == sorted(round(v, 1) for v in grid[col])
+    assert all(0 < c <= 10 for c in cells)
