@@ -333,3 +333,18 @@ def test_heatmap_cells_in_readable_units(tmp_path: Path, monkeypatch: pytest.Mon
     # a cell shows Mbit/s to one decimal (10 Mbit/s link: a flow gets between 0 and 10)
     assert cells == sorted(round(v, 1) for v in grid[col])
     assert all(0 < c <= 10 for c in cells)
+
+
+@pytest.mark.parametrize("by", ["flow", "group"])
+def test_throughput_figure_legend_names_the_algorithm(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, by: str
+) -> None:
+    import tcpfair.plots as plots
+
+    figs: list[object] = []
+    close = plots.plt.close
+    monkeypatch.setattr(plots.plt, "close", lambda fig: (figs.append(fig), close(fig))[1])
+    plots.throughput_over_time(RunResult.load(run_dir), tmp_path / "t.png", by=by)
+    (fig,) = figs
+    texts = [t.get_text() for t in fig.get_axes()[0].get_legend().get_texts()]  # type: ignore[attr-defined]
+    assert texts == ["short (reno, 20 ms)", "long (cubic, 60 ms)", "measurement window"]

@@ -61,17 +61,20 @@ def throughput_over_time(
     group_labels = result.meta.get("group_labels", {}) if result.meta else {}
     fig, ax = plt.subplots(figsize=(8, 4.5))
     key = "group" if by == "group" else "flow"
+    per_flow = flow_legend(result)
+    first = result.flows.drop_duplicates("group").set_index("group")
     for k, part in s.groupby(key):
         if key == "group":
             # streams of one group report a few ms apart: sum them on a common grid
             delta = float(part["dt_s"].median()) or 1.0
             t = (part["t_s"] / delta).round() * delta
             series = part.groupby(t)["throughput_bps"].sum() / 1e6
-            label = group_labels.get(str(k), part["label"].iloc[0])
+            name = str(group_labels.get(str(k), part["label"].iloc[0]))
+            label = _with_detail(name, _flow_detail(first.loc[k]))
         else:
             series = part.set_index("t_s")["throughput_bps"].sort_index() / 1e6
-            label = f"{part['label'].iloc[0]} (flow {k})"
-        ax.plot(series.index, series.to_numpy(), label=legend_text(label), linewidth=1.2)
+            label = per_flow[k]
+        ax.plot(series.index, series.to_numpy(), label=label, linewidth=1.2)
     lo, hi = window if window is not None else result.default_window()
     ax.axvspan(lo, hi, color="0.9", zorder=0, label="measurement window")
     ax.set_xlabel("time (s)")
@@ -158,18 +161,27 @@ def smooth_throughput(samples: pd.DataFrame, width_s: float) -> pd.DataFrame:
     )
 
 
+def _flow_detail(row: pd.Series) -> str:
+    """ "cca, rtt" of a flows row; the parts that are unknown left out."""
+    parts = [str(row["cca"])] if isinstance(row.get("cca"), str) and row["cca"] else []
+    rtt = row.get("rtt_s")
+    if rtt is not None and np.isfinite(float(rtt)):
+        parts.append(f"{float(rtt) * 1e3:g} ms")
+    return ", ".join(parts)
+
+
+def _with_detail(name: str, detail: str) -> str:
+    return legend_text(f"{name} ({detail})" if detail else name)
+
+
 def flow_legend(result: RunResult) -> dict[Any, str]:
     """Legend entry of each flow: "label (cca, rtt)", with the flow id when labels repeat."""
     f = result.flows
     repeated = f["label"].duplicated(keep=False)
     out: dict[Any, str] = {}
     for (_, row), rep in zip(f.iterrows(), repeated, strict=True):
-        parts = [str(row["cca"])] if isinstance(row.get("cca"), str) and row["cca"] else []
-        rtt = row.get("rtt_s")
-        if rtt is not None and np.isfinite(float(rtt)):
-            parts.append(f"{float(rtt) * 1e3:g} ms")
         name = f"{row['label']} #{row['flow']}" if rep else str(row["label"])
-        out[row["flow"]] = legend_text(f"{name} ({', '.join(parts)})" if parts else name)
+        out[row["flow"]] = _with_detail(name, _flow_detail(row))
     return out
 
 
