@@ -460,7 +460,7 @@ def difference_figure(
             f"{tested} tested"
         )
         fig.subplots_adjust(left=0.07, right=0.97, bottom=0.2, top=0.88, wspace=0.25)
-        paths += _save(
-            fig, Path(out) / f"{_metric_file(c.metric)}-difference{_slug(where)}", formats
-        )
+        data = grid.stack(future_stack=True).rename("W").reset_index()
+        base = Path(out) / f"{_metric_file(c.metric)}-difference{_slug(where)}"
+        paths += _save(fig, base, formats, data)
     return paths
