@@ -11,7 +11,7 @@ from badinput import fails_cleanly
 from click.testing import CliRunner
 
 from tcpfair.cli import cli
-from tcpfair.plots import PANELS, run_panel, run_panel_data, smooth_throughput
+from tcpfair.plots import DEFAULT_PANELS, PANELS, run_panel, run_panel_data, smooth_throughput
 from tcpfair.result import RunResult
 
 SCENARIO = """
@@ -50,7 +50,7 @@ def test_panel_and_csv_are_written(run_dir: Path) -> None:
     data = pd.read_csv(run_dir / "run.csv")
     assert list(data.columns) == ["panel", "series", "t_s", "value"]
     # the simulator knows every panel's data
-    assert set(data["panel"]) == set(PANELS)
+    assert list(dict.fromkeys(data["panel"])) == list(DEFAULT_PANELS)
     # smoothed to 1 s: 8 one-second bins per flow
     thr = data[data["panel"] == "throughput"]
     assert sorted(thr.groupby("series").size().tolist()) == [8, 8]
@@ -66,12 +66,12 @@ def test_figure_axes_and_csv_match_the_plotted_lines(run_dir: Path, tmp_path: Pa
     assert np.array_equal(csv[["t_s", "value"]].to_numpy(), data[["t_s", "value"]].to_numpy())
     fig = run_panel(result, tmp_path / "p.png", data)
     axes = fig.get_axes()
-    assert [ax.get_ylabel() for ax in axes] == list(PANELS.values())
+    assert [ax.get_ylabel() for ax in axes] == [PANELS[p] for p in DEFAULT_PANELS]
     assert all(ax.get_shared_x_axes().joined(axes[0], ax) for ax in axes)
     legend = [t.get_text() for t in axes[0].get_legend().get_texts()]
     assert legend == ["short (reno, 20 ms)", "long (cubic, 60 ms)"]
     # every plotted point is a row of the CSV, and every row is plotted
-    for ax, panel in zip(axes, PANELS, strict=True):
+    for ax, panel in zip(axes, DEFAULT_PANELS, strict=True):
         plotted = sorted(
             (float(x), float(y))
             for line in ax.get_lines()
@@ -348,3 +348,13 @@ def test_throughput_figure_legend_names_the_algorithm(
     (fig,) = figs
     texts = [t.get_text() for t in fig.get_axes()[0].get_legend().get_texts()]  # type: ignore[attr-defined]
     assert texts == ["short (reno, 20 ms)", "long (cubic, 60 ms)", "measurement window"]
+
+
+def test_queue_in_packets_on_request(run_dir: Path, tmp_path: Path) -> None:
+    result = RunResult.load(run_dir)
+    data = run_panel_data(result, panels=["queue_pkts", "throughput"])
+    assert list(dict.fromkeys(data["panel"])) == ["queue_pkts", "throughput"]
+    q = data[(data["panel"] == "queue_pkts") & (data["series"] == "queue")]
+    assert list(q["value"]) == list(result.link["queue_pkts"].astype(float))
+    fig = run_panel(result, tmp_path / "q.png", data, panels=["queue_pkts", "throughput"])
+    assert [ax.get_ylabel() for ax in fig.get_axes()] == ["queue (packets)", PANELS["throughput"]]

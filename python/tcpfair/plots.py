@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -130,8 +130,12 @@ PANELS: dict[str, str] = {
     "cwnd": "cwnd (kB)",
     "rtt": "RTT (ms)",
     "queue": "queue (kB)",
+    "queue_pkts": "queue (packets)",
     "jfi": "JFI per interval",
 }
+
+#: the panels drawn when none are named (the queue in bytes, not also in packets)
+DEFAULT_PANELS = ("throughput", "cwnd", "rtt", "queue", "jfi")
 
 
 def smooth_throughput(samples: pd.DataFrame, width_s: float) -> pd.DataFrame:
@@ -195,11 +199,14 @@ def _per_flow(result: RunResult, column: str, scale: float) -> list[pd.DataFrame
     ]
 
 
-def run_panel_data(result: RunResult, smooth_s: float | None = None) -> pd.DataFrame:
+def run_panel_data(
+    result: RunResult, smooth_s: float | None = None, panels: Sequence[str] = DEFAULT_PANELS
+) -> pd.DataFrame:
     """The data of the run panel in tidy form: ``panel``, ``series`` (a flow id, or
-    ``queue``/``drops``/``jfi``), ``t_s``, ``value`` (in the panel's unit, see ``PANELS``).
-    Panels without data (no cwnd from iperf3 files, no queue outside the simulator) have
-    no rows. ``smooth_s`` re-bins throughput (``smooth_throughput``) before plotting."""
+    ``queue``/``drops``/``jfi``), ``t_s``, ``value`` (in the panel's unit, see ``PANELS``),
+    for ``panels`` in that order. Panels without data (no cwnd from iperf3 files, no queue
+    outside the simulator) have no rows. ``smooth_s`` re-bins throughput
+    (``smooth_throughput``) before plotting."""
     parts: list[pd.DataFrame] = []
 
     def add(panel: str, frames: list[pd.DataFrame]) -> None:
@@ -210,18 +217,8 @@ def run_panel_data(result: RunResult, smooth_s: float | None = None) -> pd.DataF
     add("throughput", _per_flow(RunResult(result.flows, thr), "throughput_bps", 1e-6))
     add("cwnd", _per_flow(result, "cwnd_bytes", 1e-3))
     add("rtt", _per_flow(result, "srtt_s", 1e3))
-    link = result.link
-    if len(link) and link["queue_bytes"].notna().any():
-        q = link.dropna(subset=["queue_bytes"])
-        add(
-            "queue",
-            [pd.DataFrame({"series": "queue", "t_s": q["t_s"], "value": q["queue_bytes"] / 1e3})],
-        )
-        d = q[q["drops"].fillna(0) > 0]
-        add(
-            "queue",
-            [pd.DataFrame({"series": "drops", "t_s": d["t_s"], "value": d["queue_bytes"] / 1e3})],
-        )
+    for panel, column, scale in (("queue", "queue_bytes", 1e-3), ("queue_pkts", "queue_pkts", 1)):
+        add(panel, _queue(result.link, column, scale))
     span = result.data_span()
     if span is not None and result.flows["flow"].nunique() > 1:
         it = result.interval_throughputs(span)
@@ -231,7 +228,25 @@ def run_panel_data(result: RunResult, smooth_s: float | None = None) -> pd.DataF
     cols = ["panel", "series", "t_s", "value"]
     if not parts:
         return pd.DataFrame(columns=cols)
-    return pd.concat(parts, ignore_index=True)[cols]
+    out = pd.concat(parts, ignore_index=True)[cols]
+    order = {p: i for i, p in enumerate(panels)}
+    out = out[out["panel"].isin(order)]
+    return out.sort_values("panel", key=lambda c: c.map(order), kind="stable").reset_index(
+        drop=True
+    )
+
+
+def _queue(link: pd.DataFrame, column: str, scale: float) -> list[pd.DataFrame]:
+    """The bottleneck queue (``column`` × ``scale``) and, as series ``drops``, its value at
+    the samples whose interval had drops; nothing when the link was not sampled."""
+    if not len(link) or column not in link or not link[column].notna().any():
+        return []
+    q = link.dropna(subset=[column])
+    d = q[q["drops"].fillna(0) > 0]
+    return [
+        pd.DataFrame({"series": "queue", "t_s": q["t_s"], "value": q[column] * scale}),
+        pd.DataFrame({"series": "drops", "t_s": d["t_s"], "value": d[column] * scale}),
+    ]
 
 
 @plain_text
@@ -247,7 +262,7 @@ def run_panel(
     window shaded, into ``path`` (PNG, SVG or PDF by suffix); panels without data are left
     out. ``stamp`` (e.g. "INVALID") is written across the figure. Returns the (closed)
     figure, whose axes tests can inspect."""
-    wanted = [p for p in (panels or list(PANELS)) if (data["panel"] == p).any()]
+    wanted = [p for p in (panels or DEFAULT_PANELS) if (data["panel"] == p).any()]
     if not wanted:
         raise ValueError("no panel has data to draw")
     legend = flow_legend(result)
@@ -271,7 +286,7 @@ def run_panel(
         ax.set_ylabel(PANELS[panel])
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
-        if panel in ("queue",) or panel == wanted[0]:
+        if panel in ("queue", "queue_pkts") or panel == wanted[0]:
             ax.legend(loc="upper right", fontsize="x-small")
     axes[-1, 0].set_xlabel("time (s)  —  shaded: measurement window")
     fig.tight_layout()

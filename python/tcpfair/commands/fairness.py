@@ -64,7 +64,7 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg")
     "--panels",
     default=None,
     metavar="LIST",
-    help="Make --plot the run panel: comma-separated throughput,cwnd,rtt,queue,jfi (those "
+    help="Make --plot the run panel: comma-separated throughput,cwnd,rtt,jfi (those "
     "with data are drawn); its data goes to a .csv of the same name.",
 )
 @click.option(

@@ -56,8 +56,8 @@ EXIT_INVALID = 3
     "--panels",
     default=None,
     metavar="LIST",
-    help="Panels of run.png, comma-separated: throughput,cwnd,rtt,queue,jfi (default: all "
-    "that have data).",
+    help="Panels of run.png, comma-separated: throughput,cwnd,rtt,queue,queue_pkts,jfi "
+    "(default: all but queue_pkts, those that have data).",
 )
 @click.option(
     "--plot-format",
@@ -191,11 +191,10 @@ def write_panel(
     """The run panel at ``path`` and its data (a CSV of the same name) beside it, each
     written atomically; None when no requested panel has data."""
     from ..outputs import write_file
-    from ..plots import run_panel, run_panel_data
+    from ..plots import DEFAULT_PANELS, run_panel, run_panel_data
 
-    data = run_panel_data(result, smooth_s)
-    wanted = panels or list(dict.fromkeys(data["panel"]))
-    data = data[data["panel"].isin(wanted)]
+    wanted = panels or list(DEFAULT_PANELS)
+    data = run_panel_data(result, smooth_s, wanted)
     if not len(data):
         click.echo("note: no requested panel has data; run panel not written", err=True)
         return None
