@@ -346,14 +346,14 @@ def line_figure(
             xv, mean = xs[order], s["mean"].to_numpy(float)[order] * scale
             lo = s["lo"].to_numpy(float)[order] * scale
             hi = s["hi"].to_numpy(float)[order] * scale
-            colour = {"color": c} if by and (c := cca_colour(key)) else {}
+            colour = cca_colour(key) if by else None  # None: the next colour of the cycle
             (line,) = ax.plot(
                 xv,
                 mean,
                 marker="o",
                 markersize=3,
                 label=legend_text(key) if by else metric,
-                **colour,
+                color=colour,
             )
             cols = {x: [xs_raw[i] for i in order], "mean": mean, "lo": lo, "hi": hi}
             if unit:
