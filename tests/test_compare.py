@@ -143,13 +143,19 @@ def test_compare_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert "flows.1.cca=newreno: significant at" in out and "flows.1.cca=cubic: significant" in out
     exported = pd.read_csv(tmp_path / "w.csv")
     assert np.allclose(np.sort(exported["W"]), np.sort(w.to_numpy()))
-    figs = sorted(p.name for p in (tmp_path / "A" / "figures" / "compare-s1-vs-s2").iterdir())
+    fig_dir = tmp_path / "A" / "figures" / "compare-s1-vs-s2"
+    figs = sorted(p.name for p in fig_dir.iterdir())
     assert figs == [
+        "jfi-difference-flows.1.cca=cubic.csv",
         "jfi-difference-flows.1.cca=cubic.pdf",
         "jfi-difference-flows.1.cca=cubic.png",
+        "jfi-difference-flows.1.cca=newreno.csv",
         "jfi-difference-flows.1.cca=newreno.pdf",
         "jfi-difference-flows.1.cca=newreno.png",
     ]
+    # each figure's CSV is its grid of W: together, the exported W values
+    drawn = pd.concat(pd.read_csv(p) for p in sorted(fig_dir.glob("*.csv")))["W"].dropna()
+    assert np.allclose(np.sort(drawn), np.sort(exported["W"].dropna()))
 
 
 def test_compare_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -186,9 +186,10 @@ def test_a_sweep_aggregates_and_plots_group_metrics(group_sweep: Path, tmp_path:
         assert list(flows[flows["label"] == "reno"]["start_s"]) == [0.0, 1.0, 0.0]
         vegas = flows[flows["label"] == "vegas"]["start_s"]
         assert 0 < vegas.iloc[0] < 0.5 and (vegas == vegas.iloc[0]).all()
-    # the [[plots]] entry's figure: a file name without the label's '/'
+    # the [[plots]] entry's figure (and its data): a file name without the label's '/'
     figs = sorted(p.name for p in (group_sweep / "figures" / "mixg").iterdir())
     assert figs == [
+        "ratio_vegas_reno-vs-flows.0.streams.csv",
         "ratio_vegas_reno-vs-flows.0.streams.png",
         "ratio_vegas_reno-vs-flows.0.streams.svg",
     ]

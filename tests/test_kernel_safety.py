@@ -379,6 +379,12 @@ def test_an_invalid_run_exits_3_is_saved_and_its_figure_is_marked(
     assert 0.02 < changed.mean() < 0.3
     red = b[changed]
     assert (red[:, 0] > red[:, 1] + 0.2).mean() > 0.9
+    # the run panel too ("INVALID" drawn across it)
+    pa = plt.imread(warn_dir / "run.png")[..., :3]
+    pb = plt.imread(bad_dir / "run.png")[..., :3]
+    stamped = abs(pa - pb).sum(axis=2) > 0.05
+    assert 0.01 < stamped.mean() < 0.3
+    assert (pb[stamped][:, 0] > pb[stamped][:, 1] + 0.2).mean() > 0.9
     # accepted: exit 0, still marked
     ok, ok_dir = _run_cli(tmp_path, monkeypatch, 7.0, "--accept-invalid")
     assert ok.exit_code == 0 and ok.stderr == "", ok.stderr

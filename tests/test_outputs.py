@@ -61,7 +61,11 @@ def test_run_into_an_empty_folder_uses_it(tmp_path: Path) -> None:
     s = write_scenario(tmp_path)
     (tmp_path / "empty").mkdir()
     ok(["run", s, "-o", "empty"], tmp_path)
-    assert {p.name for p in (tmp_path / "empty").iterdir()} == RUN_FILES | {"throughput.png"}
+    assert {p.name for p in (tmp_path / "empty").iterdir()} == RUN_FILES | {
+        "throughput.png",
+        "run.png",
+        "run.csv",
+    }
     assert outputs.is_run_folder(tmp_path / "empty")
     assert hidden(tmp_path) == []
 

@@ -26,3 +26,15 @@ def test_bench_unknown_scenario_is_one_clear_error() -> None:
     res = CliRunner().invoke(cli, ["bench", "--only", "B7"])
     assert res.exit_code == 2
     assert "--only: unknown scenario 'B7'; allowed: A1, A1-sack, N2, N100, N1000, G10" in res.output
+
+
+def test_bench_table_is_not_cut_at_80_columns() -> None:
+    """Captured (not a terminal), every column is printed whole: rich's default 80 columns
+    folded the headers and cut the numbers with '…'."""
+    res = CliRunner().invoke(cli, ["bench", "--only", "N2", "--quick"])
+    assert res.exit_code == 0, res.output
+    assert "…" not in res.output
+    header = next(line for line in res.output.splitlines() if "scenario" in line)
+    for col in ("flows", "wall s", "bottleneck pkts", "events/s", "peak RSS MB", "bytes/flow"):
+        assert col in header
+    assert max(len(line) for line in res.output.splitlines()) > 80

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import matplotlib
+import numpy as np
+import pandas as pd
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
+from .metrics import jain_series  # noqa: E402
 from .result import RunResult  # noqa: E402
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -57,17 +61,20 @@ def throughput_over_time(
     group_labels = result.meta.get("group_labels", {}) if result.meta else {}
     fig, ax = plt.subplots(figsize=(8, 4.5))
     key = "group" if by == "group" else "flow"
+    per_flow = flow_legend(result)
+    first = result.flows.drop_duplicates("group").set_index("group")
     for k, part in s.groupby(key):
         if key == "group":
             # streams of one group report a few ms apart: sum them on a common grid
             delta = float(part["dt_s"].median()) or 1.0
             t = (part["t_s"] / delta).round() * delta
             series = part.groupby(t)["throughput_bps"].sum() / 1e6
-            label = group_labels.get(str(k), part["label"].iloc[0])
+            name = str(group_labels.get(str(k), part["label"].iloc[0]))
+            label = _with_detail(name, _flow_detail(first.loc[k]))
         else:
             series = part.set_index("t_s")["throughput_bps"].sort_index() / 1e6
-            label = f"{part['label'].iloc[0]} (flow {k})"
-        ax.plot(series.index, series.to_numpy(), label=legend_text(label), linewidth=1.2)
+            label = per_flow[k]
+        ax.plot(series.index, series.to_numpy(), label=label, linewidth=1.2)
     lo, hi = window if window is not None else result.default_window()
     ax.axvspan(lo, hi, color="0.9", zorder=0, label="measurement window")
     ax.set_xlabel("time (s)")
@@ -114,3 +121,191 @@ def watermark(path: str | Path, text: str = "INVALID") -> Path:
     finally:
         plt.close(fig)
     return p
+
+
+# --------------------------------------------------------------------------- run panel
+#: the panels of a run figure, top to bottom: name -> y-axis label
+PANELS: dict[str, str] = {
+    "throughput": "throughput (Mbit/s)",
+    "cwnd": "cwnd (kB)",
+    "rtt": "RTT (ms)",
+    "queue": "queue (kB)",
+    "queue_pkts": "queue (packets)",
+    "jfi": "JFI per interval",
+}
+
+#: the panels drawn when none are named (the queue in bytes, not also in packets)
+DEFAULT_PANELS = ("throughput", "cwnd", "rtt", "queue", "jfi")
+
+
+def smooth_throughput(samples: pd.DataFrame, width_s: float) -> pd.DataFrame:
+    """Per-flow throughput re-binned into intervals of ``width_s`` seconds: each bin is
+    Σ bytes·8 / Σ dt of the samples whose midpoint falls in it, so the bytes (and the mean
+    over any span of whole bins) are kept exactly. Columns ``flow``, ``t_s`` (bin end),
+    ``throughput_bps``."""
+    if not width_s > 0:
+        raise ValueError(f"smoothing width must be > 0 s, got {width_s}")
+    mid = samples["t_s"] - samples["dt_s"] / 2
+    tmp = pd.DataFrame(
+        {
+            "flow": samples["flow"].to_numpy(),
+            "bin": np.floor(mid.to_numpy(dtype=float) / width_s).astype(np.int64),
+            "bits": samples["bytes"].to_numpy(dtype=float) * 8,
+            "dt": samples["dt_s"].to_numpy(dtype=float),
+        }
+    )
+    g = tmp.groupby(["flow", "bin"], sort=True)[["bits", "dt"]].sum().reset_index()
+    g = g[g["dt"] > 0]
+    return pd.DataFrame(
+        {
+            "flow": g["flow"].to_numpy(),
+            "t_s": (g["bin"].to_numpy(dtype=float) + 1) * width_s,
+            "throughput_bps": (g["bits"] / g["dt"]).to_numpy(),
+        }
+    )
+
+
+def _flow_detail(row: pd.Series) -> str:
+    """ "cca, rtt" of a flows row; the parts that are unknown left out."""
+    parts = [str(row["cca"])] if isinstance(row.get("cca"), str) and row["cca"] else []
+    rtt = row.get("rtt_s")
+    if rtt is not None and np.isfinite(float(rtt)):
+        parts.append(f"{float(rtt) * 1e3:g} ms")
+    return ", ".join(parts)
+
+
+def _with_detail(name: str, detail: str) -> str:
+    return legend_text(f"{name} ({detail})" if detail else name)
+
+
+def flow_legend(result: RunResult) -> dict[Any, str]:
+    """Legend entry of each flow: "label (cca, rtt)", with the flow id when labels repeat."""
+    f = result.flows
+    repeated = f["label"].duplicated(keep=False)
+    out: dict[Any, str] = {}
+    for (_, row), rep in zip(f.iterrows(), repeated, strict=True):
+        name = f"{row['label']} #{row['flow']}" if rep else str(row["label"])
+        out[row["flow"]] = _with_detail(name, _flow_detail(row))
+    return out
+
+
+def _per_flow(result: RunResult, column: str, scale: float) -> list[pd.DataFrame]:
+    s = result.samples[["flow", "t_s", column]].dropna()
+    if not len(s):
+        return []
+    return [
+        pd.DataFrame({"series": flow, "t_s": part["t_s"], "value": part[column] * scale})
+        for flow, part in s.sort_values("t_s").groupby("flow", sort=True)
+    ]
+
+
+def run_panel_data(
+    result: RunResult, smooth_s: float | None = None, panels: Sequence[str] = DEFAULT_PANELS
+) -> pd.DataFrame:
+    """The data of the run panel in tidy form: ``panel``, ``series`` (a flow id, or
+    ``queue``/``drops``/``jfi``), ``t_s``, ``value`` (in the panel's unit, see ``PANELS``),
+    for ``panels`` in that order. Panels without data (no cwnd from iperf3 files, no queue
+    outside the simulator) have no rows. ``smooth_s`` re-bins throughput
+    (``smooth_throughput``) before plotting."""
+    parts: list[pd.DataFrame] = []
+
+    def add(panel: str, frames: list[pd.DataFrame]) -> None:
+        for fr in frames:
+            parts.append(fr.assign(panel=panel))
+
+    thr = result.samples if smooth_s is None else smooth_throughput(result.samples, smooth_s)
+    add("throughput", _per_flow(RunResult(result.flows, thr), "throughput_bps", 1e-6))
+    add("cwnd", _per_flow(result, "cwnd_bytes", 1e-3))
+    add("rtt", _per_flow(result, "srtt_s", 1e3))
+    for panel, column, scale in (("queue", "queue_bytes", 1e-3), ("queue_pkts", "queue_pkts", 1)):
+        add(panel, _queue(result.link, column, scale))
+    span = result.data_span()
+    if span is not None and result.flows["flow"].nunique() > 1:
+        it = result.interval_throughputs(span)
+        if len(it):
+            jfi = jain_series(it.to_numpy(dtype=float))
+            add("jfi", [pd.DataFrame({"series": "jfi", "t_s": it.index, "value": jfi}).dropna()])
+    cols = ["panel", "series", "t_s", "value"]
+    if not parts:
+        return pd.DataFrame(columns=cols)
+    out = pd.concat(parts, ignore_index=True)[cols]
+    order = {p: i for i, p in enumerate(panels)}
+    out = out[out["panel"].isin(order)]
+    return out.sort_values("panel", key=lambda c: c.map(order), kind="stable").reset_index(
+        drop=True
+    )
+
+
+def _queue(link: pd.DataFrame, column: str, scale: float) -> list[pd.DataFrame]:
+    """The bottleneck queue (``column`` × ``scale``) and, as series ``drops``, its value at
+    the samples whose interval had drops; nothing when the link was not sampled."""
+    if not len(link) or column not in link or not link[column].notna().any():
+        return []
+    q = link.dropna(subset=[column])
+    d = q[q["drops"].fillna(0) > 0]
+    return [
+        pd.DataFrame({"series": "queue", "t_s": q["t_s"], "value": q[column] * scale}),
+        pd.DataFrame({"series": "drops", "t_s": d["t_s"], "value": d[column] * scale}),
+    ]
+
+
+@plain_text
+def run_panel(
+    result: RunResult,
+    path: str | Path,
+    data: pd.DataFrame,
+    panels: list[str] | None = None,
+    window: tuple[float, float] | None = None,
+    stamp: str | None = None,
+) -> Figure:
+    """Draw ``data`` (``run_panel_data``) as panels sharing the time axis, the measurement
+    window shaded, into ``path`` (PNG, SVG or PDF by suffix); panels without data are left
+    out. ``stamp`` (e.g. "INVALID") is written across the figure. Returns the (closed)
+    figure, whose axes tests can inspect."""
+    wanted = [p for p in (panels or DEFAULT_PANELS) if (data["panel"] == p).any()]
+    if not wanted:
+        raise ValueError("no panel has data to draw")
+    legend = flow_legend(result)
+    fig, axes = plt.subplots(
+        len(wanted), 1, sharex=True, figsize=(8, 1.9 * len(wanted) + 0.8), squeeze=False
+    )
+    lo, hi = window if window is not None else result.default_window()
+    colours: dict[Any, Any] = {}
+    for ax, panel in zip(axes[:, 0], wanted, strict=True):
+        d = data[data["panel"] == panel]
+        for series, part in d.groupby("series", sort=False):
+            x, y = part["t_s"].to_numpy(dtype=float), part["value"].to_numpy(dtype=float)
+            if series == "drops":
+                ax.plot(x, y, "x", color="red", label="drops", markersize=4)
+                continue
+            label = legend.get(series, str(series))
+            kw = {"color": colours[series]} if series in colours else {}
+            (line,) = ax.plot(x, y, label=label, linewidth=1.1, **kw)
+            colours.setdefault(series, line.get_color())
+        ax.axvspan(lo, hi, color="0.92", zorder=0)
+        ax.set_ylabel(PANELS[panel])
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        if panel in ("queue", "queue_pkts") or panel == wanted[0]:
+            ax.legend(loc="upper right", fontsize="x-small")
+    axes[-1, 0].set_xlabel("time (s)  —  shaded: measurement window")
+    fig.tight_layout()
+    if stamp:
+        fig.text(
+            0.5,
+            0.5,
+            stamp,
+            fontsize=60,
+            color="red",
+            alpha=0.3,
+            rotation=25,
+            ha="center",
+            va="center",
+            weight="bold",
+        )
+    p = Path(path)
+    try:
+        fig.savefig(p, dpi=120, format=p.suffix.lstrip(".").lower() or "png")
+    finally:
+        plt.close(fig)
+    return fig

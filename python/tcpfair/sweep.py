@@ -101,6 +101,15 @@ class Plot:
     x: str
     y: str | None = None
     by: str | None = None
+    title: str | None = None
+    xlabel: str | None = None
+    ylabel: str | None = None
+    log_x: bool = False
+    log_y: bool = False
+
+
+#: keys of a [[plots]] table
+_PLOT_KEYS = ("kind", "metric", "x", "y", "by", "title", "xlabel", "ylabel", "log_x", "log_y")
 
 
 @dataclass(frozen=True)
@@ -524,14 +533,15 @@ def _load_plots(
         if not isinstance(p, dict):
             problems.append((where, "expected a table { kind, metric, x, y | by }"))
             continue
-        extra = set(p) - {"kind", "metric", "x", "y", "by"}
+        extra = set(p) - set(_PLOT_KEYS)
         if extra:
             problems.append(
                 (
                     where,
-                    f"unknown key(s) {', '.join(sorted(extra))}; allowed: kind, metric, x, y, by",
+                    f"unknown key(s) {', '.join(sorted(extra))}; allowed: {', '.join(_PLOT_KEYS)}",
                 )
             )
+        _check_plot_style(p, where, axes, problems)
         kind = p.get("kind")
         if kind not in _PLOT_KINDS:
             problems.append(
@@ -557,9 +567,45 @@ def _load_plots(
                 x=str(p.get("x")),
                 y=p.get("y"),
                 by=p.get("by"),
+                title=p.get("title") if isinstance(p.get("title"), str) else None,
+                xlabel=p.get("xlabel") if isinstance(p.get("xlabel"), str) else None,
+                ylabel=p.get("ylabel") if isinstance(p.get("ylabel"), str) else None,
+                log_x=p.get("log_x") is True,
+                log_y=p.get("log_y") is True,
             )
         )
     return out
+
+
+def _check_plot_style(
+    p: dict[str, Any], where: str, axes: dict[str, list[Any]], problems: list[tuple[str, str]]
+) -> None:
+    """``title``/``xlabel``/``ylabel`` are one line of text; ``log_x``/``log_y`` are booleans,
+    for line plots only, and ``log_x`` needs an x axis of positive numbers."""
+    from .aggregate import axis_numeric
+
+    for k in ("title", "xlabel", "ylabel"):
+        v = p.get(k)
+        if v is not None and (not isinstance(v, str) or not v.strip() or "\n" in v):
+            problems.append((f"{where}.{k}", f"expected one line of text, got {v!r}"))
+    for k in ("log_x", "log_y"):
+        v = p.get(k)
+        if v is None:
+            continue
+        if not isinstance(v, bool):
+            problems.append((f"{where}.{k}", f"expected true or false, got {v!r}"))
+        elif v and p.get("kind") != "line":
+            problems.append((f"{where}.{k}", "a log scale applies to line plots only"))
+    x = p.get("x")
+    if p.get("log_x") is True and p.get("kind") == "line" and x in axes:
+        nums, _ = axis_numeric(list(axes[x]))
+        if nums is None or min(nums) <= 0:
+            problems.append(
+                (
+                    f"{where}.log_x",
+                    f"axis {x!r} has values {axes[x]!r}; a log scale needs positive numbers",
+                )
+            )
 
 
 # --------------------------------------------------------------------------- ranges

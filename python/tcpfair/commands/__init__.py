@@ -17,6 +17,15 @@ class UserError(Exception):
     """An error whose message is meant for the user as it is (no traceback)."""
 
 
+def table_console(width: int = 200) -> Any:
+    """A rich Console for tables: the terminal's width on a terminal; ``width`` columns when
+    piped or captured, so a wide table is not folded or cut at rich's default 80."""
+    from rich.console import Console
+
+    console = Console()
+    return console if console.is_terminal else Console(width=width)
+
+
 def file_or_builtin(arg: Path, kind: str) -> Path:
     """The file a command's SCENARIO / SWEEP argument means (``shipped.resolve``: an existing
     path wins, else a built-in name of ``kind``); a note when a local file hides a built-in of

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from . import UserError, friendly_errors
+from . import UserError, friendly_errors, table_console
 
 
 @click.command()
@@ -38,7 +38,6 @@ def bench(only: tuple[str, ...], duration: str, quick: bool, repeat: int, fmt: s
     Each scenario runs in its own process, one at a time, on one core. Results depend on
     what else the machine is doing: measure on a quiet machine.
     """
-    from rich.console import Console
     from rich.table import Table
 
     from ..bench import as_dict, run_one, scenarios
@@ -81,4 +80,4 @@ def bench(only: tuple[str, ...], duration: str, quick: bool, repeat: int, fmt: s
             f"{r.rss_peak_mb:.1f}",
             f"{r.bytes_per_flow:,.0f}",
         )
-    Console().print(t)
+    table_console().print(t)

@@ -19,7 +19,7 @@ import click
 import numpy as np
 import pandas as pd
 
-from . import UserError, friendly_errors
+from . import UserError, friendly_errors, table_console
 
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 
@@ -61,6 +61,19 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 )
 @click.option("--force", is_flag=True, help="Replace an existing --plot file.")
 @click.option(
+    "--panels",
+    default=None,
+    metavar="LIST",
+    help="Make --plot the run panel: comma-separated throughput,cwnd,rtt,jfi (those "
+    "with data are drawn); its data goes to a .csv of the same name.",
+)
+@click.option(
+    "--smooth",
+    default=None,
+    metavar="DURATION",
+    help="With --plot: the run panel, throughput averaged over DURATION (e.g. 1s).",
+)
+@click.option(
     "--label",
     "labels",
     multiple=True,
@@ -94,6 +107,8 @@ def fairness(
     fmt: str,
     plot: Path | None,
     force: bool,
+    panels: str | None,
+    smooth: str | None,
     labels: tuple[str, ...],
     by: str,
     capacity: str | None,
@@ -124,10 +139,18 @@ def fairness(
             f"--plot {plot}: unknown figure type {plot.suffix or '(none)'!r}; "
             f"use one of {', '.join(PLOT_SUFFIXES)}"
         )
+    from .run import figure_options
+
+    smooth_s, panel_list = figure_options(smooth, panels)
+    as_panel = panels is not None or smooth is not None
+    if as_panel and plot is None:
+        raise UserError("--panels/--smooth draw the run panel: give --plot OUT.png too")
     if plot is not None:
         from ..outputs import check_file_target
 
         check_file_target(plot, force=force, option="--plot")
+        if as_panel:
+            check_file_target(plot.with_suffix(".csv"), force=force, option="--plot")
     cap_bps: float | None = None
     if capacity is not None:
         from ..units import UnitError, parse_rate
@@ -161,14 +184,20 @@ def fairness(
     if plot is not None:
         from ..outputs import write_file
         from ..plots import throughput_over_time
+        from .run import write_panel
 
         window = tuple(report["window"])
-        figure = write_file(
-            plot,
-            lambda p: throughput_over_time(result, p, by=by, window=window),
-            force=force,
-            option="--plot",
-        )
+        if as_panel:
+            figure = write_panel(
+                result, plot, smooth_s, panel_list, force=force, option="--plot", window=window
+            )
+        else:
+            figure = write_file(
+                plot,
+                lambda p: throughput_over_time(result, p, by=by, window=window),
+                force=force,
+                option="--plot",
+            )
         report["figure"] = str(figure)
 
     if fmt == "json":
@@ -299,13 +328,10 @@ def _fmt(v: float | None, spec: str) -> str:
 
 
 def _print_table(report: dict[str, Any], per_interval: bool) -> None:
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console()
-    if not console.is_terminal:  # piped or captured: do not fold long labels at 80 columns
-        console = Console(width=160)
+    console = table_console(160)
     lo, hi = report["window"]
     t = Table(title=f"fairness over {lo:g}–{hi:g} s")
     cols = [

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from . import file_or_builtin, friendly_errors
+from . import UserError, file_or_builtin, friendly_errors
 
 #: exit status of a run the kernel backend graded invalid (its results are saved anyway);
 #: 2 is bad input, 70 a bug, 130 an interrupt
@@ -43,7 +43,28 @@ EXIT_INVALID = 3
     "--plot/--no-plot",
     default=True,
     show_default=True,
-    help="Write throughput.png in the run directory.",
+    help="Write throughput.png and the run panel (run.png + run.csv, its data) in the run "
+    "directory.",
+)
+@click.option(
+    "--smooth",
+    default=None,
+    metavar="DURATION",
+    help="Average the panel's throughput over intervals of DURATION (e.g. 1s); bytes kept.",
+)
+@click.option(
+    "--panels",
+    default=None,
+    metavar="LIST",
+    help="Panels of run.png, comma-separated: throughput,cwnd,rtt,queue,queue_pkts,jfi "
+    "(default: all but queue_pkts, those that have data).",
+)
+@click.option(
+    "--plot-format",
+    type=click.Choice(["png", "svg", "pdf"]),
+    default="png",
+    show_default=True,
+    help="File type of the run panel.",
 )
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
@@ -62,6 +83,9 @@ def run(
     output: Path | None,
     force: bool,
     plot: bool,
+    smooth: str | None,
+    panels: str | None,
+    plot_format: str,
     fmt: str,
     accept_invalid: bool,
 ) -> None:
@@ -74,6 +98,7 @@ def run(
     from ..outputs import default_run_target, run_target, write_file
 
     sc = load_scenario(file_or_builtin(scenario, "scenario"), list(overrides))
+    smooth_s, panel_list = figure_options(smooth, panels)
     be = get_backend(backend)
     be.check(sc)
     # where the result goes is decided before the run (a kernel run takes minutes)
@@ -103,6 +128,7 @@ def run(
             return p
 
         figure = write_file(out / "throughput.png", draw, option="figure")
+        panel = write_panel(result, out / f"run.{plot_format}", smooth_s, panel_list)
     if fmt == "json":
         click.echo(
             json.dumps(
@@ -125,7 +151,62 @@ def run(
         click.echo(f"run directory: {out}")
         if figure:
             click.echo(f"figure: {figure}")
+        if plot and panel:
+            click.echo(f"panel: {panel} (data: {panel.with_suffix('.csv')})")
     _exit_if_invalid(result.meta, out, accept_invalid)
+
+
+def figure_options(smooth: str | None, panels: str | None) -> tuple[float | None, list[str] | None]:
+    """``--smooth`` in seconds and ``--panels`` as a list, checked before the run."""
+    from ..plots import PANELS
+    from ..units import UnitError, parse_time
+
+    smooth_s = None
+    if smooth is not None:
+        try:
+            smooth_s = parse_time(smooth, allow_zero=False) / 1e9
+        except UnitError as e:
+            raise UserError(f"--smooth {smooth!r}: {e}; allowed: a duration > 0, e.g. 1s") from None
+    panel_list = None
+    if panels is not None:
+        panel_list = [p.strip() for p in panels.split(",") if p.strip()]
+        bad = [p for p in panel_list if p not in PANELS] or ([] if panel_list else [panels])
+        if bad:
+            raise UserError(
+                f"--panels {panels!r}: unknown panel {bad[0]!r}; allowed: {', '.join(PANELS)}"
+            )
+    return smooth_s, panel_list
+
+
+def write_panel(
+    result: Any,
+    path: Path,
+    smooth_s: float | None,
+    panels: list[str] | None,
+    *,
+    force: bool = False,
+    option: str = "figure",
+    window: tuple[float, float] | None = None,
+) -> Path | None:
+    """The run panel at ``path`` and its data (a CSV of the same name) beside it, each
+    written atomically; None when no requested panel has data."""
+    from ..outputs import write_file
+    from ..plots import DEFAULT_PANELS, run_panel, run_panel_data
+
+    wanted = panels or list(DEFAULT_PANELS)
+    data = run_panel_data(result, smooth_s, wanted)
+    if not len(data):
+        click.echo("note: no requested panel has data; run panel not written", err=True)
+        return None
+    stamp = None if result.meta.get("valid", True) else "INVALID"
+    csv = path.with_suffix(".csv")
+    write_file(csv, lambda p: data.to_csv(p, index=False), force=force, option=option)
+    return write_file(
+        path,
+        lambda p: run_panel(result, p, data, panels=wanted, window=window, stamp=stamp),
+        force=force,
+        option=option,
+    )
 
 
 def _exit_if_invalid(meta: dict[str, Any], out: Path, accept_invalid: bool) -> None:

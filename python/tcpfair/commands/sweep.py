@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from . import UserError, file_or_builtin, friendly_errors
+from . import UserError, file_or_builtin, friendly_errors, table_console
 
 FORMAT_HELP = "Figure formats, comma-separated: png, svg, pdf."
 
@@ -240,7 +240,7 @@ def _draw(
     store: Any, sweep: str, backend: str, plots: list[Any], out: Path, formats: list[str]
 ) -> list[Path]:
     from ..aggregate import aggregate
-    from ..surfaces import line_figure, surface_figure
+    from ..surfaces import PlotStyle, line_figure, surface_figure
 
     table = store.table(sweep=sweep, backend=backend)
     axes = store.sweep_axes(sweep, backend)
@@ -254,10 +254,13 @@ def _draw(
                 f"plots: unknown metric {p.metric!r}; metrics: {', '.join(dict.fromkeys(agg['metric']))}"
             )
         title = f"{sweep} ({backend})"
+        style = PlotStyle(p.title, p.xlabel, p.ylabel, p.log_x, p.log_y)
         if p.kind == "surface":
-            paths += surface_figure(agg, p.metric, p.x, p.y, out, formats, title=title)
+            paths += surface_figure(agg, p.metric, p.x, p.y, out, formats, title=title, style=style)
         else:
-            paths += line_figure(agg, p.metric, p.x, out, by=p.by, formats=formats, title=title)
+            paths += line_figure(
+                agg, p.metric, p.x, out, by=p.by, formats=formats, title=title, style=style
+            )
     return paths
 
 
@@ -276,7 +279,7 @@ def _draw(
     "--aggregate",
     "aggregated",
     is_flag=True,
-    help="With --export: write the per-point aggregates (mean, std, 95 %% CI) instead.",
+    help="With --export: write the per-point aggregates (mean, std, 95 % CI) instead.",
 )
 @click.option(
     "--plot",
@@ -394,14 +397,11 @@ def _write_table(df: Any, tmp: Path, export: Path) -> None:
 
 
 def _print_overview(s: Any, sweep_name: str | None, backend: str | None) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     from ..aggregate import aggregate
 
-    console = Console()
-    if not console.is_terminal:  # a pipe or file: do not squeeze the table into 80 columns
-        console = Console(width=200)
+    console = table_console()
     pairs = [(n, b) for n, b in s.sweeps() if (sweep_name in (None, n)) and (backend in (None, b))]
     if not pairs:
         raise UserError(
