@@ -19,6 +19,7 @@ import errno
 import multiprocessing
 import os
 import shutil
+import sys
 import time
 import traceback
 from collections.abc import Callable, Generator, Iterator
@@ -242,56 +243,181 @@ def _worker_init() -> None:
 
 
 class DaskExecutor:
+    """Runs on a Dask cluster. Kernel-backend runs (``kernel=True``) go only to workers
+    holding the ``kernel`` resource (``dask worker … --resources kernel=1 --nthreads 1``,
+    one per machine), so a machine runs one emulation at a time; the backend's machine-wide
+    lock stays the last guard. Before the first kernel run each such worker checks it can
+    run every scenario (``tcpfair doctor``'s checks); one that cannot is named on stderr
+    with the reason and gets no runs."""
+
     name = "dask"
     shares_filesystem = False  # workers may be other machines: results come back
 
-    def __init__(self, scheduler: str | None = None, jobs: int = 1, processes: bool = True):
+    def __init__(
+        self,
+        scheduler: str | None = None,
+        jobs: int = 1,
+        processes: bool = True,
+        kernel: bool = False,
+    ):
         self.scheduler = scheduler
         self.jobs = jobs
         self.processes = processes
+        self.kernel = kernel
+        #: worker address → why it cannot run this sweep's kernel runs
+        self.rejected: dict[str, str] = {}
 
     def start(self) -> None:
         return None
 
-    def map(self, run_fn: RunFn, tasks: list[Task]) -> Generator[tuple[str, Outcome], None, None]:
-        from distributed import Client, LocalCluster, as_completed
+    def _client(self) -> tuple[Any, Any]:
+        from distributed import Client, LocalCluster
 
-        cluster = None
         if self.scheduler:
             try:
-                client = Client(self.scheduler, timeout="20s")
+                return Client(self.scheduler, timeout="20s"), None
             except OSError as e:
                 raise SweepError(
                     [("--scheduler", f"cannot reach the Dask scheduler {self.scheduler!r}: {e}")]
                 ) from None
-        else:
-            cluster = LocalCluster(
-                n_workers=self.jobs,
-                threads_per_worker=1,
-                processes=self.processes,
-                dashboard_address=None,
-            )
-            client = Client(cluster)
+        cluster = LocalCluster(
+            n_workers=1 if self.kernel else self.jobs,
+            threads_per_worker=1,
+            processes=self.processes,
+            dashboard_address=None,
+            resources={KERNEL_RESOURCE: 1} if self.kernel else None,
+        )
+        return Client(cluster), cluster
+
+    def map(self, run_fn: RunFn, tasks: list[Task]) -> Generator[tuple[str, Outcome], None, None]:
+        from distributed import wait as dask_wait
+
+        client, cluster = self._client()
         try:
+            where: dict[str, Any] = {}
+            if self.kernel and tasks:
+                good = self._kernel_workers(client, [sc for _k, sc, _b, _s in tasks])
+                where = {"resources": {KERNEL_RESOURCE: 1}, "workers": good}
             futures = {
-                client.submit(execute, run_fn, sc, backend, None, pure=False): key
+                client.submit(execute, run_fn, sc, backend, None, pure=False, **where): key
                 for key, sc, backend, _stage in tasks
             }
-            for fut in as_completed(futures):
-                key = futures[fut]
+            pending = set(futures)
+            while pending:
                 try:
-                    outcome = fut.result()
-                except Exception as e:  # the worker itself died (KilledWorker) or lost the task
-                    now = time.time()
-                    outcome = Outcome(
-                        None, f"Dask worker failed: {type(e).__name__}: {e}", now, now, 0.0
-                    )
-                fut.release()
-                yield key, outcome
+                    done, pending = dask_wait(pending, timeout=5, return_when="FIRST_COMPLETED")
+                except TimeoutError:
+                    done = set()
+                for fut in done:
+                    yield futures[fut], _dask_outcome(fut)
+                    fut.release()
+                why = self._orphaned(client, where.get("workers", [])) if not done else None
+                if why:
+                    for fut in pending:
+                        fut.cancel()
+                        now = time.time()
+                        yield futures[fut], Outcome(None, why, now, now, 0.0)
+                    pending = set()
         finally:
             client.close()
             if cluster is not None:
                 cluster.close()
+
+    def _kernel_workers(self, client: Any, scenarios: list[Scenario]) -> list[str]:
+        """The resourced workers that can run every scenario; the others named on stderr."""
+        info = client.scheduler_info(n_workers=-1)["workers"]
+        holders = {a: w for a, w in info.items() if w.get("resources", {}).get(KERNEL_RESOURCE)}
+        if not holders:
+            raise SweepError(
+                [
+                    (
+                        "--scheduler",
+                        f"no Dask worker holds the '{KERNEL_RESOURCE}' resource, which kernel "
+                        f"runs need (start one per machine, as root: dask worker "
+                        f"{self.scheduler or 'tcp://host:8786'} --resources {KERNEL_RESOURCE}=1 "
+                        "--nthreads 1)",
+                    )
+                ]
+            )
+        found = client.run(worker_problems, scenarios, workers=list(holders), on_error="return")
+        good = []
+        for addr, w in holders.items():
+            probs = found.get(addr, ["did not answer the capability check"])
+            if isinstance(probs, BaseException):
+                probs = [f"the capability check failed: {_describe(probs)}"]
+            if probs:
+                self.rejected[addr] = "; ".join(probs)
+                print(
+                    f"tcpfair: Dask worker {worker_label(addr, w)} cannot run this sweep, "
+                    f"its runs go elsewhere: {self.rejected[addr]}",
+                    file=sys.stderr,
+                )
+            else:
+                good.append(addr)
+        if not good:
+            raise SweepError(
+                [
+                    (
+                        "--scheduler",
+                        "no Dask worker with the kernel resource can run this sweep: "
+                        + " | ".join(
+                            f"{worker_label(a, holders[a])}: {why}"
+                            for a, why in self.rejected.items()
+                        ),
+                    )
+                ]
+            )
+        return good
+
+    def _orphaned(self, client: Any, workers: list[str]) -> str | None:
+        """Why the runs still pending can never run: every checked kernel worker is gone
+        (its machine lost). Then they fail with that reason and the sweep ends."""
+        if not self.kernel:
+            return None
+        alive = set(client.scheduler_info(n_workers=-1)["workers"])
+        if alive & set(workers):
+            return None
+        return (
+            "every Dask worker that could run kernel runs was lost ("
+            + ", ".join(workers)
+            + "); the namespaces a lost machine left are its `tcpfair doctor --cleanup` business"
+        )
+
+
+KERNEL_RESOURCE = "kernel"
+
+
+def _dask_outcome(fut: Any) -> Outcome:
+    try:
+        out: Outcome = fut.result()
+        return out
+    except Exception as e:  # the worker itself died (KilledWorker) or lost the task
+        now = time.time()
+        return Outcome(None, f"Dask worker failed: {type(e).__name__}: {e}", now, now, 0.0)
+
+
+def worker_label(addr: str, info: dict[str, Any]) -> str:
+    name = info.get("name")
+    return f"{name} ({addr})" if name not in (None, "", addr) else addr
+
+
+def worker_problems(scenarios: list[Scenario]) -> list[str]:
+    """On a worker: why it cannot run these kernel scenarios (``tcpfair doctor``'s checks,
+    then each distinct scenario's), empty when it can."""
+    from .backends import BackendError, get_backend
+
+    be = get_backend("kernel")
+    probs: list[str] = []
+    seen: set[str] = set()
+    for sc in scenarios:
+        try:
+            be.check(sc)
+        except BackendError as e:
+            msg = str(e)
+            if msg not in seen:
+                seen.add(msg)
+                probs.append(msg)
+    return probs
 
 
 def backend_check(backend: str) -> Callable[[Scenario], None]:
@@ -320,18 +446,21 @@ def default_jobs(backend: str) -> int:
 
 def make_executor(executor: str, backend: str, jobs: int | None, scheduler: str | None) -> Executor:
     if backend == "kernel":
-        if executor != "local":
+        if executor == "dask" and not scheduler:
             raise SweepError(
                 [
                     (
                         "--executor",
-                        "the kernel backend runs one emulation at a time on this "
-                        "machine (parallel runs disturb each other); use --executor local",
+                        "the kernel backend on Dask needs --scheduler tcp://host:8786 (one "
+                        "worker per machine with the kernel resource; docs/sweeps.md, "
+                        '"Many machines"); on this machine alone use --executor local',
                     )
                 ]
             )
         if jobs not in (None, 1):
-            raise SweepError([("-j", f"the kernel backend runs one at a time; got -j {jobs}")])
+            raise SweepError(
+                [("-j", f"the kernel backend runs one at a time per machine; got -j {jobs}")]
+            )
     n = jobs if jobs is not None else default_jobs(backend)
     if n < 1:
         raise SweepError([("-j", f"must be at least 1 (got {n})")])
@@ -351,7 +480,7 @@ def make_executor(executor: str, backend: str, jobs: int | None, scheduler: str 
             raise SweepError([("--scheduler", "only with --executor dask")])
         return LocalExecutor(n)
     if executor == "dask":
-        return DaskExecutor(scheduler, n)
+        return DaskExecutor(scheduler, n, kernel=backend == "kernel")
     raise SweepError([("--executor", f"expected 'local' or 'dask' (got {executor!r})")])
 
 

@@ -287,6 +287,7 @@ def to_result(
         "versions": {"tcpfair": __version__, "kernel": caps.kernel, "iperf3": caps.iperf3_version},
         "scenario_hash": sc.hash(),
         "seed": sc.seed,
+        "host": caps_mod.host_info(),
         "wall_time_s": wall_s,
         "capacity_bps": capacity,
         "goodput_capacity_bps": goodput_cap,
