@@ -299,7 +299,7 @@ class DaskExecutor:
                 good = self._kernel_workers(client, [sc for _k, sc, _b, _s in tasks])
                 where = {"resources": {KERNEL_RESOURCE: 1}, "workers": good}
             futures = {
-                client.submit(execute, run_fn, sc, backend, None, pure=False, **where): key
+                client.submit(execute_on_worker, run_fn, sc, backend, pure=False, **where): key
                 for key, sc, backend, _stage in tasks
             }
             pending = set(futures)
@@ -385,6 +385,20 @@ class DaskExecutor:
 
 
 KERNEL_RESOURCE = "kernel"
+
+
+def execute_on_worker(run_fn: RunFn, scenario: Scenario, backend: str) -> Outcome:
+    """``execute`` on a Dask worker; the result's ``meta["dask_worker"]`` names the worker
+    (with ``meta["host"]``, which of a machine's workers ran it)."""
+    from distributed import get_worker
+
+    out = execute(run_fn, scenario, backend)
+    if out.result is not None:
+        try:
+            out.result.meta["dask_worker"] = str(get_worker().name)
+        except ValueError:  # not on a worker (a test calling it directly)
+            pass
+    return out
 
 
 def _dask_outcome(fut: Any) -> Outcome:

@@ -1,0 +1,174 @@
+"""Kernel-backend sweeps on a real Dask cluster (issue 15): a scheduler and two worker
+processes on this machine (loopback only), one holding the ``kernel`` resource and one
+without. Kernel runs all land on the resourced worker, one at a time; a simulator sweep
+on the same cluster uses both workers; nothing is left behind.
+
+Needs root, ``ip netns``, iperf3 and a built tcpfair-linkem (skips with the reason).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tcpfair.executors import DaskExecutor, run_sweep
+from tcpfair.kernel import capabilities as cap
+from tcpfair.kernel.procs import list_namespaces
+from tcpfair.kernel.topology import PREFIX
+from tcpfair.result import RunResult
+from tcpfair.store import Store
+from tcpfair.sweep import SweepError, sweep_from_dict
+
+_CAPS = cap.detect() if sys.platform.startswith("linux") else None
+_PROBLEMS = cap.machine_problems(_CAPS) if _CAPS else ["not Linux"]
+pytestmark = [
+    pytest.mark.kernel,
+    pytest.mark.skipif(
+        bool(_PROBLEMS), reason="kernel backend unavailable: " + "; ".join(_PROBLEMS)
+    ),
+]
+
+DASK = Path(sys.executable).with_name("dask")
+BASE = {
+    "name": "t",
+    "duration": "3s",
+    "seed": 5,
+    "bottleneck": {"rate": "10Mbit", "buffer": "1bdp"},
+    "flows": [{"cca": "reno", "rtt": "20ms"}],
+    "measure": {"interval": "1s", "from": "1s"},
+}
+
+
+def _children(pids: list[int]) -> list[str]:
+    """Processes whose parent is one of ``pids`` (iperf3, linkem a run left running)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if ppid in pids:
+                out.append(os.readlink(d / "exe"))
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[int]]]:
+    tmp = tmp_path_factory.mktemp("dask")
+    sched_file = tmp / "scheduler.json"
+    env = dict(os.environ)
+    logs = contextlib.ExitStack()
+    procs = [
+        subprocess.Popen(
+            [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", "0"]
+            + ["--dashboard-address", ":0", "--scheduler-file", str(sched_file)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=logs.enter_context(open(tmp / "scheduler.log", "w")),
+        )
+    ]
+    try:
+        deadline = time.monotonic() + 30
+        while not sched_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        for name, extra in (("kernel-worker", ["--resources", "kernel=1"]), ("plain", [])):
+            procs.append(
+                subprocess.Popen(
+                    [str(DASK), "worker", "--scheduler-file", str(sched_file)]
+                    + ["--host", "127.0.0.1", "--nthreads", "1", "--no-nanny", "--name", name]
+                    + ["--dashboard-address", ":0", *extra],
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=logs.enter_context(open(tmp / f"{name}.log", "w")),
+                )
+            )
+        from distributed import Client
+
+        with Client(scheduler_file=str(sched_file), timeout="30s") as c:
+            c.wait_for_workers(2, timeout=30)
+            address = c.scheduler.address
+        yield address, [p.pid for p in procs[1:]]
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        logs.close()
+
+
+def _runs(store: Path, sweep: str) -> list[tuple[float, float, str]]:
+    """(started, finished, worker) of every run, in start order."""
+    t = Store(store).table(sweep=sweep)
+    assert list(t["status"]) == ["done"] * len(t), t[["status", "error"]]
+    out = []
+    for _, row in t.iterrows():
+        meta = RunResult.load(store / row["run_dir"]).meta
+        out.append((float(row["started"]), float(row["finished"]), meta["dask_worker"]))
+    return sorted(out)
+
+
+def test_kernel_runs_go_only_to_the_resourced_worker_one_at_a_time(
+    cluster: tuple[str, list[int]], tmp_path: Path
+) -> None:
+    address, worker_pids = cluster
+    ns_before = {n for n in list_namespaces() if n.startswith(PREFIX)}
+    sw = sweep_from_dict({"name": "kd", "base": BASE, "axes": {"flows.0.cca": ["reno", "cubic"]}})
+    ex = DaskExecutor(address, kernel=True)
+    rep = run_sweep(sw, backend="kernel", executor=ex, output=tmp_path / "k")
+    assert (rep.finished, rep.failed) == (2, 0), rep.errors
+    assert ex.rejected == {}
+    runs = _runs(tmp_path / "k", "kd")
+    assert [w for _, _, w in runs] == ["kernel-worker", "kernel-worker"]
+    # never two at once: each run starts after the previous one finished
+    assert runs[1][0] >= runs[0][1]
+    # the runs are complete, as a local kernel sweep's: per-host columns in the export
+    t = Store(tmp_path / "k").table(sweep="kd")
+    assert set(t["host"]) == {cap.host_info()["name"]}
+    assert set(t["grade"]) <= {"ok", "warning"}
+    for rd in t["run_dir"]:
+        res = RunResult.load(tmp_path / "k" / rd)
+        assert res.meta["host"]["cores"] == os.cpu_count()
+        assert len(res.flows) == 1 and res.samples["t_s"].max() >= 2.0
+    # nothing left behind: no namespace of ours, no process under a worker
+    assert {n for n in list_namespaces() if n.startswith(PREFIX)} == ns_before
+    assert _children(worker_pids) == []
+
+
+def test_a_worker_that_cannot_run_the_scenario_is_named(
+    cluster: tuple[str, list[int]], tmp_path: Path
+) -> None:
+    address, _ = cluster
+    base = {**BASE, "bottleneck": {"rate": "40Gbit", "buffer": "1bdp"}}
+    sw = sweep_from_dict({"name": "kx", "base": base, "axes": {"flows.0.cca": ["reno"]}})
+    ex = DaskExecutor(address, kernel=True)
+    with pytest.raises(SweepError) as e:
+        run_sweep(sw, backend="kernel", executor=ex, output=tmp_path / "x", check=lambda s: None)
+    msg = str(e.value)
+    assert "kernel-worker" in msg and "bottleneck.rate" in msg, msg
+    assert not (tmp_path / "x" / "kernel").exists()
+
+
+def test_simulator_sweep_on_the_same_cluster_uses_both_workers(
+    cluster: tuple[str, list[int]], tmp_path: Path
+) -> None:
+    address, _ = cluster
+    base = {**BASE, "duration": "60s", "bottleneck": {"rate": "50Mbit", "buffer": "1bdp"}}
+    sw = sweep_from_dict(
+        {"name": "sd", "base": base, "repeats": 4, "axes": {"flows.0.cca": ["reno", "cubic"]}}
+    )
+    rep = run_sweep(sw, backend="sim", executor=DaskExecutor(address), output=tmp_path / "s")
+    assert (rep.finished, rep.failed) == (8, 0), rep.errors
+    assert {w for _, _, w in _runs(tmp_path / "s", "sd")} == {"kernel-worker", "plain"}
