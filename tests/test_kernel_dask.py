@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from badinput import fails_cleanly_subprocess
 
 from tcpfair.executors import DaskExecutor, run_sweep
 from tcpfair.kernel import capabilities as cap
@@ -24,7 +25,7 @@ from tcpfair.kernel.procs import list_namespaces
 from tcpfair.kernel.topology import PREFIX
 from tcpfair.result import RunResult
 from tcpfair.store import Store
-from tcpfair.sweep import SweepError, sweep_from_dict
+from tcpfair.sweep import sweep_from_dict
 
 _CAPS = cap.detect() if sys.platform.startswith("linux") else None
 _PROBLEMS = cap.machine_problems(_CAPS) if _CAPS else ["not Linux"]
@@ -150,15 +151,24 @@ def test_kernel_runs_go_only_to_the_resourced_worker_one_at_a_time(
 def test_a_worker_that_cannot_run_the_scenario_is_named(
     cluster: tuple[str, list[int]], tmp_path: Path
 ) -> None:
+    # 40 Gbit/s is past what this machine emulates: its worker refuses, by name, with the
+    # key and the limit, before any run (and the client itself does not judge the machine)
     address, _ = cluster
-    base = {**BASE, "bottleneck": {"rate": "40Gbit", "buffer": "1bdp"}}
-    sw = sweep_from_dict({"name": "kx", "base": base, "axes": {"flows.0.cca": ["reno"]}})
-    ex = DaskExecutor(address, kernel=True)
-    with pytest.raises(SweepError) as e:
-        run_sweep(sw, backend="kernel", executor=ex, output=tmp_path / "x", check=lambda s: None)
-    msg = str(e.value)
-    assert "kernel-worker" in msg and "bottleneck.rate" in msg, msg
-    assert not (tmp_path / "x" / "kernel").exists()
+    (tmp_path / "x.toml").write_text(
+        'name = "kx"\n[base]\nduration = "3s"\n[base.bottleneck]\nrate = "40Gbit"\n'
+        'buffer = "1bdp"\n[[base.flows]]\ncca = "reno"\nrtt = "20ms"\n'
+        '[axes]\n"flows.0.cca" = ["reno"]\n'
+    )
+    args = ["sweep", "x.toml", "--backend", "kernel", "--executor", "dask"]
+    line = fails_cleanly_subprocess(
+        [*args, "--scheduler", address, "-o", "out"],
+        mentions=["kernel-worker", "bottleneck.rate", "Mbit/s"],
+        cwd=tmp_path,
+    )
+    assert "plain" not in line  # a worker without the resource is not asked
+    assert not (tmp_path / "out").exists()  # refused before anything was stored
+    # without a scheduler: refused, saying what to do
+    fails_cleanly_subprocess(args + ["-o", "out2"], mentions=["--scheduler"], cwd=tmp_path)
 
 
 def test_simulator_sweep_on_the_same_cluster_uses_both_workers(

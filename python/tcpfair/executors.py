@@ -266,9 +266,34 @@ class DaskExecutor:
         self.kernel = kernel
         #: worker address → why it cannot run this sweep's kernel runs
         self.rejected: dict[str, str] = {}
+        self.good: list[str] | None = None  # the kernel workers that passed the check
+        self._conn: tuple[Any, Any] | None = None
 
     def start(self) -> None:
         return None
+
+    def check_workers(self, scenarios: list[Scenario]) -> list[str]:
+        """Connect and check every kernel worker against ``scenarios`` (before anything is
+        stored); ``map`` then sends runs only to the workers that passed."""
+        try:
+            self.good = self._kernel_workers(self._open()[0], scenarios)
+        except BaseException:
+            self.close()
+            raise
+        return self.good
+
+    def close(self) -> None:
+        if self._conn is not None:
+            client, cluster = self._conn
+            self._conn = None
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+    def _open(self) -> tuple[Any, Any]:
+        if self._conn is None:
+            self._conn = self._client()
+        return self._conn
 
     def _client(self) -> tuple[Any, Any]:
         from distributed import Client, LocalCluster
@@ -292,12 +317,13 @@ class DaskExecutor:
     def map(self, run_fn: RunFn, tasks: list[Task]) -> Generator[tuple[str, Outcome], None, None]:
         from distributed import wait as dask_wait
 
-        client, cluster = self._client()
+        client = self._open()[0]
         try:
             where: dict[str, Any] = {}
             if self.kernel and tasks:
-                good = self._kernel_workers(client, [sc for _k, sc, _b, _s in tasks])
-                where = {"resources": {KERNEL_RESOURCE: 1}, "workers": good}
+                if self.good is None:
+                    self.good = self._kernel_workers(client, [t[1] for t in tasks])
+                where = {"resources": {KERNEL_RESOURCE: 1}, "workers": self.good}
             futures = {
                 client.submit(execute_on_worker, run_fn, sc, backend, pure=False, **where): key
                 for key, sc, backend, _stage in tasks
@@ -319,9 +345,7 @@ class DaskExecutor:
                         yield futures[fut], Outcome(None, why, now, now, 0.0)
                     pending = set()
         finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+            self.close()
 
     def _kernel_workers(self, client: Any, scenarios: list[Scenario]) -> list[str]:
         """The resourced workers that can run every scenario; the others named on stderr."""
@@ -347,11 +371,6 @@ class DaskExecutor:
                 probs = [f"the capability check failed: {_describe(probs)}"]
             if probs:
                 self.rejected[addr] = "; ".join(probs)
-                print(
-                    f"tcpfair: Dask worker {worker_label(addr, w)} cannot run this sweep, "
-                    f"its runs go elsewhere: {self.rejected[addr]}",
-                    file=sys.stderr,
-                )
             else:
                 good.append(addr)
         if not good:
@@ -366,6 +385,12 @@ class DaskExecutor:
                         ),
                     )
                 ]
+            )
+        for addr, why in self.rejected.items():
+            print(
+                f"tcpfair: Dask worker {worker_label(addr, holders[addr])} cannot run this "
+                f"sweep, its runs go to the others: {why}",
+                file=sys.stderr,
             )
         return good
 
@@ -434,12 +459,15 @@ def worker_problems(scenarios: list[Scenario]) -> list[str]:
     return probs
 
 
-def backend_check(backend: str) -> Callable[[Scenario], None]:
-    """The backend's pre-flight check, or a clear error when the backend cannot load."""
+def backend_check(backend: str, machine: bool = True) -> Callable[[Scenario], None]:
+    """The backend's pre-flight check, or a clear error when the backend cannot load.
+    ``machine=False``: only the checks that do not depend on this machine (the kernel
+    backend's runs on Dask workers, which check their own)."""
     from .backends import get_backend
 
     try:
-        return get_backend(backend).check
+        be = get_backend(backend)
+        return be.check if machine else getattr(be, "check_scenario", be.check)
     except ImportError as e:
         raise SweepError(
             [("--backend", f"the {backend} backend is not available in this installation ({e})")]
@@ -582,17 +610,37 @@ def run_sweep(
     ``retry_failed``. ``run_fn`` replaces the real backends (tests); ``check`` defaults
     to the backend's own pre-flight check when the real backends are used."""
     backend = backend or sweep.backend or "sim"
-    if run_fn is None:
-        run_fn = run_backend
-        if check is None:
-            check = backend_check(backend)
-    runs = plan(sweep, backend, check)
     ex = (
         executor
         if not isinstance(executor, str)
         else make_executor(executor, backend, jobs, scheduler)
     )
+    if run_fn is None:
+        run_fn = run_backend
+        if check is None:
+            remote = isinstance(ex, DaskExecutor) and ex.kernel  # workers check their machines
+            check = backend_check(backend, machine=False) if remote else backend_check(backend)
+    runs = plan(sweep, backend, check)
+    if isinstance(ex, DaskExecutor) and ex.kernel and runs:
+        ex.check_workers([r.scenario for r in runs if r.repeat == 0])
+    try:
+        return _run_planned(sweep, backend, ex, runs, output, retry_failed, progress, run_fn)
+    finally:
+        if isinstance(ex, DaskExecutor):
+            ex.close()
 
+
+def _run_planned(
+    sweep: Sweep,
+    backend: str,
+    ex: Executor,
+    runs: list[Run],
+    output: str | Path | None,
+    retry_failed: bool,
+    progress: bool,
+    run_fn: RunFn,
+) -> SweepReport:
+    """``run_sweep`` once the runs are planned and the executor chosen."""
     root = Path(output) if output is not None else Path("results") / sweep.name
     check_store_target(root, option="results folder")  # a store, a new path or an empty folder
     store = Store(root)
