@@ -267,6 +267,7 @@ class DaskExecutor:
         #: worker address → why it cannot run this sweep's kernel runs
         self.rejected: dict[str, str] = {}
         self.good: list[str] | None = None  # the kernel workers that passed the check
+        self.labels: dict[str, str] = {}  # worker address → "name (address)"
         self._conn: tuple[Any, Any] | None = None
 
     def start(self) -> None:
@@ -363,6 +364,7 @@ class DaskExecutor:
                     )
                 ]
             )
+        self.labels.update({a: worker_label(a, w) for a, w in holders.items()})
         found = client.run(worker_problems, scenarios, workers=list(holders), on_error="return")
         good = []
         for addr, w in holders.items():
@@ -404,7 +406,7 @@ class DaskExecutor:
             return None
         return (
             "every Dask worker that could run kernel runs was lost ("
-            + ", ".join(workers)
+            + ", ".join(self.labels.get(w, w) for w in workers)
             + "); the namespaces a lost machine left are its `tcpfair doctor --cleanup` business"
         )
 
