@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -64,7 +66,15 @@ def _children(pids: list[int]) -> list[str]:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[int]]]:
-    tmp = tmp_path_factory.mktemp("dask")
+    workers = [("kernel-worker", ["--resources", "kernel=1"]), ("plain", [])]
+    with _cluster(tmp_path_factory.mktemp("dask"), workers) as c:
+        yield c
+
+
+@contextlib.contextmanager
+def _cluster(tmp: Path, workers: list[tuple[str, list[str]]]) -> Iterator[tuple[str, list[int]]]:
+    """A scheduler and ``workers`` (name, extra options) on loopback: (address, worker pids)."""
+    tmp.mkdir(parents=True, exist_ok=True)
     sched_file = tmp / "scheduler.json"
     env = dict(os.environ)
     logs = contextlib.ExitStack()
@@ -81,7 +91,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, lis
         deadline = time.monotonic() + 30
         while not sched_file.exists() and time.monotonic() < deadline:
             time.sleep(0.2)
-        for name, extra in (("kernel-worker", ["--resources", "kernel=1"]), ("plain", [])):
+        for name, extra in workers:
             procs.append(
                 subprocess.Popen(
                     [str(DASK), "worker", "--scheduler-file", str(sched_file)]
@@ -95,7 +105,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, lis
         from distributed import Client
 
         with Client(scheduler_file=str(sched_file), timeout="30s") as c:
-            c.wait_for_workers(2, timeout=30)
+            c.wait_for_workers(len(workers), timeout=30)
             address = c.scheduler.address
         yield address, [p.pid for p in procs[1:]]
     finally:
@@ -182,3 +192,47 @@ def test_simulator_sweep_on_the_same_cluster_uses_both_workers(
     rep = run_sweep(sw, backend="sim", executor=DaskExecutor(address), output=tmp_path / "s")
     assert (rep.finished, rep.failed) == (8, 0), rep.errors
     assert {w for _, _, w in _runs(tmp_path / "s", "sd")} == {"kernel-worker", "plain"}
+
+
+def test_a_worker_lost_mid_run_fails_its_runs_and_the_sweep_ends(tmp_path: Path) -> None:
+    ns_before = {n for n in list_namespaces() if n.startswith(PREFIX)}
+    sw = sweep_from_dict(
+        {
+            "name": "kl",
+            "base": {**BASE, "duration": "20s"},
+            "axes": {"flows.0.cca": ["reno", "cubic"]},
+        }
+    )
+    with _cluster(tmp_path / "c", [("doomed", ["--resources", "kernel=1"])]) as (address, pids):
+
+        def kill_when_running() -> None:  # the first run's namespaces exist: machine lost
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                if {n for n in list_namespaces() if n.startswith(PREFIX)} - ns_before:
+                    break
+                time.sleep(0.2)
+            time.sleep(1)
+            os.kill(pids[0], signal.SIGKILL)
+
+        killer = threading.Thread(target=kill_when_running)
+        killer.start()
+        t0 = time.monotonic()
+        rep = run_sweep(
+            sw, backend="kernel", executor=DaskExecutor(address, kernel=True), output=tmp_path / "k"
+        )
+        killer.join()
+        assert time.monotonic() - t0 < 35  # not the 2 × 20 s the runs would have taken
+    assert (rep.finished, rep.failed) == (0, 2)
+    for why in rep.errors.values():
+        assert "lost" in why and "doomed" in why and "doctor --cleanup" in why, why
+    t = Store(tmp_path / "k").table(sweep="kl")
+    assert list(t["status"]) == ["failed", "failed"]
+    # what the lost worker left is the machine's `tcpfair doctor --cleanup` business
+    left = {n for n in list_namespaces() if n.startswith(PREFIX)} - ns_before
+    assert left  # the run died with its worker, namespaces and all
+    subprocess.run(
+        [str(Path(sys.executable).with_name("tcpfair")), "doctor", "--cleanup"],
+        capture_output=True,
+        timeout=60,
+    )
+    assert {n for n in list_namespaces() if n.startswith(PREFIX)} - ns_before == set()
