@@ -153,6 +153,12 @@ def test_kernel_runs_go_only_to_the_resourced_worker_one_at_a_time(
         res = RunResult.load(tmp_path / "k" / rd)
         assert res.meta["host"]["cores"] == os.cpu_count()
         assert len(res.flows) == 1 and res.samples["t_s"].max() >= 2.0
+    shown = subprocess.run(
+        [str(Path(sys.executable).with_name("tcpfair")), "results", str(tmp_path / "k")],
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert f"hosts: {cap.host_info()['name']} 2 runs (" in shown, shown
     # nothing left behind: no namespace of ours, no process under a worker
     assert {n for n in list_namespaces() if n.startswith(PREFIX)} == ns_before
     assert _children(worker_pids) == []
