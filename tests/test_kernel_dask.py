@@ -153,6 +153,17 @@ def test_kernel_runs_go_only_to_the_resourced_worker_one_at_a_time(
         res = RunResult.load(tmp_path / "k" / rd)
         assert res.meta["host"]["cores"] == os.cpu_count()
         assert len(res.flows) == 1 and res.samples["t_s"].max() >= 2.0
+    # equal in shape to a local kernel sweep: the same columns, runs and tables
+    loc = run_sweep(sw, backend="kernel", executor="local", output=tmp_path / "l")
+    assert (loc.finished, loc.failed) == (2, 0), loc.errors
+    tl = Store(tmp_path / "l").table(sweep="kd")
+    assert list(tl.columns) == list(t.columns)
+    assert sorted(tl["run_hash"]) == sorted(t["run_hash"])
+    for a, b in zip(sorted(t["run_dir"]), sorted(tl["run_dir"]), strict=True):
+        ra, rb = RunResult.load(tmp_path / "k" / a), RunResult.load(tmp_path / "l" / b)
+        assert list(ra.flows.columns) == list(rb.flows.columns)
+        assert list(ra.samples.columns) == list(rb.samples.columns)
+        assert set(ra.meta) - {"dask_worker"} == set(rb.meta)
     shown = subprocess.run(
         [str(Path(sys.executable).with_name("tcpfair")), "results", str(tmp_path / "k")],
         capture_output=True,
