@@ -522,3 +522,22 @@ def test_runs_stored_before_windowed_retransmits_do_not_mix_with_new_ones(tmp_pa
     assert np.isnan(t.loc[old_hash, "retransmits"]) and t.loc[old_hash, "retransmits_run"] == 1234
     others = t.drop(index=old_hash)
     assert others["retransmits"].notna().all()
+
+
+def test_host_and_grade_columns_come_from_the_runs_meta(tmp_path: Path) -> None:
+    # kernel runs record the machine and their grade; the export shows both per run, and a
+    # store of runs without them (the simulator) has neither column
+    def on_host(sc: Scenario, backend: str) -> RunResult:
+        r = fake_run(sc, backend)
+        name = "a" if sc.flows[1].cca == "newreno" else "b"
+        r.meta["host"] = {"name": name, "kernel": "6.1", "cpu_model": "x", "cores": 4}
+        r.meta["grade"] = "warning" if name == "b" else "ok"
+        return r
+
+    run_sweep(make(repeats=1), run_fn=on_host, output=tmp_path / "k", jobs=1)
+    t = Store(tmp_path / "k").table(sweep="s")
+    cca = t["flows.1.cca"]
+    assert list(t["host"]) == ["a" if c == "newreno" else "b" for c in cca]
+    assert list(t["grade"]) == ["ok" if c == "newreno" else "warning" for c in cca]
+    run_sweep(make(repeats=1), run_fn=fake_run, output=tmp_path / "s", jobs=1)
+    assert not {"host", "grade"} & set(Store(tmp_path / "s").table(sweep="s").columns)

@@ -86,8 +86,11 @@ def test_executor_choice_and_kernel_limits() -> None:
     assert make_executor("local", "kernel", None, None).jobs == 1
     with pytest.raises(SweepError, match="kernel backend runs one at a time"):
         make_executor("local", "kernel", 2, None)
-    with pytest.raises(SweepError, match="use --executor local"):
+    with pytest.raises(SweepError, match="needs --scheduler"):
         make_executor("dask", "kernel", None, None)
+    k = make_executor("dask", "kernel", None, "tcp://127.0.0.1:8786")  # many machines
+    assert isinstance(k, DaskExecutor) and k.kernel
+    assert not make_executor("dask", "sim", None, "tcp://127.0.0.1:8786").kernel
     with pytest.raises(SweepError, match="only with --executor dask"):
         make_executor("local", "sim", 2, "tcp://127.0.0.1:8786")
     d = make_executor("dask", "sim", 2, "tcp://127.0.0.1:8786")

@@ -19,6 +19,7 @@ import errno
 import multiprocessing
 import os
 import shutil
+import sys
 import time
 import traceback
 from collections.abc import Callable, Generator, Iterator
@@ -242,64 +243,233 @@ def _worker_init() -> None:
 
 
 class DaskExecutor:
+    """Runs on a Dask cluster. Kernel-backend runs (``kernel=True``) go only to workers
+    holding the ``kernel`` resource (``dask worker … --resources kernel=1 --nthreads 1``,
+    one per machine), so a machine runs one emulation at a time; the backend's machine-wide
+    lock stays the last guard. Before the first kernel run each such worker checks it can
+    run every scenario (``tcpfair doctor``'s checks); one that cannot is named on stderr
+    with the reason and gets no runs."""
+
     name = "dask"
     shares_filesystem = False  # workers may be other machines: results come back
 
-    def __init__(self, scheduler: str | None = None, jobs: int = 1, processes: bool = True):
+    def __init__(
+        self,
+        scheduler: str | None = None,
+        jobs: int = 1,
+        processes: bool = True,
+        kernel: bool = False,
+    ):
         self.scheduler = scheduler
         self.jobs = jobs
         self.processes = processes
+        self.kernel = kernel
+        #: worker address → why it cannot run this sweep's kernel runs
+        self.rejected: dict[str, str] = {}
+        self.good: list[str] | None = None  # the kernel workers that passed the check
+        self.labels: dict[str, str] = {}  # worker address → "name (address)"
+        self._conn: tuple[Any, Any] | None = None
 
     def start(self) -> None:
         return None
 
-    def map(self, run_fn: RunFn, tasks: list[Task]) -> Generator[tuple[str, Outcome], None, None]:
-        from distributed import Client, LocalCluster, as_completed
-
-        cluster = None
-        if self.scheduler:
-            try:
-                client = Client(self.scheduler, timeout="20s")
-            except OSError as e:
-                raise SweepError(
-                    [("--scheduler", f"cannot reach the Dask scheduler {self.scheduler!r}: {e}")]
-                ) from None
-        else:
-            cluster = LocalCluster(
-                n_workers=self.jobs,
-                threads_per_worker=1,
-                processes=self.processes,
-                dashboard_address=None,
-            )
-            client = Client(cluster)
+    def check_workers(self, scenarios: list[Scenario]) -> list[str]:
+        """Connect and check every kernel worker against ``scenarios`` (before anything is
+        stored); ``map`` then sends runs only to the workers that passed."""
         try:
-            futures = {
-                client.submit(execute, run_fn, sc, backend, None, pure=False): key
-                for key, sc, backend, _stage in tasks
-            }
-            for fut in as_completed(futures):
-                key = futures[fut]
-                try:
-                    outcome = fut.result()
-                except Exception as e:  # the worker itself died (KilledWorker) or lost the task
-                    now = time.time()
-                    outcome = Outcome(
-                        None, f"Dask worker failed: {type(e).__name__}: {e}", now, now, 0.0
-                    )
-                fut.release()
-                yield key, outcome
-        finally:
+            self.good = self._kernel_workers(self._open()[0], scenarios)
+        except BaseException:
+            self.close()
+            raise
+        return self.good
+
+    def close(self) -> None:
+        if self._conn is not None:
+            client, cluster = self._conn
+            self._conn = None
             client.close()
             if cluster is not None:
                 cluster.close()
 
+    def _open(self) -> tuple[Any, Any]:
+        if self._conn is None:
+            self._conn = self._client()
+        return self._conn
 
-def backend_check(backend: str) -> Callable[[Scenario], None]:
-    """The backend's pre-flight check, or a clear error when the backend cannot load."""
+    def _client(self) -> tuple[Any, Any]:
+        from distributed import Client, LocalCluster
+
+        if self.scheduler:
+            try:
+                return Client(self.scheduler, timeout="20s"), None
+            except OSError as e:
+                raise SweepError(
+                    [("--scheduler", f"cannot reach the Dask scheduler {self.scheduler!r}: {e}")]
+                ) from None
+        cluster = LocalCluster(
+            n_workers=1 if self.kernel else self.jobs,
+            threads_per_worker=1,
+            processes=self.processes,
+            dashboard_address=None,
+            resources={KERNEL_RESOURCE: 1} if self.kernel else None,
+        )
+        return Client(cluster), cluster
+
+    def map(self, run_fn: RunFn, tasks: list[Task]) -> Generator[tuple[str, Outcome], None, None]:
+        from distributed import wait as dask_wait
+
+        client = self._open()[0]
+        try:
+            where: dict[str, Any] = {}
+            if self.kernel and tasks:
+                if self.good is None:
+                    self.good = self._kernel_workers(client, [t[1] for t in tasks])
+                where = {"resources": {KERNEL_RESOURCE: 1}, "workers": self.good}
+            futures = {
+                client.submit(execute_on_worker, run_fn, sc, backend, pure=False, **where): key
+                for key, sc, backend, _stage in tasks
+            }
+            pending = set(futures)
+            while pending:
+                try:
+                    done, pending = dask_wait(pending, timeout=5, return_when="FIRST_COMPLETED")
+                except TimeoutError:
+                    done = set()
+                for fut in done:
+                    yield futures[fut], _dask_outcome(fut)
+                    fut.release()
+                why = self._orphaned(client, where.get("workers", [])) if not done else None
+                if why:
+                    for fut in pending:
+                        fut.cancel()
+                        now = time.time()
+                        yield futures[fut], Outcome(None, why, now, now, 0.0)
+                    pending = set()
+        finally:
+            self.close()
+
+    def _kernel_workers(self, client: Any, scenarios: list[Scenario]) -> list[str]:
+        """The resourced workers that can run every scenario; the others named on stderr."""
+        info = client.scheduler_info(n_workers=-1)["workers"]
+        holders = {a: w for a, w in info.items() if w.get("resources", {}).get(KERNEL_RESOURCE)}
+        if not holders:
+            raise SweepError(
+                [
+                    (
+                        "--scheduler",
+                        f"no Dask worker holds the '{KERNEL_RESOURCE}' resource, which kernel "
+                        f"runs need (start one per machine, as root: dask worker "
+                        f"{self.scheduler or 'tcp://host:8786'} --resources {KERNEL_RESOURCE}=1 "
+                        "--nthreads 1)",
+                    )
+                ]
+            )
+        self.labels.update({a: worker_label(a, w) for a, w in holders.items()})
+        found = client.run(worker_problems, scenarios, workers=list(holders), on_error="return")
+        good = []
+        for addr, w in holders.items():
+            probs = found.get(addr, ["did not answer the capability check"])
+            if isinstance(probs, BaseException):
+                probs = [f"the capability check failed: {_describe(probs)}"]
+            if probs:
+                self.rejected[addr] = "; ".join(probs)
+            else:
+                good.append(addr)
+        if not good:
+            raise SweepError(
+                [
+                    (
+                        "--scheduler",
+                        "no Dask worker with the kernel resource can run this sweep: "
+                        + " | ".join(
+                            f"{worker_label(a, holders[a])}: {why}"
+                            for a, why in self.rejected.items()
+                        ),
+                    )
+                ]
+            )
+        for addr, why in self.rejected.items():
+            print(
+                f"tcpfair: Dask worker {worker_label(addr, holders[addr])} cannot run this "
+                f"sweep, its runs go to the others: {why}",
+                file=sys.stderr,
+            )
+        return good
+
+    def _orphaned(self, client: Any, workers: list[str]) -> str | None:
+        """Why the runs still pending can never run: every checked kernel worker is gone
+        (its machine lost). Then they fail with that reason and the sweep ends."""
+        if not self.kernel:
+            return None
+        alive = set(client.scheduler_info(n_workers=-1)["workers"])
+        if alive & set(workers):
+            return None
+        return (
+            "every Dask worker that could run kernel runs was lost ("
+            + ", ".join(self.labels.get(w, w) for w in workers)
+            + "); the namespaces a lost machine left are its `tcpfair doctor --cleanup` business"
+        )
+
+
+KERNEL_RESOURCE = "kernel"
+
+
+def execute_on_worker(run_fn: RunFn, scenario: Scenario, backend: str) -> Outcome:
+    """``execute`` on a Dask worker; the result's ``meta["dask_worker"]`` names the worker
+    (with ``meta["host"]``, which of a machine's workers ran it)."""
+    from distributed import get_worker
+
+    out = execute(run_fn, scenario, backend)
+    if out.result is not None:
+        try:
+            out.result.meta["dask_worker"] = str(get_worker().name)
+        except ValueError:  # not on a worker (a test calling it directly)
+            pass
+    return out
+
+
+def _dask_outcome(fut: Any) -> Outcome:
+    try:
+        out: Outcome = fut.result()
+        return out
+    except Exception as e:  # the worker itself died (KilledWorker) or lost the task
+        now = time.time()
+        return Outcome(None, f"Dask worker failed: {type(e).__name__}: {e}", now, now, 0.0)
+
+
+def worker_label(addr: str, info: dict[str, Any]) -> str:
+    name = info.get("name")
+    return f"{name} ({addr})" if name not in (None, "", addr) else addr
+
+
+def worker_problems(scenarios: list[Scenario]) -> list[str]:
+    """On a worker: why it cannot run these kernel scenarios (``tcpfair doctor``'s checks,
+    then each distinct scenario's), empty when it can."""
+    from .backends import BackendError, get_backend
+
+    be = get_backend("kernel")
+    probs: list[str] = []
+    seen: set[str] = set()
+    for sc in scenarios:
+        try:
+            be.check(sc)
+        except BackendError as e:
+            msg = str(e)
+            if msg not in seen:
+                seen.add(msg)
+                probs.append(msg)
+    return probs
+
+
+def backend_check(backend: str, machine: bool = True) -> Callable[[Scenario], None]:
+    """The backend's pre-flight check, or a clear error when the backend cannot load.
+    ``machine=False``: only the checks that do not depend on this machine (the kernel
+    backend's runs on Dask workers, which check their own)."""
     from .backends import get_backend
 
     try:
-        return get_backend(backend).check
+        be = get_backend(backend)
+        return be.check if machine else getattr(be, "check_scenario", be.check)
     except ImportError as e:
         raise SweepError(
             [("--backend", f"the {backend} backend is not available in this installation ({e})")]
@@ -320,18 +490,21 @@ def default_jobs(backend: str) -> int:
 
 def make_executor(executor: str, backend: str, jobs: int | None, scheduler: str | None) -> Executor:
     if backend == "kernel":
-        if executor != "local":
+        if executor == "dask" and not scheduler:
             raise SweepError(
                 [
                     (
                         "--executor",
-                        "the kernel backend runs one emulation at a time on this "
-                        "machine (parallel runs disturb each other); use --executor local",
+                        "the kernel backend on Dask needs --scheduler tcp://host:8786 (one "
+                        "worker per machine with the kernel resource; docs/sweeps.md, "
+                        '"Many machines"); on this machine alone use --executor local',
                     )
                 ]
             )
         if jobs not in (None, 1):
-            raise SweepError([("-j", f"the kernel backend runs one at a time; got -j {jobs}")])
+            raise SweepError(
+                [("-j", f"the kernel backend runs one at a time per machine; got -j {jobs}")]
+            )
     n = jobs if jobs is not None else default_jobs(backend)
     if n < 1:
         raise SweepError([("-j", f"must be at least 1 (got {n})")])
@@ -351,7 +524,7 @@ def make_executor(executor: str, backend: str, jobs: int | None, scheduler: str 
             raise SweepError([("--scheduler", "only with --executor dask")])
         return LocalExecutor(n)
     if executor == "dask":
-        return DaskExecutor(scheduler, n)
+        return DaskExecutor(scheduler, n, kernel=backend == "kernel")
     raise SweepError([("--executor", f"expected 'local' or 'dask' (got {executor!r})")])
 
 
@@ -439,17 +612,37 @@ def run_sweep(
     ``retry_failed``. ``run_fn`` replaces the real backends (tests); ``check`` defaults
     to the backend's own pre-flight check when the real backends are used."""
     backend = backend or sweep.backend or "sim"
-    if run_fn is None:
-        run_fn = run_backend
-        if check is None:
-            check = backend_check(backend)
-    runs = plan(sweep, backend, check)
     ex = (
         executor
         if not isinstance(executor, str)
         else make_executor(executor, backend, jobs, scheduler)
     )
+    if run_fn is None:
+        run_fn = run_backend
+        if check is None:
+            remote = isinstance(ex, DaskExecutor) and ex.kernel  # workers check their machines
+            check = backend_check(backend, machine=False) if remote else backend_check(backend)
+    runs = plan(sweep, backend, check)
+    if isinstance(ex, DaskExecutor) and ex.kernel and runs:
+        ex.check_workers([r.scenario for r in runs if r.repeat == 0])
+    try:
+        return _run_planned(sweep, backend, ex, runs, output, retry_failed, progress, run_fn)
+    finally:
+        if isinstance(ex, DaskExecutor):
+            ex.close()
 
+
+def _run_planned(
+    sweep: Sweep,
+    backend: str,
+    ex: Executor,
+    runs: list[Run],
+    output: str | Path | None,
+    retry_failed: bool,
+    progress: bool,
+    run_fn: RunFn,
+) -> SweepReport:
+    """``run_sweep`` once the runs are planned and the executor chosen."""
     root = Path(output) if output is not None else Path("results") / sweep.name
     check_store_target(root, option="results folder")  # a store, a new path or an empty folder
     store = Store(root)

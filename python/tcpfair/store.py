@@ -805,6 +805,11 @@ def summarize(summary: dict[str, Any]) -> dict[str, Any]:
     ]
     if failed:
         met["failed_checks"] = failed
+    host = meta.get("host")
+    if isinstance(host, dict) and host.get("name"):
+        met["host"] = str(host["name"])  # the machine (runs of a sweep on many: compare)
+    if meta.get("grade"):
+        met["grade"] = str(meta["grade"])
     out["metrics"] = met
     return out
 
@@ -838,6 +843,9 @@ def tidy(df: pd.DataFrame) -> pd.DataFrame:
         {"failed_checks": [", ".join(m.get("failed_checks", [])) or None for m in mets]},
         index=df.index,
     )
+    for col in ("host", "grade"):  # kernel runs: the machine and the validity grade
+        if any(col in m for m in mets):
+            checks[col] = [m.get(col) for m in mets]
     df = _windowed_retransmits(df, mets)
     front = ["sweep", "backend", "run_hash", "point", "repeat", "seed", "status"]
     rest = [c for c in df.columns if c not in front and c not in ("axes", "metrics", "point_hash")]

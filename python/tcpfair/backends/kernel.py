@@ -55,6 +55,18 @@ class KernelBackend:
         return self.options
 
     def check(self, scenario: Scenario) -> None:
+        self.check_scenario(scenario)
+        caps = self.capabilities()
+        probs = caps_mod.machine_problems(caps)
+        if not probs:
+            probs = caps_mod.scenario_problems(scenario, caps, self.options_for(scenario).gso)
+        if probs:
+            # one line, however many problems (each names its key)
+            raise BackendError("kernel backend: " + "; ".join(probs))
+
+    def check_scenario(self, scenario: Scenario) -> None:
+        """The checks that do not depend on the machine (a Dask sweep's client runs these;
+        each worker checks its own machine before its first run)."""
         for i, f in enumerate(scenario.flows):
             if f.stack != "linux":
                 raise BackendError(
@@ -69,13 +81,6 @@ class KernelBackend:
                 "is set on the hosts' interfaces, which all flows share: set gso the same on "
                 "every flow (mixed settings run only in the simulator, --backend sim)"
             )
-        caps = self.capabilities()
-        probs = caps_mod.machine_problems(caps)
-        if not probs:
-            probs = caps_mod.scenario_problems(scenario, caps, self.options_for(scenario).gso)
-        if probs:
-            # one line, however many problems (each names its key)
-            raise BackendError("kernel backend: " + "; ".join(probs))
 
     def run(self, scenario: Scenario, progress: bool = False) -> RunResult:
         self.check(scenario)
@@ -287,6 +292,7 @@ def to_result(
         "versions": {"tcpfair": __version__, "kernel": caps.kernel, "iperf3": caps.iperf3_version},
         "scenario_hash": sc.hash(),
         "seed": sc.seed,
+        "host": caps_mod.host_info(),
         "wall_time_s": wall_s,
         "capacity_bps": capacity,
         "goodput_capacity_bps": goodput_cap,

@@ -133,7 +133,7 @@ def sweep(
 
     ex = make_executor(executor, be, jobs, scheduler)  # checks -j and --scheduler too
     if dry_run:
-        _dry_run(sw, be)
+        _dry_run(sw, be, machine=not getattr(ex, "kernel", False))  # Dask workers check theirs
         return
     rep = run_sweep(
         sw, backend=be, executor=ex, output=store_dir, retry_failed=retry_failed, progress=progress
@@ -167,7 +167,7 @@ def sweep(
         raise SystemExit(1)
 
 
-def _dry_run(sw: Any, be: str) -> None:
+def _dry_run(sw: Any, be: str, machine: bool = True) -> None:
     """Validate every run and list the points, holding only their lines (not the runs)."""
     from ..executors import backend_check, validated
     from ..sweep import SweepError
@@ -175,7 +175,8 @@ def _dry_run(sw: Any, be: str) -> None:
     problems: list[tuple[str, str]] = []
     lines: list[str] = []
     n = 0
-    for r in validated(sw, be, backend_check(be), problems):
+    check = backend_check(be) if machine else backend_check(be, machine=False)
+    for r in validated(sw, be, check, problems):
         n += 1
         if r.repeat == 0:
             lines.append(
@@ -396,6 +397,19 @@ def _write_table(df: Any, tmp: Path, export: Path) -> None:
         df.to_parquet(tmp, index=False)
 
 
+def _hosts_line(t: Any) -> str | None:
+    """Kernel runs per machine and their grades (a sweep on many machines: a bad host shows),
+    e.g. ``hosts: a 12 runs (11 ok, 1 warning); b 12 runs (12 ok)``."""
+    if "host" not in t.columns or not t["host"].notna().any():
+        return None
+    parts = []
+    for host, part in t[t["host"].notna()].groupby("host", sort=True):
+        grades = part["grade"].value_counts() if "grade" in part.columns else {}
+        shown = ", ".join(f"{grades[g]} {g}" for g in ("ok", "warning", "invalid") if g in grades)
+        parts.append(f"{host} {len(part)} runs" + (f" ({shown})" if shown else ""))
+    return "hosts: " + "; ".join(parts)
+
+
 def _print_overview(s: Any, sweep_name: str | None, backend: str | None) -> None:
     from rich.table import Table
 
@@ -414,6 +428,9 @@ def _print_overview(s: Any, sweep_name: str | None, backend: str | None) -> None
             f"[bold]{name}[/] ({be}): {len(t)} runs — "
             + ", ".join(f"{counts.get(k, 0)} {k}" for k in ("done", "failed", "pending"))
         )
+        hosts = _hosts_line(t)
+        if hosts:
+            console.print(hosts, highlight=False)
         axes = s.sweep_axes(name, be)
         agg = aggregate(t, axes, ["jfi", "ratio", "utilization"])
         if agg.empty or not agg["n"].gt(0).any():

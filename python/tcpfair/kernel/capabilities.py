@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import platform
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -172,6 +173,26 @@ def detect(linkem: str | None = None) -> Capabilities:
         linkem_source=lk.source,
         linkem_problem=lk.problem,
     )
+
+
+def host_info() -> dict[str, Any]:
+    """The machine a run ran on (``meta["host"]``): name, kernel, CPU model and cores, so a
+    sweep spread over many machines can be compared per host (``host`` in the export)."""
+    model = None
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in ("model name", "Model", "cpu model"):
+                model = value.strip()
+                break
+    except OSError:
+        pass
+    return {
+        "name": socket.gethostname(),
+        "kernel": platform.release(),
+        "cpu_model": model or platform.processor() or None,
+        "cores": os.cpu_count(),
+    }
 
 
 def machine_problems(caps: Capabilities) -> list[str]:

@@ -1,0 +1,255 @@
+"""Kernel-backend sweeps on a real Dask cluster (issue 15): a scheduler and two worker
+processes on this machine (loopback only), one holding the ``kernel`` resource and one
+without. Kernel runs all land on the resourced worker, one at a time; a simulator sweep
+on the same cluster uses both workers; nothing is left behind.
+
+Needs root, ``ip netns``, iperf3 and a built tcpfair-linkem (skips with the reason).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from badinput import fails_cleanly_subprocess
+
+from tcpfair.executors import DaskExecutor, run_sweep
+from tcpfair.kernel import capabilities as cap
+from tcpfair.kernel.procs import list_namespaces
+from tcpfair.kernel.topology import PREFIX
+from tcpfair.result import RunResult
+from tcpfair.store import Store
+from tcpfair.sweep import sweep_from_dict
+
+_CAPS = cap.detect() if sys.platform.startswith("linux") else None
+_PROBLEMS = cap.machine_problems(_CAPS) if _CAPS else ["not Linux"]
+pytestmark = [
+    pytest.mark.kernel,
+    pytest.mark.skipif(
+        bool(_PROBLEMS), reason="kernel backend unavailable: " + "; ".join(_PROBLEMS)
+    ),
+]
+
+DASK = Path(sys.executable).with_name("dask")
+BASE = {
+    "name": "t",
+    "duration": "3s",
+    "seed": 5,
+    "bottleneck": {"rate": "10Mbit", "buffer": "1bdp"},
+    "flows": [{"cca": "reno", "rtt": "20ms"}],
+    "measure": {"interval": "1s", "from": "1s"},
+}
+
+
+def _children(pids: list[int]) -> list[str]:
+    """Processes whose parent is one of ``pids`` (iperf3, linkem a run left running)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if ppid in pids:
+                out.append(os.readlink(d / "exe"))
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[int]]]:
+    workers = [("kernel-worker", ["--resources", "kernel=1"]), ("plain", [])]
+    with _cluster(tmp_path_factory.mktemp("dask"), workers) as c:
+        yield c
+
+
+@contextlib.contextmanager
+def _cluster(tmp: Path, workers: list[tuple[str, list[str]]]) -> Iterator[tuple[str, list[int]]]:
+    """A scheduler and ``workers`` (name, extra options) on loopback: (address, worker pids)."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    sched_file = tmp / "scheduler.json"
+    env = dict(os.environ)
+    logs = contextlib.ExitStack()
+    procs = [
+        subprocess.Popen(
+            [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", "0"]
+            + ["--dashboard-address", ":0", "--scheduler-file", str(sched_file)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=logs.enter_context(open(tmp / "scheduler.log", "w")),
+        )
+    ]
+    try:
+        deadline = time.monotonic() + 30
+        while not sched_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        for name, extra in workers:
+            procs.append(
+                subprocess.Popen(
+                    [str(DASK), "worker", "--scheduler-file", str(sched_file)]
+                    + ["--host", "127.0.0.1", "--nthreads", "1", "--no-nanny", "--name", name]
+                    + ["--dashboard-address", ":0", *extra],
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=logs.enter_context(open(tmp / f"{name}.log", "w")),
+                )
+            )
+        from distributed import Client
+
+        with Client(scheduler_file=str(sched_file), timeout="30s") as c:
+            c.wait_for_workers(len(workers), timeout=30)
+            address = c.scheduler.address
+        yield address, [p.pid for p in procs[1:]]
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        logs.close()
+
+
+def _runs(store: Path, sweep: str) -> list[tuple[float, float, str]]:
+    """(started, finished, worker) of every run, in start order."""
+    t = Store(store).table(sweep=sweep)
+    assert list(t["status"]) == ["done"] * len(t), t[["status", "error"]]
+    out = []
+    for _, row in t.iterrows():
+        meta = RunResult.load(store / row["run_dir"]).meta
+        out.append((float(row["started"]), float(row["finished"]), meta["dask_worker"]))
+    return sorted(out)
+
+
+def test_kernel_runs_go_only_to_the_resourced_worker_one_at_a_time(
+    cluster: tuple[str, list[int]], tmp_path: Path
+) -> None:
+    address, worker_pids = cluster
+    ns_before = {n for n in list_namespaces() if n.startswith(PREFIX)}
+    sw = sweep_from_dict({"name": "kd", "base": BASE, "axes": {"flows.0.cca": ["reno", "cubic"]}})
+    ex = DaskExecutor(address, kernel=True)
+    rep = run_sweep(sw, backend="kernel", executor=ex, output=tmp_path / "k")
+    assert (rep.finished, rep.failed) == (2, 0), rep.errors
+    assert ex.rejected == {}
+    runs = _runs(tmp_path / "k", "kd")
+    assert [w for _, _, w in runs] == ["kernel-worker", "kernel-worker"]
+    # never two at once: each run starts after the previous one finished
+    assert runs[1][0] >= runs[0][1]
+    # the runs are complete, as a local kernel sweep's: per-host columns in the export
+    t = Store(tmp_path / "k").table(sweep="kd")
+    assert set(t["host"]) == {cap.host_info()["name"]}
+    assert set(t["grade"]) <= {"ok", "warning"}
+    for rd in t["run_dir"]:
+        res = RunResult.load(tmp_path / "k" / rd)
+        assert res.meta["host"]["cores"] == os.cpu_count()
+        assert len(res.flows) == 1 and res.samples["t_s"].max() >= 2.0
+    # equal in shape to a local kernel sweep: the same columns, runs and tables
+    loc = run_sweep(sw, backend="kernel", executor="local", output=tmp_path / "l")
+    assert (loc.finished, loc.failed) == (2, 0), loc.errors
+    tl = Store(tmp_path / "l").table(sweep="kd")
+    assert list(tl.columns) == list(t.columns)
+    assert sorted(tl["run_hash"]) == sorted(t["run_hash"])
+    for a, b in zip(sorted(t["run_dir"]), sorted(tl["run_dir"]), strict=True):
+        ra, rb = RunResult.load(tmp_path / "k" / a), RunResult.load(tmp_path / "l" / b)
+        assert list(ra.flows.columns) == list(rb.flows.columns)
+        assert list(ra.samples.columns) == list(rb.samples.columns)
+        assert set(ra.meta) - {"dask_worker"} == set(rb.meta)
+    shown = subprocess.run(
+        [str(Path(sys.executable).with_name("tcpfair")), "results", str(tmp_path / "k")],
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert f"hosts: {cap.host_info()['name']} 2 runs (" in shown, shown
+    # nothing left behind: no namespace of ours, no process under a worker
+    assert {n for n in list_namespaces() if n.startswith(PREFIX)} == ns_before
+    assert _children(worker_pids) == []
+
+
+def test_a_worker_that_cannot_run_the_scenario_is_named(
+    cluster: tuple[str, list[int]], tmp_path: Path
+) -> None:
+    # 40 Gbit/s is past what this machine emulates: its worker refuses, by name, with the
+    # key and the limit, before any run (and the client itself does not judge the machine)
+    address, _ = cluster
+    (tmp_path / "x.toml").write_text(
+        'name = "kx"\n[base]\nduration = "3s"\n[base.bottleneck]\nrate = "40Gbit"\n'
+        'buffer = "1bdp"\n[[base.flows]]\ncca = "reno"\nrtt = "20ms"\n'
+        '[axes]\n"flows.0.cca" = ["reno"]\n'
+    )
+    args = ["sweep", "x.toml", "--backend", "kernel", "--executor", "dask"]
+    line = fails_cleanly_subprocess(
+        [*args, "--scheduler", address, "-o", "out"],
+        mentions=["kernel-worker", "bottleneck.rate", "Mbit/s"],
+        cwd=tmp_path,
+    )
+    assert "plain" not in line  # a worker without the resource is not asked
+    assert not (tmp_path / "out").exists()  # refused before anything was stored
+    # without a scheduler: refused, saying what to do
+    fails_cleanly_subprocess(args + ["-o", "out2"], mentions=["--scheduler"], cwd=tmp_path)
+
+
+def test_simulator_sweep_on_the_same_cluster_uses_both_workers(
+    cluster: tuple[str, list[int]], tmp_path: Path
+) -> None:
+    address, _ = cluster
+    base = {**BASE, "duration": "60s", "bottleneck": {"rate": "50Mbit", "buffer": "1bdp"}}
+    sw = sweep_from_dict(
+        {"name": "sd", "base": base, "repeats": 4, "axes": {"flows.0.cca": ["reno", "cubic"]}}
+    )
+    rep = run_sweep(sw, backend="sim", executor=DaskExecutor(address), output=tmp_path / "s")
+    assert (rep.finished, rep.failed) == (8, 0), rep.errors
+    assert {w for _, _, w in _runs(tmp_path / "s", "sd")} == {"kernel-worker", "plain"}
+
+
+def test_a_worker_lost_mid_run_fails_its_runs_and_the_sweep_ends(tmp_path: Path) -> None:
+    ns_before = {n for n in list_namespaces() if n.startswith(PREFIX)}
+    sw = sweep_from_dict(
+        {
+            "name": "kl",
+            "base": {**BASE, "duration": "20s"},
+            "axes": {"flows.0.cca": ["reno", "cubic"]},
+        }
+    )
+    with _cluster(tmp_path / "c", [("doomed", ["--resources", "kernel=1"])]) as (address, pids):
+
+        def kill_when_running() -> None:  # the first run's namespaces exist: machine lost
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                if {n for n in list_namespaces() if n.startswith(PREFIX)} - ns_before:
+                    break
+                time.sleep(0.2)
+            time.sleep(1)
+            os.kill(pids[0], signal.SIGKILL)
+
+        killer = threading.Thread(target=kill_when_running)
+        killer.start()
+        t0 = time.monotonic()
+        rep = run_sweep(
+            sw, backend="kernel", executor=DaskExecutor(address, kernel=True), output=tmp_path / "k"
+        )
+        killer.join()
+        assert time.monotonic() - t0 < 35  # not the 2 × 20 s the runs would have taken
+    assert (rep.finished, rep.failed) == (0, 2)
+    for why in rep.errors.values():
+        assert "lost" in why and "doomed" in why and "doctor --cleanup" in why, why
+    t = Store(tmp_path / "k").table(sweep="kl")
+    assert list(t["status"]) == ["failed", "failed"]
+    # what the lost worker left is the machine's `tcpfair doctor --cleanup` business
+    left = {n for n in list_namespaces() if n.startswith(PREFIX)} - ns_before
+    assert left  # the run died with its worker, namespaces and all
+    subprocess.run(
+        [str(Path(sys.executable).with_name("tcpfair")), "doctor", "--cleanup"],
+        capture_output=True,
+        timeout=60,
+    )
+    assert {n for n in list_namespaces() if n.startswith(PREFIX)} - ns_before == set()
