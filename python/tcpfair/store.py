@@ -338,12 +338,26 @@ class Store:
         # busy handler does not wait for, so retry.
         _retry_locked(self._wal, db)
         self._db.execute("PRAGMA synchronous=NORMAL")
-        _retry_locked(lambda: self._db.executescript(_SCHEMA), db)  # idempotent (IF NOT EXISTS)
-        with self.transaction() as c:
-            row = c.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is None:
-                c.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        _retry_locked(self._create_schema, db)
         self._schema_version(db)
+
+    def _create_schema(self) -> None:
+        """Tables and schema version in one transaction (idempotent: IF NOT EXISTS, OR
+        IGNORE), so another process opening the store at the same moment sees either no
+        tables (a new catalog) or the whole catalog — never tables without their version,
+        which it would rightly refuse as "not a tcpfair catalog"."""
+        script = (
+            "BEGIN IMMEDIATE;\n"
+            + _SCHEMA
+            + f"\nINSERT OR IGNORE INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}');"
+            + "\nCOMMIT;"
+        )
+        try:
+            self._db.executescript(script)
+        except BaseException:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
 
     def _schema_version(self, db: Path) -> bool:
         """Refuse a database that is not a tcpfair catalog of the schema this version reads.
