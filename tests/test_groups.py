@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from tcpfair.aggregate import metric_columns
-from tcpfair.result import RunResult
+from tcpfair.result import SAMPLE_COLUMNS, RunResult
 from tcpfair.store import group_columns
 
 MBIT = 1e6
@@ -40,19 +40,7 @@ def hand_built(measured: list[str] | None = None) -> RunResult:
         for f, r in rates.items()
         for t in (5.0, 10.0)
     ]
-    samples = pd.DataFrame(
-        rows,
-        columns=[
-            "flow",
-            "t_s",
-            "dt_s",
-            "bytes",
-            "throughput_bps",
-            "cwnd_bytes",
-            "srtt_s",
-            "retransmits",
-        ],
-    )
+    samples = pd.DataFrame(rows, columns=SAMPLE_COLUMNS)
     scenario: dict[str, Any] = {"measure": {"from_ns": 0, "to_ns": 10**10}}
     if measured is not None:
         scenario["measure"]["flows"] = measured
