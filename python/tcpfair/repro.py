@@ -175,7 +175,9 @@ def verdict(
     """The verdict of one number (pure).
 
     ``reproduced`` when our mean ± CI overlaps the source value ± ``allowed`` (its scatter
-    or the stated tolerance), i.e. |mean − source| ≤ allowed + CI; else ``trend`` when the
+    or the stated tolerance), i.e. |mean − source| ≤ allowed + CI, where the CI counts for at
+    most ``allowed`` (two repeats give a CI wide enough to cover anything; a mean further than
+    twice the tolerance from the source never reproduces it); else ``trend`` when the
     row's ordering or side (``trend_holds``) agrees with the source, ``differs`` otherwise;
     ``not expressible`` when the quantity cannot be computed from our runs; ``not run``
     when there is no value (e.g. a point the quick grid leaves out)."""
@@ -183,7 +185,7 @@ def verdict(
         return "not expressible"
     if not math.isfinite(mean):
         return "not run"
-    half = ci if math.isfinite(ci) else 0.0
+    half = min(ci, allowed) if math.isfinite(ci) else 0.0
     if abs(mean - source) <= allowed + half + 1e-12:
         return "reproduced"
     if trend_holds:
