@@ -71,9 +71,38 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, lis
         yield c
 
 
+def _worker_cmd(scheduler: list[str], name: str, extra: list[str]) -> list[str]:
+    return (
+        [str(DASK), "worker", *scheduler]
+        + ["--host", "127.0.0.1", "--nthreads", "1", "--no-nanny", "--name", name]
+        + ["--dashboard-address", ":0", *extra]
+    )
+
+
 @contextlib.contextmanager
-def _cluster(tmp: Path, workers: list[tuple[str, list[str]]]) -> Iterator[tuple[str, list[int]]]:
-    """A scheduler and ``workers`` (name, extra options) on loopback: (address, worker pids)."""
+def _worker(address: str, name: str, extra: list[str], log: Path) -> Iterator[int]:
+    """One more worker joining the scheduler at ``address``: its pid."""
+    with open(log, "w") as err:
+        p = subprocess.Popen(
+            _worker_cmd([address], name, extra), stdout=subprocess.DEVNULL, stderr=err
+        )
+        try:
+            yield p.pid
+        finally:
+            p.terminate()
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+@contextlib.contextmanager
+def _cluster(
+    tmp: Path, workers: list[tuple[str, list[str]]], envs: dict[str, dict[str, str]] | None = None
+) -> Iterator[tuple[str, list[int]]]:
+    """A scheduler and ``workers`` (name, extra options; ``envs[name]`` added to that
+    worker's environment) on loopback: (address, worker pids)."""
     tmp.mkdir(parents=True, exist_ok=True)
     sched_file = tmp / "scheduler.json"
     env = dict(os.environ)
@@ -94,10 +123,8 @@ def _cluster(tmp: Path, workers: list[tuple[str, list[str]]]) -> Iterator[tuple[
         for name, extra in workers:
             procs.append(
                 subprocess.Popen(
-                    [str(DASK), "worker", "--scheduler-file", str(sched_file)]
-                    + ["--host", "127.0.0.1", "--nthreads", "1", "--no-nanny", "--name", name]
-                    + ["--dashboard-address", ":0", *extra],
-                    env=env,
+                    _worker_cmd(["--scheduler-file", str(sched_file)], name, extra),
+                    env={**env, **(envs or {}).get(name, {})},
                     stdout=subprocess.DEVNULL,
                     stderr=logs.enter_context(open(tmp / f"{name}.log", "w")),
                 )
@@ -253,3 +280,93 @@ def test_a_worker_lost_mid_run_fails_its_runs_and_the_sweep_ends(tmp_path: Path)
         timeout=60,
     )
     assert {n for n in list_namespaces() if n.startswith(PREFIX)} - ns_before == set()
+
+
+class _Watch:
+    """Counts, every 50 ms, the kernel runs whose namespaces exist at the same time (each
+    run's namespaces share its run id: ``tf-<run id>-<role>``)."""
+
+    def __init__(self, before: set[str]) -> None:
+        self.before, self.most, self.stop = before, 0, threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        while not self.stop.is_set():
+            names = {n for n in list_namespaces() if n.startswith(PREFIX)} - self.before
+            self.most = max(self.most, len({n.rsplit("-", 1)[0] for n in names}))
+            time.sleep(0.05)
+
+    def __enter__(self) -> _Watch:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+def test_two_kernel_workers_on_one_machine_each_get_the_runs_they_can_run(tmp_path: Path) -> None:
+    # "small" trusts this machine with 10 Mbit/s only (TCPFAIR_KERNEL_MAX_RATE, as an
+    # operator sets it on a slow machine), "big" with the default: the 20 Mbit/s runs all
+    # go to "big", the 5 Mbit/s ones to either; the machine lock keeps the two workers'
+    # runs from overlapping (never two runs' namespaces at once)
+    ns_before = {n for n in list_namespaces() if n.startswith(PREFIX)}
+    base = {**BASE, "bottleneck": {"rate": "5Mbit", "buffer": "1bdp"}}
+    sw = sweep_from_dict(
+        {"name": "k2", "base": base, "repeats": 2, "axes": {"bottleneck.rate": ["5Mbit", "20Mbit"]}}
+    )
+    workers = [("small", ["--resources", "kernel=1"]), ("big", ["--resources", "kernel=1"])]
+    envs = {"small": {"TCPFAIR_KERNEL_MAX_RATE": "10Mbit"}}
+    with _cluster(tmp_path / "c", workers, envs) as (address, pids), _Watch(ns_before) as watch:
+        ex = DaskExecutor(address, kernel=True)
+        rep = run_sweep(sw, backend="kernel", executor=ex, output=tmp_path / "k")
+        left = _children(pids)
+    assert (rep.finished, rep.failed) == (4, 0), rep.errors
+    assert (
+        "cannot run 2 of the 4 scenarios"
+        in ex.rejected[[a for a in ex.labels if "small" in ex.labels[a]][0]]
+    )
+    t = Store(tmp_path / "k").table(sweep="k2")
+    by_worker: dict[str, list[str]] = {}
+    for _, row in t.iterrows():
+        res = RunResult.load(tmp_path / "k" / row["run_dir"])
+        by_worker.setdefault(res.meta["dask_worker"], []).append(row["bottleneck.rate"])
+    assert (
+        sorted(by_worker.get("big", []) + by_worker.get("small", []))
+        == ["20Mbit"] * 2 + ["5Mbit"] * 2
+    )
+    assert by_worker["small"] and set(by_worker["small"]) == {"5Mbit"}
+    assert watch.most == 1
+    assert left == [] and {n for n in list_namespaces() if n.startswith(PREFIX)} == ns_before
+
+
+def test_a_kernel_worker_that_joins_mid_sweep_gets_runs(tmp_path: Path) -> None:
+    sw = sweep_from_dict(
+        {"name": "kj", "base": BASE, "repeats": 4, "axes": {"flows.0.cca": ["reno"]}}
+    )
+    with _cluster(tmp_path / "c", [("first", ["--resources", "kernel=1"])]) as (address, _):
+        ex = DaskExecutor(address, kernel=True)
+        joined = threading.Event()
+
+        def join_after_first_run() -> None:  # a second machine comes up while the sweep runs
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and not list(tmp_path.glob("k/**/summary.json")):
+                time.sleep(0.2)
+            with _worker(address, "late", ["--resources", "kernel=1"], tmp_path / "late.log"):
+                joined.set()
+                while not done.is_set():
+                    time.sleep(0.2)
+
+        done = threading.Event()
+        th = threading.Thread(target=join_after_first_run)
+        th.start()
+        try:
+            rep = run_sweep(sw, backend="kernel", executor=ex, output=tmp_path / "k")
+        finally:
+            done.set()
+            th.join()
+    assert joined.is_set()
+    assert (rep.finished, rep.failed) == (4, 0), rep.errors
+    workers = [w for _, _, w in _runs(tmp_path / "k", "kj")]
+    assert workers[0] == "first" and "late" in workers, workers
+    assert [ex.labels[a].split(" ")[0] for a in ex.joined] == ["late"]

@@ -30,6 +30,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Protocol
 
+from .dispatch import Dispatch
 from .outputs import check_store_target
 from .result import RunResult
 from .spec import Scenario
@@ -245,13 +246,21 @@ def _worker_init() -> None:
 class DaskExecutor:
     """Runs on a Dask cluster. Kernel-backend runs (``kernel=True``) go only to workers
     holding the ``kernel`` resource (``dask worker … --resources kernel=1 --nthreads 1``,
-    one per machine), so a machine runs one emulation at a time; the backend's machine-wide
-    lock stays the last guard. Before the first kernel run each such worker checks it can
-    run every scenario (``tcpfair doctor``'s checks); one that cannot is named on stderr
-    with the reason and gets no runs."""
+    one per machine), one run per worker at a time; the backend's machine-wide lock stays
+    the last guard. Each such worker first checks which of the sweep's scenarios it can run
+    (``tcpfair doctor``'s checks and the scenario's own, on its machine) and then gets only
+    those (``tcpfair.dispatch``); one that can run none is named on stderr with the reason.
+    A worker that joins mid-sweep is checked and gets runs; the run of a worker that is
+    lost goes to another that can run it, or fails naming the lost worker."""
 
     name = "dask"
     shares_filesystem = False  # workers may be other machines: results come back
+
+    #: how long the first capability checks may take before the sweep starts without the
+    #: workers that have not answered (they join when they do)
+    CHECK_TIMEOUT_S = 60.0
+    #: how often a kernel sweep looks for workers that joined or were lost
+    POLL_S = 2.0
 
     def __init__(
         self,
@@ -264,23 +273,39 @@ class DaskExecutor:
         self.jobs = jobs
         self.processes = processes
         self.kernel = kernel
-        #: worker address → why it cannot run this sweep's kernel runs
+        #: worker address → why it cannot run (some of) this sweep's kernel runs
         self.rejected: dict[str, str] = {}
-        self.good: list[str] | None = None  # the kernel workers that passed the check
+        self.good: list[str] | None = None  # kernel workers that can run some of the sweep
         self.labels: dict[str, str] = {}  # worker address → "name (address)"
+        self.joined: list[str] = []  # workers that passed their check after the start
+        self.lost: list[str] = []  # workers lost while the sweep ran
         self._conn: tuple[Any, Any] | None = None
+        self._kinds: dict[str, int] = {}  # scenario JSON → index into self._scenarios
+        self._scenarios: list[Scenario] = []
+        self._able: dict[str, frozenset[int]] = {}  # worker → scenarios it can run
+        self._why: dict[str, dict[int, str]] = {}  # worker → scenario → why not
+        self._checking: dict[Any, str] = {}  # check future → worker address
 
     def start(self) -> None:
         return None
 
     def check_workers(self, scenarios: list[Scenario]) -> list[str]:
-        """Connect and check every kernel worker against ``scenarios`` (before anything is
-        stored); ``map`` then sends runs only to the workers that passed."""
+        """Connect and check every kernel worker against ``scenarios`` (every run of the
+        sweep) before anything is stored: refused (``SweepError``) when some scenario no
+        worker can run. ``map`` then gives each worker only runs it passed."""
         try:
-            self.good = self._kernel_workers(self._open()[0], scenarios)
+            client = self._open()[0]
+            self._scenarios, self._kinds = [], {}
+            for sc in scenarios:
+                key = sc.to_json()
+                if key not in self._kinds:
+                    self._kinds[key] = len(self._scenarios)
+                    self._scenarios.append(sc)
+            self._check_all(client)
         except BaseException:
             self.close()
             raise
+        self.good = list(self._able)
         return self.good
 
     def close(self) -> None:
@@ -320,13 +345,11 @@ class DaskExecutor:
 
         client = self._open()[0]
         try:
-            where: dict[str, Any] = {}
             if self.kernel and tasks:
-                if self.good is None:
-                    self.good = self._kernel_workers(client, [t[1] for t in tasks])
-                where = {"resources": {KERNEL_RESOURCE: 1}, "workers": self.good}
+                yield from self._map_kernel(client, run_fn, tasks)
+                return
             futures = {
-                client.submit(execute_on_worker, run_fn, sc, backend, pure=False, **where): key
+                client.submit(execute_on_worker, run_fn, sc, backend, pure=False): key
                 for key, sc, backend, _stage in tasks
             }
             pending = set(futures)
@@ -338,20 +361,107 @@ class DaskExecutor:
                 for fut in done:
                     yield futures[fut], _dask_outcome(fut)
                     fut.release()
-                why = self._orphaned(client, where.get("workers", [])) if not done else None
-                if why:
-                    for fut in pending:
-                        fut.cancel()
-                        now = time.time()
-                        yield futures[fut], Outcome(None, why, now, now, 0.0)
-                    pending = set()
         finally:
             self.close()
 
-    def _kernel_workers(self, client: Any, scenarios: list[Scenario]) -> list[str]:
-        """The resourced workers that can run every scenario; the others named on stderr."""
+    # ------------------------------------------------------------------ kernel sweeps
+    def _map_kernel(
+        self, client: Any, run_fn: RunFn, tasks: list[Task]
+    ) -> Generator[tuple[str, Outcome], None, None]:
+        """One run per checked worker at a time, each worker only the runs it can run;
+        workers that join are checked and used, a lost worker's run goes to another."""
+        from distributed import wait as dask_wait
+
+        if any(t[1].to_json() not in self._kinds for t in tasks):
+            self.check_workers([t[1] for t in tasks])
+        disp = Dispatch([self._kinds[t[1].to_json()] for t in tasks])
+        for addr, able in self._able.items():
+            disp.add_worker(addr, able)
+        known = set(self.labels)
+        running: dict[Any, tuple[int, str]] = {}  # future → (task, worker)
+        while not disp.done:
+            for task, addr in disp.assign():
+                _key, sc, backend, _stage = tasks[task]
+                fut = client.submit(
+                    execute_on_worker,
+                    run_fn,
+                    sc,
+                    backend,
+                    pure=False,
+                    workers=[addr],
+                    allow_other_workers=False,
+                    resources={KERNEL_RESOURCE: 1},
+                )
+                running[fut] = (task, addr)
+            waiting = [*running, *self._checking]
+            done: set[Any] = set()
+            if waiting:
+                try:
+                    done, _ = dask_wait(waiting, timeout=self.POLL_S, return_when="FIRST_COMPLETED")
+                except TimeoutError:
+                    pass
+            for fut in done:
+                if fut in running:
+                    task, addr = running.pop(fut)
+                    disp.finished(addr)
+                    yield tasks[task][0], _dask_outcome(fut)
+                    fut.release()
+                elif fut in self._checking:
+                    addr = self._checking.pop(fut)
+                    if self._record_check(addr, fut):
+                        disp.add_worker(addr, self._able[addr])
+                        self.joined.append(addr)
+                        print(
+                            f"tcpfair: Dask worker {self.labels[addr]} joined and passed its "
+                            "check; it gets runs from now on",
+                            file=sys.stderr,
+                        )
+            alive = self._holders(client)
+            for addr in [a for a in [*disp.able, *disp.busy] if a not in alive]:
+                for fut, (_t, a) in list(running.items()):
+                    if a == addr:  # its machine is gone: the run goes to another worker
+                        running.pop(fut)
+                        fut.cancel()
+                disp.lost(addr)
+                if addr not in self.lost:
+                    self.lost.append(addr)
+                print(
+                    f"tcpfair: Dask worker {self.labels.get(addr, addr)} was lost; its runs "
+                    "go to the other workers that can run them",
+                    file=sys.stderr,
+                )
+            for addr in set(alive) - known:
+                known.add(addr)
+                self.labels[addr] = worker_label(addr, alive[addr])
+                self._checking[self._submit_check(client, addr)] = addr
+            stranded = disp.stranded()
+            if stranded and not self._checking:
+                why = self._stranded_reason()
+                disp.drop(stranded)
+                for task in stranded:
+                    now = time.time()
+                    yield tasks[task][0], Outcome(None, why, now, now, 0.0)
+
+    def _holders(self, client: Any) -> dict[str, Any]:
         info = client.scheduler_info(n_workers=-1)["workers"]
-        holders = {a: w for a, w in info.items() if w.get("resources", {}).get(KERNEL_RESOURCE)}
+        return {a: w for a, w in info.items() if w.get("resources", {}).get(KERNEL_RESOURCE)}
+
+    def _submit_check(self, client: Any, addr: str) -> Any:
+        # a task in the worker's thread (not ``client.run`` in its event loop: the check
+        # takes seconds, and the worker must keep answering the scheduler meanwhile)
+        return client.submit(
+            worker_problems,
+            self._scenarios,
+            workers=[addr],
+            allow_other_workers=False,
+            pure=False,
+        )
+
+    def _check_all(self, client: Any) -> None:
+        """Check every resourced worker; refuse the sweep when some scenario none can run."""
+        from distributed import wait as dask_wait
+
+        holders = self._holders(client)
         if not holders:
             raise SweepError(
                 [
@@ -365,49 +475,90 @@ class DaskExecutor:
                 ]
             )
         self.labels.update({a: worker_label(a, w) for a, w in holders.items()})
-        found = client.run(worker_problems, scenarios, workers=list(holders), on_error="return")
-        good = []
-        for addr, w in holders.items():
-            probs = found.get(addr, ["did not answer the capability check"])
-            if isinstance(probs, BaseException):
-                probs = [f"the capability check failed: {_describe(probs)}"]
-            if probs:
-                self.rejected[addr] = "; ".join(probs)
-            else:
-                good.append(addr)
-        if not good:
-            raise SweepError(
-                [
-                    (
-                        "--scheduler",
-                        "no Dask worker with the kernel resource can run this sweep: "
-                        + " | ".join(
-                            f"{worker_label(a, holders[a])}: {why}"
-                            for a, why in self.rejected.items()
-                        ),
-                    )
-                ]
-            )
-        for addr, why in self.rejected.items():
+        checks = {self._submit_check(client, a): a for a in holders}
+        try:
+            done, not_done = dask_wait(list(checks), timeout=self.CHECK_TIMEOUT_S)
+        except TimeoutError:
+            done, not_done = set(), set(checks)
+        for fut in done:
+            self._record_check(checks[fut], fut, announce=False)
+        self._checking = {f: checks[f] for f in not_done}
+        for addr in self._checking.values():
             print(
-                f"tcpfair: Dask worker {worker_label(addr, holders[addr])} cannot run this "
-                f"sweep, its runs go to the others: {why}",
+                f"tcpfair: Dask worker {self.labels[addr]} has not answered its capability "
+                f"check in {self.CHECK_TIMEOUT_S:g} s (busy?); it gets runs once it has",
                 file=sys.stderr,
             )
-        return good
+        covered = frozenset().union(*self._able.values()) if self._able else frozenset()
+        missing = [k for k in range(len(self._scenarios)) if k not in covered]
+        if not missing or self._checking:
+            for addr in self.rejected:  # the sweep goes on: say who sits out what
+                self._announce(addr)
+            return
+        if not self._able:
+            msg = "no Dask worker with the kernel resource can run this sweep: "
+        else:
+            msg = (
+                f"no Dask worker with the kernel resource can run {len(missing)} of this "
+                f"sweep's {len(self._scenarios)} scenarios: "
+            )
+        raise SweepError(
+            [
+                (
+                    "--scheduler",
+                    msg
+                    + " | ".join(
+                        f"{self.labels[a]}: {why[missing[0]]}"
+                        for a, why in self._why.items()
+                        if missing[0] in why
+                    ),
+                )
+            ]
+        )
 
-    def _orphaned(self, client: Any, workers: list[str]) -> str | None:
-        """Why the runs still pending can never run: every checked kernel worker is gone
-        (its machine lost). Then they fail with that reason and the sweep ends."""
-        if not self.kernel:
-            return None
-        alive = set(client.scheduler_info(n_workers=-1)["workers"])
-        if alive & set(workers):
-            return None
-        return (
-            "every Dask worker that could run kernel runs was lost ("
-            + ", ".join(self.labels.get(w, w) for w in workers)
-            + "); the namespaces a lost machine left are its `tcpfair doctor --cleanup` business"
+    def _record_check(self, addr: str, fut: Any, announce: bool = True) -> bool:
+        """Note what ``addr`` can run from its check's answer; True when it can run some."""
+        n = len(self._scenarios)
+        try:
+            probs = list(fut.result())
+            if len(probs) != n:
+                raise ValueError(f"{len(probs)} answers for {n} scenarios")
+        except Exception as e:
+            probs = [f"the capability check failed: {_describe(e)}"] * n
+        able = frozenset(k for k, p in enumerate(probs) if not p)
+        why = {k: p for k, p in enumerate(probs) if p}
+        if why:
+            self._why[addr] = why
+            reasons = "; ".join(dict.fromkeys(why.values()))
+            some = f"cannot run {len(why)} of the {n} scenarios: " if able else ""
+            self.rejected[addr] = some + reasons
+        if able:
+            self._able[addr] = able
+        if announce and why:
+            self._announce(addr)
+        return bool(able)
+
+    def _announce(self, addr: str) -> None:
+        whom = "those go to the others" if addr in self._able else "its runs go to the others"
+        print(
+            f"tcpfair: Dask worker {self.labels[addr]} {self.rejected[addr]} ({whom})"
+            if addr in self._able
+            else f"tcpfair: Dask worker {self.labels[addr]} cannot run this sweep, {whom}: "
+            f"{self.rejected[addr]}",
+            file=sys.stderr,
+        )
+
+    def _stranded_reason(self) -> str:
+        """Why the runs left can never run: the workers that could are gone, or none can."""
+        if self.lost:
+            return (
+                "every Dask worker that could run kernel runs was lost ("
+                + ", ".join(self.labels.get(w, w) for w in self.lost)
+                + "); the namespaces a lost machine left are its `tcpfair doctor --cleanup` "
+                "business"
+            )
+        return "no Dask worker that passed its capability check can run it: " + "; ".join(
+            f"{self.labels.get(a, a)}: {r}" for a, r in self.rejected.items()
         )
 
 
@@ -443,21 +594,18 @@ def worker_label(addr: str, info: dict[str, Any]) -> str:
 
 
 def worker_problems(scenarios: list[Scenario]) -> list[str]:
-    """On a worker: why it cannot run these kernel scenarios (``tcpfair doctor``'s checks,
-    then each distinct scenario's), empty when it can."""
+    """On a worker: for each scenario, why this worker cannot run it (``tcpfair doctor``'s
+    machine checks, then the scenario's own on this machine), ``""`` when it can."""
     from .backends import BackendError, get_backend
 
     be = get_backend("kernel")
     probs: list[str] = []
-    seen: set[str] = set()
     for sc in scenarios:
         try:
             be.check(sc)
+            probs.append("")
         except BackendError as e:
-            msg = str(e)
-            if msg not in seen:
-                seen.add(msg)
-                probs.append(msg)
+            probs.append(str(e))
     return probs
 
 
@@ -624,7 +772,7 @@ def run_sweep(
             check = backend_check(backend, machine=False) if remote else backend_check(backend)
     runs = plan(sweep, backend, check)
     if isinstance(ex, DaskExecutor) and ex.kernel and runs:
-        ex.check_workers([r.scenario for r in runs if r.repeat == 0])
+        ex.check_workers([r.scenario for r in runs])
     try:
         return _run_planned(sweep, backend, ex, runs, output, retry_failed, progress, run_fn)
     finally:
