@@ -33,18 +33,26 @@ def test_a_joining_worker_takes_runs_from_the_queue() -> None:
     assert d.assign() == [(2, "a")]
 
 
-def test_a_lost_workers_run_goes_back_to_the_front_for_another() -> None:
+def test_a_lost_worker_gets_no_more_runs_and_its_run_is_not_rerun() -> None:
     d = Dispatch(kinds=[0, 0, 0])
     d.add_worker("a", {0})
     d.add_worker("b", {0})
     assert d.assign() == [(0, "a"), (1, "b")]
-    assert d.lost("a") == 0
-    assert d.pending == [0, 2]
+    assert d.lost("a") == 0  # the caller fails task 0 with the reason
+    assert d.pending == [2]
     d.finished("b")
-    assert d.assign() == [(0, "b")]  # the lost run first, before task 2
-    assert d.lost("b") == 0
-    assert d.stranded() == [0, 2]  # nobody left: both can never run
-    d.drop([0, 2])
+    assert d.assign() == [(2, "b")]
+    assert d.lost("b") == 2
+    assert d.stranded() == [] and d.done
+
+
+def test_runs_left_when_every_worker_is_lost_are_stranded() -> None:
+    d = Dispatch(kinds=[0, 0, 0])
+    d.add_worker("a", {0})
+    assert d.assign() == [(0, "a")]
+    assert d.lost("a") == 0
+    assert d.stranded() == [1, 2]
+    d.drop([1, 2])
     assert d.done
 
 
@@ -54,7 +62,7 @@ def test_runs_only_a_lost_worker_could_run_are_stranded_the_others_go_on() -> No
     d.add_worker("big", {0, 1})
     assert d.assign() == [(1, "small"), (0, "big")]
     assert d.lost("big") == 0
-    assert d.stranded() == [0, 2]
+    assert d.stranded() == [2]
     d.drop(d.stranded())
     assert d.assign() == [] and not d.pending and not d.done  # "small" still runs task 1
     d.finished("small")

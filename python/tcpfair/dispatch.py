@@ -59,13 +59,11 @@ class Dispatch:
         self.busy.pop(worker, None)
 
     def lost(self, worker: str) -> int | None:
-        """The worker is gone: it gets no more tasks, and the task it was running (returned)
-        goes back to the front of the queue."""
+        """The worker is gone: it gets no more tasks; the task it was running is returned
+        and not run again (it fails: a run that took its machine down is not handed to the
+        next one — ``--retry-failed`` does that on purpose)."""
         self.able.pop(worker, None)
-        task = self.busy.pop(worker, None)
-        if task is not None:
-            self.pending.insert(0, task)
-        return task
+        return self.busy.pop(worker, None)
 
     def stranded(self) -> list[int]:
         """Pending tasks no remaining worker can run."""

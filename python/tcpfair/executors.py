@@ -251,7 +251,7 @@ class DaskExecutor:
     (``tcpfair doctor``'s checks and the scenario's own, on its machine) and then gets only
     those (``tcpfair.dispatch``); one that can run none is named on stderr with the reason.
     A worker that joins mid-sweep is checked and gets runs; the run of a worker that is
-    lost goes to another that can run it, or fails naming the lost worker."""
+    lost fails naming it, and the runs left go to the others."""
 
     name = "dask"
     shares_filesystem = False  # workers may be other machines: results come back
@@ -369,7 +369,7 @@ class DaskExecutor:
         self, client: Any, run_fn: RunFn, tasks: list[Task]
     ) -> Generator[tuple[str, Outcome], None, None]:
         """One run per checked worker at a time, each worker only the runs it can run;
-        workers that join are checked and used, a lost worker's run goes to another."""
+        workers that join are checked and used; a lost worker's run fails with the reason."""
         from distributed import wait as dask_wait
 
         if any(t[1].to_json() not in self._kinds for t in tasks):
@@ -418,16 +418,33 @@ class DaskExecutor:
                         )
             alive = self._holders(client)
             for addr in [a for a in [*disp.able, *disp.busy] if a not in alive]:
+                # its machine is gone: the run it held fails with the reason (not handed to
+                # the next machine: a run may be what took this one down)
                 for fut, (_t, a) in list(running.items()):
-                    if a == addr:  # its machine is gone: the run goes to another worker
+                    if a == addr:
                         running.pop(fut)
                         fut.cancel()
-                disp.lost(addr)
+                task = disp.lost(addr)
                 if addr not in self.lost:
                     self.lost.append(addr)
+                label = self.labels.get(addr, addr)
+                if task is not None:
+                    now = time.time()
+                    yield (
+                        tasks[task][0],
+                        Outcome(
+                            None,
+                            f"the Dask worker running it, {label}, was lost (machine down or "
+                            "worker killed); the namespaces a lost machine left are its "
+                            "`tcpfair doctor --cleanup` business",
+                            now,
+                            now,
+                            0.0,
+                        ),
+                    )
                 print(
-                    f"tcpfair: Dask worker {self.labels.get(addr, addr)} was lost; its runs "
-                    "go to the other workers that can run them",
+                    f"tcpfair: Dask worker {label} was lost; the runs left go to the other "
+                    "workers that can run them",
                     file=sys.stderr,
                 )
             for addr in set(alive) - known:
