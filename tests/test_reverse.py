@@ -359,3 +359,17 @@ def test_reverse_run_saves_and_loads(tmp_path: Path, loaded: tuple[RunResult, Ru
     assert back.reverse_link is not None
     pd.testing.assert_frame_equal(back.reverse_link, busy.reverse_link)
     assert back.metrics()["reverse"] == busy.metrics()["reverse"]
+
+
+def test_run_panel_draws_both_queues(loaded: tuple[RunResult, RunResult]) -> None:
+    from tcpfair.plots import flow_legend, run_panel_data
+
+    _, busy = loaded
+    data = run_panel_data(busy)
+    queue = data[data["panel"] == "queue"]
+    assert {"forward queue", "reverse queue"} <= set(queue["series"])
+    rq = queue[queue["series"] == "reverse queue"]["value"].to_numpy()
+    assert busy.reverse_link is not None
+    assert list(rq) == list(busy.reverse_link["queue_bytes"] * 1e-3)
+    legend = flow_legend(busy)
+    assert legend[0].endswith("(reno, 40 ms)") and legend[1].endswith("(reno, 40 ms, reverse)")
