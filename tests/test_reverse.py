@@ -373,3 +373,31 @@ def test_run_panel_draws_both_queues(loaded: tuple[RunResult, RunResult]) -> Non
     assert list(rq) == list(busy.reverse_link["queue_bytes"] * 1e-3)
     legend = flow_legend(busy)
     assert legend[0].endswith("(reno, 40 ms)") and legend[1].endswith("(reno, 40 ms, reverse)")
+
+
+def test_tidy_export_has_reverse_columns_where_runs_have_them() -> None:
+    from tcpfair.store import REVERSE_STATS, group_columns
+
+    rev = {k: float(i + 1) for i, k in enumerate(REVERSE_STATS)}
+    cols = group_columns([{"reverse": rev}, {}], pd.RangeIndex(2))
+    assert list(cols.columns) == [f"reverse_{k}" for k in REVERSE_STATS]
+    assert list(cols.iloc[0]) == list(rev.values())
+    assert cols.iloc[1].isna().all()  # a run without a reverse bottleneck
+
+
+def test_run_command_prints_the_reverse_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from tcpfair.cli import cli
+
+    (tmp_path / "s.toml").write_text(
+        LOADED.replace('duration = "30s"', 'duration = "5s"') + REVERSE_LOAD
+    )
+    r = CliRunner().invoke(
+        cli, ["run", str(tmp_path / "s.toml"), "--no-plot", "-o", str(tmp_path / "out")]
+    )
+    assert r.exit_code == 0, r.output
+    out = " ".join(r.output.split())
+    assert "direction" in out and "reverse: 4 connections" in out
+    assert "(JFI, min/max and sum above: forward connections" in out
+    assert (tmp_path / "out" / "reverse_link.parquet").exists()
