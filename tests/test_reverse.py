@@ -401,3 +401,11 @@ def test_run_command_prints_the_reverse_line(tmp_path: Path) -> None:
     assert "direction" in out and "reverse: 4 connections" in out
     assert "(JFI, min/max and sum above: forward connections" in out
     assert (tmp_path / "out" / "reverse_link.parquet").exists()
+    # with [measure] flows the line names it (as text, not rich markup)
+    r = CliRunner().invoke(
+        cli,
+        ["run", str(tmp_path / "s.toml"), "--no-plot", "-o", str(tmp_path / "out2")]
+        + ["--set", 'measure.flows=["fwd", "back"]'],
+    )
+    assert r.exit_code == 0, r.output
+    assert "sum above: [measure] flows;" in " ".join(r.output.split())
