@@ -366,7 +366,7 @@ impl Sim {
         let fl = &self.flows[syn.flow as usize];
         let mut at_receiver = now + self.links[fl.dir].sojourn(now, syn.wire);
         if self.links.len() > 1 {
-            at_receiver = at_receiver + self.links[1 - fl.dir].sojourn(now, syn.wire);
+            at_receiver += self.links[1 - fl.dir].sojourn(now, syn.wire);
         }
         let synack = Ack {
             flow: syn.flow,
