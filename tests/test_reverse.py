@@ -409,3 +409,16 @@ def test_run_command_prints_the_reverse_line(tmp_path: Path) -> None:
     )
     assert r.exit_code == 0, r.output
     assert "sum above: [measure] flows;" in " ".join(r.output.split())
+
+
+def test_a_reverse_run_is_deterministic() -> None:
+    """Same scenario and seed: the same output, ACK losses on both links included."""
+    from tcpfair._core import simulate
+
+    sc = from_dict(tomllib.loads(LOADED.replace('"30s"', '"5s"') + REVERSE_LOAD))
+    a, b = simulate(sc.sim_json()), simulate(sc.sim_json())
+    for table in ("flows", "samples", "link", "reverse_link"):
+        for col, values in a[table].items():
+            assert list(values) == list(b[table][col]), (table, col)
+    assert a["reverse_link_totals"] == b["reverse_link_totals"]
+    assert a["reverse_link_totals"]["ack_drops"] > 0
