@@ -14,11 +14,10 @@
 //! "reverse"`) the dumbbell is mirrored:
 //!
 //! ```text
-//!  forward sender ──(rtt/2)──► forward bottleneck ──► forward receiver
-//!                             ▲                          │ ACK
-//!  reverse receiver ◄─────────┼── reverse bottleneck ◄───┼──(rtt/2)── reverse sender
-//!          │ ACK ─────────────┘                          │
-//!  forward sender ◄──(rtt − rtt/2)── reverse bottleneck ◄┘
+//!  fwd sender ──(rtt/2)──► forward bottleneck ──────────────────► fwd receiver
+//!  fwd sender ◄─(rtt − rtt/2)── reverse bottleneck ◄── ACKs ────── fwd receiver
+//!  rev receiver ◄──────────── reverse bottleneck ◄──(rtt/2)────── rev sender
+//!  rev receiver ── ACKs ──► forward bottleneck ──(rtt − rtt/2)──► rev sender
 //! ```
 //!
 //! A reverse connection's data crosses the reverse bottleneck after its `rtt/2` access
