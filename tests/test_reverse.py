@@ -422,3 +422,44 @@ def test_a_reverse_run_is_deterministic() -> None:
             assert list(values) == list(b[table][col]), (table, col)
     assert a["reverse_link_totals"] == b["reverse_link_totals"]
     assert a["reverse_link_totals"]["ack_drops"] > 0
+
+
+@pytest.mark.parametrize(
+    "bottleneck",
+    ['buffer = "30pkt"\nloss = 0.001', 'aqm = { kind = "red", min_th = "5pkt", max_th = "15pkt" }'],
+    ids=["droptail-loss", "red"],
+)
+def test_a_reverse_flow_is_the_mirror_image_of_a_forward_one(bottleneck: str) -> None:
+    """Two symmetric links: one forward connection (ACKs across the reverse link) and the
+    same connection reversed (data across the reverse link, ACKs across the forward one)
+    are mirror images — the same connection output, bit for bit, with the links' roles
+    swapped. Random loss and RED draw from the same stream in the same order."""
+    from tcpfair._core import simulate
+
+    if "aqm" in bottleneck:
+        bottleneck += '\nbuffer = "30pkt"'
+    base = f"""
+name = "m"
+duration = "8s"
+[bottleneck]
+rate = "10Mbit"
+{bottleneck}
+REVERSE
+[[flows]]
+cca = "cubic"
+rtt = "30ms"
+DIRECTION
+"""
+    fwd_text = base.replace("REVERSE", "[bottleneck.reverse]").replace("DIRECTION", "")
+    rev_text = base.replace("REVERSE", "").replace("DIRECTION", 'direction = "reverse"')
+    fwd, rev = from_dict(tomllib.loads(fwd_text)), from_dict(tomllib.loads(rev_text))
+    assert fwd.reverse_link() == rev.reverse_link()
+    a, b = simulate(fwd.sim_json()), simulate(rev.sim_json())
+    for table in ("flows", "samples"):
+        for col, values in a[table].items():
+            assert list(values) == list(b[table][col]), (table, col)
+    for mine, theirs in (("link", "reverse_link"), ("reverse_link", "link")):
+        for col, values in a[mine].items():
+            assert list(values) == list(b[theirs][col]), (mine, col)
+    assert a["link_totals"] == b["reverse_link_totals"]
+    assert a["link_totals"]["drops"] + a["link_totals"]["random_losses"] > 0
