@@ -172,7 +172,8 @@ fn congestion_controls() -> Vec<&'static str> {
 
 /// The registry of congestion controls (`tcpfair_sim::cc::registry`): a list of
 /// `{"name", "summary", "stacks": {stack: [parameter, ...]}}`, each parameter
-/// `{"name", "type", "default", "min", "max", "unit", "meaning"}` (`default` None: unset).
+/// `{"name", "type", "default", "min", "max", "unit", "meaning", "allowed"}` (`default`
+/// None: unset; `allowed` as error messages say it).
 #[pyfunction]
 fn cc_registry(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
     registry::REGISTRY
@@ -195,6 +196,7 @@ fn cc_registry(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
                         p.set_item("max", s.max)?;
                         p.set_item("unit", s.unit)?;
                         p.set_item("meaning", s.meaning)?;
+                        p.set_item("allowed", s.allowed())?;
                         Ok(p)
                     })
                     .collect::<PyResult<Vec<_>>>()?;

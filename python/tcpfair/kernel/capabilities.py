@@ -269,12 +269,6 @@ def scenario_problems(sc: Scenario, caps: Capabilities, gso: bool) -> list[str]:
                 "kernel backend "
                 f"supports: {', '.join(supported) or 'nothing (no congestion controls listed)'}"
             )
-        if f.params():
-            probs.append(
-                f"flows.{i}: {f.cca} parameters ({', '.join(f.params())}) are module-wide "
-                "in Linux and "
-                "cannot be set per flow; the kernel backend runs only the defaults"
-            )
         vals = sc.entry_values(i)
         if min(vals["rtt"]) < MIN_RTT_NS:
             probs.append(

@@ -230,6 +230,7 @@ mod bbr;
 mod bic;
 mod compound;
 mod cubic;
+pub mod hooks;
 mod highspeed;
 mod params;
 pub mod registry;
