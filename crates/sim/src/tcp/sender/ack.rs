@@ -364,7 +364,8 @@ impl Sender {
         self.reo_timer.cancel();
         self.tlp_timer.cancel();
         self.retx_hint = self.snd_una;
-        hooks::timeout_window(&mut self.tcp, self.in_flight() as u32);
+        let in_flight = self.in_flight() as u32;
+        hooks::timeout_window(&mut self.tcp, in_flight);
         self.set_state(now, CaState::Loss);
         self.high_seq = self.snd_nxt;
         self.rto_count += 1;

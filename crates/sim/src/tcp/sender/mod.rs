@@ -28,7 +28,7 @@ use super::rate::{RateAcc, TxSnapshot};
 use super::rtt::RttEstimator;
 use crate::cc::{
     hooks, hooks::AfterAck, AckEvent, AnyCc, CaState, CongestionControl, CwndEvent, RateSample,
-    TcpCc, INFINITE_SSTHRESH,
+    TcpCc,
 };
 use crate::event::{DelayLine, Ev, EventQueue, Timer, TimerKind};
 use crate::packet::{Ack, Packet, HEADER_BYTES};
