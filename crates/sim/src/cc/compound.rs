@@ -19,7 +19,9 @@
 //! The loss part grows by one segment per win segments acked (cwnd += 1/win, draft
 //! §3.2), counted in segments as modern Linux does (the 2.6 port counted ACKs).
 
-use super::{AckEvent, CaState, CongestionControl, CwndEvent, ParamError, ParamSpec, Params, TcpCc};
+use super::{
+    AckEvent, CaState, CongestionControl, CwndEvent, ParamError, ParamSpec, Params, TcpCc,
+};
 
 /// Compound's parameters (paper §3 and the Linux port's module parameters), with the
 /// port's defaults.
@@ -151,7 +153,11 @@ impl Compound {
         let (low, high) = (p.int("gamma_low"), p.int("gamma_high"));
         if low > high {
             return Err(ParamError::new(
-                if p.given("gamma_low") { "gamma_low" } else { "gamma_high" },
+                if p.given("gamma_low") {
+                    "gamma_low"
+                } else {
+                    "gamma_high"
+                },
                 format!(
                     "compound needs gamma_low <= gamma_high, got gamma_low = {low} and \
                      gamma_high = {high}"

@@ -2,8 +2,8 @@
 //! sender (`crate::tcp::Sender`) and the CC test harness (`cc::harness`) both call these,
 //! so what the tests exercise is the sequence the simulator runs.
 
-use super::{AckEvent, CaState, CongestionControl, CwndEvent, RateSample, TcpCc};
 use super::INFINITE_SSTHRESH;
+use super::{AckEvent, CaState, CongestionControl, CwndEvent, RateSample, TcpCc};
 
 /// What the caller must still do after `on_ack`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

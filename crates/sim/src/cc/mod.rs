@@ -230,8 +230,8 @@ mod bbr;
 mod bic;
 mod compound;
 mod cubic;
-pub mod hooks;
 mod highspeed;
+pub mod hooks;
 mod params;
 pub mod registry;
 mod reno;
@@ -248,6 +248,8 @@ pub use vegas::Vegas;
 
 #[cfg(test)]
 mod harness;
+#[cfg(test)]
+mod param_tests;
 
 /// Linux's `HZ` for the algorithms that keep time in jiffies (CUBIC's epoch, BBR's min-RTT
 /// stamps). Ubuntu and Fedora kernels use `CONFIG_HZ=1000`.

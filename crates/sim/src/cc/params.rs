@@ -283,7 +283,10 @@ mod tests {
             let given = map(&[(k, v)]);
             let err = Params::new("cubic", SPECS, &given).err().unwrap();
             assert_eq!(err.param, k);
-            assert_eq!(err.message, format!("{v} is not allowed; allowed: {allowed}"));
+            assert_eq!(
+                err.message,
+                format!("{v} is not allowed; allowed: {allowed}")
+            );
         }
     }
 
@@ -291,7 +294,10 @@ mod tests {
     fn defaults_fill_what_is_not_given() {
         let given = map(&[("beta", 0.8), ("hystart", 0.0)]);
         let p = Params::new("cubic", SPECS, &given).unwrap();
-        assert_eq!((p.int("alpha"), p.real("beta"), p.flag("hystart")), (2, 0.8, false));
+        assert_eq!(
+            (p.int("alpha"), p.real("beta"), p.flag("hystart")),
+            (2, 0.8, false)
+        );
         assert!(p.given("beta") && !p.given("alpha"));
         assert!(p.unread().is_empty());
     }

@@ -150,7 +150,10 @@ pub fn params_of(name: &str, stack: Stack) -> Result<&'static [ParamSpec], Param
     let info = find(name).ok_or_else(|| {
         ParamError::new(
             "",
-            format!("unknown congestion control {name:?}; allowed: {}", allowed()),
+            format!(
+                "unknown congestion control {name:?}; allowed: {}",
+                allowed()
+            ),
         )
     })?;
     info.stacks
@@ -236,7 +239,16 @@ mod tests {
     fn algorithms_exist_where_the_stacks_implement_them() {
         assert_eq!(
             names_in(Stack::Linux),
-            ["reno", "newreno", "cubic", "bic", "highspeed", "compound", "vegas", "bbr"]
+            [
+                "reno",
+                "newreno",
+                "cubic",
+                "bic",
+                "highspeed",
+                "compound",
+                "vegas",
+                "bbr"
+            ]
         );
         assert_eq!(names_in(Stack::Ns2), ["reno", "newreno", "vegas"]);
         assert_eq!(
@@ -251,7 +263,10 @@ mod tests {
         let given = |k: &str, v: f64| BTreeMap::from([(k.to_string(), v)]);
         let e = check("cubic", Stack::Linux, &given("betta", 0.8)).unwrap_err();
         assert_eq!(e.param, "betta");
-        assert!(e.message.contains("allowed: beta, c, fast_convergence"), "{e}");
+        assert!(
+            e.message.contains("allowed: beta, c, fast_convergence"),
+            "{e}"
+        );
         let e = check("vegas", Stack::Linux, &given("alpha", 5.0)).unwrap_err();
         assert_eq!(
             e,
@@ -261,7 +276,10 @@ mod tests {
             )
         );
         let e = check("vegas", Stack::Linux, &given("delta", 2.0)).unwrap_err();
-        assert_eq!(e.message, "vegas has no parameter \"delta\"; allowed: alpha, beta, gamma");
+        assert_eq!(
+            e.message,
+            "vegas has no parameter \"delta\"; allowed: alpha, beta, gamma"
+        );
         assert!(check("vegas", Stack::Ns2, &given("delta", 2.0)).is_ok());
         let e = check("compound", Stack::Linux, &given("gamma_low", 40.0)).unwrap_err();
         assert_eq!(e.param, "gamma_low");

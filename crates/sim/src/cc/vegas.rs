@@ -248,7 +248,9 @@ mod tests {
         let mut p = std::collections::BTreeMap::new();
         p.insert("alpha".to_string(), 2.0);
         p.insert("beta".to_string(), 2.0);
-        let mut s = TestSender::new(Vegas::from_params(&Params::new("vegas", PARAMS, &p).unwrap()).unwrap());
+        let mut s = TestSender::new(
+            Vegas::from_params(&Params::new("vegas", PARAMS, &p).unwrap()).unwrap(),
+        );
         s.tcp.cwnd = 20;
         s.tcp.ssthresh = 20;
         s.fill();
@@ -320,7 +322,10 @@ mod tests {
         p.insert("beta".to_string(), 1.0);
         let err = crate::cc::AnyCc::from_name("vegas", &p, 0).unwrap_err();
         assert_eq!(err.param, "beta");
-        assert_eq!(err.message, "vegas needs alpha <= beta, got alpha = 3 and beta = 1");
+        assert_eq!(
+            err.message,
+            "vegas needs alpha <= beta, got alpha = 3 and beta = 1"
+        );
         p.insert("beta".to_string(), 1.5);
         let err = crate::cc::AnyCc::from_name("vegas", &p, 0).unwrap_err();
         assert_eq!(err.param, "beta");

@@ -227,7 +227,9 @@ impl Cubic {
         Ok(Self::with(
             p.flag("fast_convergence"),
             (p.real("beta") * f64::from(BETA_SCALE)).round() as u32,
-            (p.real("c") * f64::from(BETA_SCALE) / 10.0).round().max(1.0) as u32,
+            (p.real("c") * f64::from(BETA_SCALE) / 10.0)
+                .round()
+                .max(1.0) as u32,
             p.flag("tcp_friendliness"),
             p.flag("hystart"),
             p.int("hystart_detect"),
@@ -491,7 +493,9 @@ mod tests {
         // Without fast convergence W_max is simply the cwnd at the loss.
         let mut p = std::collections::BTreeMap::new();
         p.insert("fast_convergence".to_string(), 0.0);
-        let mut s = TestSender::new(Cubic::from_params(&Params::new("cubic", PARAMS, &p).unwrap()).unwrap());
+        let mut s = TestSender::new(
+            Cubic::from_params(&Params::new("cubic", PARAMS, &p).unwrap()).unwrap(),
+        );
         s.tcp.cwnd = 100;
         s.cc.ssthresh(&mut s.tcp);
         s.tcp.cwnd = 80;
@@ -573,7 +577,9 @@ mod tests {
         // Without the Reno-friendly region the window is the cubic curve's.
         let mut p = std::collections::BTreeMap::new();
         p.insert("tcp_friendliness".to_string(), 0.0);
-        let mut s = TestSender::new(Cubic::from_params(&Params::new("cubic", PARAMS, &p).unwrap()).unwrap());
+        let mut s = TestSender::new(
+            Cubic::from_params(&Params::new("cubic", PARAMS, &p).unwrap()).unwrap(),
+        );
         s.tcp.cwnd = 20;
         s.tcp.ssthresh = 20;
         s.rtt = ms(10);
@@ -766,7 +772,9 @@ mod tests {
     fn hystart_ack_train_without_gso_allowance_exits_at_half_the_min_rtt() {
         let mut p = std::collections::BTreeMap::new();
         p.insert("gso_max_size".to_string(), 0.0);
-        let mut s = TestSender::new(Cubic::from_params(&Params::new("cubic", PARAMS, &p).unwrap()).unwrap());
+        let mut s = TestSender::new(
+            Cubic::from_params(&Params::new("cubic", PARAMS, &p).unwrap()).unwrap(),
+        );
         s.tcp.cwnd = 30;
         s.ack_with_rtt(1, Some(ms(40)));
         s.cc.end_seq = u64::MAX;
