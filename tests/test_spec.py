@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from tcpfair import spec
 from tcpfair.spec import SpecError, apply_overrides, from_dict, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -127,9 +126,7 @@ def test_vegas_parameters_only_on_vegas() -> None:
 
 def test_params_table_reaches_the_simulator_as_cca_params() -> None:
     cubic = {"cca": "cubic", "rtt": "10ms"}
-    sc = from_dict(
-        with_("flows.0", {**cubic, "params": {"beta": 0.8, "hystart": False, "c": 1}})
-    )
+    sc = from_dict(with_("flows.0", {**cubic, "params": {"beta": 0.8, "hystart": False, "c": 1}}))
     assert sc.resolved()["flows"][0]["cca_params"] == {"beta": 0.8, "c": 1.0, "hystart": 0.0}
     # a flow without params resolves exactly as before (no key appears)
     plain = from_dict(with_("flows.0", cubic))
@@ -162,7 +159,7 @@ def test_params_table_reaches_the_simulator_as_cca_params() -> None:
         (
             {"cca": "cubic", "params": {"hystart": 0}},
             "flows.0.params.hystart: cubic parameter hystart: not allowed; allowed: true or "
-            "false (1 or 0) (got 0)",
+            "false (got 0)",
         ),
         (
             {"cca": "bic", "params": {"max_increment": 2.5}},
@@ -191,9 +188,7 @@ def test_params_table_reaches_the_simulator_as_cca_params() -> None:
         ),
     ],
 )
-def test_bad_params_name_the_key_value_and_what_is_allowed(
-    flow: dict[str, Any], line: str
-) -> None:
+def test_bad_params_name_the_key_value_and_what_is_allowed(flow: dict[str, Any], line: str) -> None:
     msg = error_of(with_("flows.0", {"rtt": "10ms", **flow}))
     assert msg == f"invalid scenario: {line}"
 

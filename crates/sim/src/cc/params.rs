@@ -111,7 +111,7 @@ impl ParamSpec {
         match self.kind {
             ParamKind::Real => format!("a number from {} to {}", self.min, self.max),
             ParamKind::Int => format!("a whole number from {} to {}", self.min, self.max),
-            ParamKind::Bool => "true or false (1 or 0)".to_string(),
+            ParamKind::Bool => "true or false".to_string(),
         }
     }
 
@@ -277,7 +277,7 @@ mod tests {
             ("beta", 1.5, "a number from 0.05 to 0.95"),
             ("alpha", 1.5, "a whole number from 0 to 100"),
             ("alpha", -1.0, "a whole number from 0 to 100"),
-            ("hystart", 0.5, "true or false (1 or 0)"),
+            ("hystart", 0.5, "true or false"),
             ("beta", f64::NAN, "a number from 0.05 to 0.95"),
         ] {
             let given = map(&[(k, v)]);
