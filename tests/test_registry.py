@@ -58,6 +58,20 @@ def test_registry_round_trips_to_python() -> None:
                 assert p.default is None or p.min <= p.default <= p.max
 
 
+def test_kernel_names_come_from_the_registry() -> None:
+    # Linux's reno is NewReno (RFC 6582) with SACK off; Compound was never in mainline
+    assert registry.kernel_modules() == {
+        "reno": "reno",
+        "newreno": "reno",
+        "cubic": "cubic",
+        "bic": "bic",
+        "highspeed": "highspeed",
+        "compound": None,
+        "vegas": "vegas",
+        "bbr": "bbr",
+    }
+
+
 def test_the_simulator_runs_exactly_the_registrys_algorithms() -> None:
     from tcpfair._core import congestion_controls
 

@@ -18,6 +18,7 @@ __all__ = [
     "STACKS",
     "registry",
     "names",
+    "kernel_modules",
     "params_of",
     "value_problem",
     "check",
@@ -69,6 +70,8 @@ def number_text(x: float) -> str:
 class Cca:
     name: str
     summary: str
+    #: Linux's name for it (``net.ipv4.tcp_congestion_control``); None: not in mainline Linux
+    kernel: str | None
     #: stack name → its parameters there (only the stacks the algorithm exists in)
     stacks: dict[str, tuple[Param, ...]]
 
@@ -83,13 +86,18 @@ def registry() -> dict[str, Cca]:
         stacks = {
             stack: tuple(Param(**p) for p in params) for stack, params in entry["stacks"].items()
         }
-        out[entry["name"]] = Cca(entry["name"], entry["summary"], stacks)
+        out[entry["name"]] = Cca(entry["name"], entry["summary"], entry["kernel"], stacks)
     return out
 
 
 def names(stack: str = "linux") -> tuple[str, ...]:
     """The algorithms that exist under ``stack``."""
     return tuple(n for n, c in registry().items() if stack in c.stacks)
+
+
+def kernel_modules() -> dict[str, str | None]:
+    """Scenario name → Linux's name for the algorithm (None: not in mainline Linux)."""
+    return {n: c.kernel for n, c in registry().items()}
 
 
 def params_of(cca: str, stack: str) -> tuple[Param, ...] | None:

@@ -171,7 +171,8 @@ fn congestion_controls() -> Vec<&'static str> {
 }
 
 /// The registry of congestion controls (`tcpfair_sim::cc::registry`): a list of
-/// `{"name", "summary", "stacks": {stack: [parameter, ...]}}`, each parameter
+/// `{"name", "summary", "kernel", "stacks": {stack: [parameter, ...]}}` (`kernel`: Linux's
+/// module name, None when mainline Linux lacks it), each parameter
 /// `{"name", "type", "default", "min", "max", "unit", "meaning", "allowed"}` (`default`
 /// None: unset; `allowed` as error messages say it).
 #[pyfunction]
@@ -182,6 +183,7 @@ fn cc_registry(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             let d = PyDict::new(py);
             d.set_item("name", info.name)?;
             d.set_item("summary", info.summary)?;
+            d.set_item("kernel", info.kernel)?;
             let stacks = PyDict::new(py);
             for sp in info.stacks {
                 let params = sp

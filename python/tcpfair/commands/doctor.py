@@ -90,6 +90,7 @@ def doctor(cleanup: bool, force: bool, ccas: bool, cc_table: Path | None) -> Non
     if ccas:
         return
 
+    from .. import registry
     from ..kernel import capabilities as cap
     from ..kernel import cleanup as cl
     from ..kernel.tools import LINKEM_SOURCES, SYSTEM_DIRS
@@ -121,7 +122,9 @@ def doctor(cleanup: bool, force: bool, ccas: bool, cc_table: Path | None) -> Non
                 else "cargo build --release -p tcpfair-linkem, or set TCPFAIR_LINKEM",
             ),
         )
-    kern_ok = sorted(n for n, k in cap.KERNEL_CCA.items() if k is not None and k in caps.ccas)
+    kern_ok = sorted(
+        n for n, k in registry.kernel_modules().items() if k is not None and k in caps.ccas
+    )
     t.add_row(
         "congestion controls", ", ".join(caps.ccas) + f"  → scenario names: {', '.join(kern_ok)}"
     )

@@ -25,6 +25,9 @@ pub struct CcInfo {
     /// One line: what it is and which implementation the simulator follows.
     pub summary: &'static str,
     pub stacks: &'static [StackParams],
+    /// The name Linux's `net.ipv4.tcp_congestion_control` takes for it (the kernel
+    /// backend's), or None when mainline Linux has no such module.
+    pub kernel: Option<&'static str>,
 }
 
 const fn linux(params: &'static [ParamSpec]) -> StackParams {
@@ -89,43 +92,51 @@ pub const REGISTRY: &[CcInfo] = &[
         name: "reno",
         summary: "RFC 5681 AIMD (Linux's reno; ns-2's Agent/TCP/Reno)",
         stacks: &[linux(&[]), ns2(&[])],
+        kernel: Some("reno"),
     },
     CcInfo {
         name: "newreno",
         summary: "Reno's window with RFC 6582 recovery (Linux: reno with sack = false; \
                   ns-2's Agent/TCP/Newreno)",
         stacks: &[linux(&[]), ns2(&[])],
+        kernel: Some("reno"),
     },
     CcInfo {
         name: "cubic",
         summary: "CUBIC (RFC 9438) with HyStart, as Linux's tcp_cubic.c",
         stacks: &[linux(cubic::PARAMS)],
+        kernel: Some("cubic"),
     },
     CcInfo {
         name: "bic",
         summary: "BIC-TCP (Xu, Harfoush & Rhee 2004), as Linux's tcp_bic.c",
         stacks: &[linux(bic::PARAMS)],
+        kernel: Some("bic"),
     },
     CcInfo {
         name: "highspeed",
         summary: "HighSpeed TCP (RFC 3649), as Linux's tcp_highspeed.c",
         stacks: &[linux(highspeed::PARAMS)],
+        kernel: Some("highspeed"),
     },
     CcInfo {
         name: "compound",
         summary: "Compound TCP (Tan et al. 2006), as the Linux port tcp_compound.c",
         stacks: &[linux(compound::PARAMS)],
+        kernel: None,
     },
     CcInfo {
         name: "vegas",
         summary: "TCP Vegas (Brakmo & Peterson 1995): Linux's tcp_vegas.c; ns-2's \
                   Agent/TCP/Vegas",
         stacks: &[linux(vegas::PARAMS), ns2(NS2_VEGAS_PARAMS)],
+        kernel: Some("vegas"),
     },
     CcInfo {
         name: "bbr",
         summary: "BBR v1, as Linux's tcp_bbr.c (no tunables)",
         stacks: &[linux(&[])],
+        kernel: Some("bbr"),
     },
 ];
 
