@@ -267,3 +267,67 @@ fn vegas_thresholds_set_the_equilibrium() {
         assert_eq!(s.cwnd(), after, "{params:?}");
     }
 }
+
+#[test]
+fn vegas_gamma_ends_slow_start() {
+    // Slow start (ssthresh unset) from 20: a round at BaseRTT 100 ms, then rounds at
+    // 110 ms, where diff = ⌊cwnd·10000/100001⌋ ≥ 2 once cwnd ≥ 20. γ = 1: diff > γ leaves
+    // slow start (cwnd = the actual rate·BaseRTT + 1, ssthresh = cwnd); γ = 1000 keeps
+    // slow start (+1 per ACK), ssthresh stays unset.
+    for (gamma, leaves) in [(1.0, true), (1000.0, false)] {
+        let mut s = build("vegas", &[("gamma", gamma)]);
+        s.tcp.cwnd = 20;
+        s.fill();
+        for r in [100, 110, 110] {
+            let r = SimTime::from_millis(r);
+            loop {
+                s.advance(SimTime(r.as_nanos() / u64::from(s.cwnd())));
+                s.ack_with_rtt(1, Some(r));
+                let AnyCc::Vegas(v) = &s.cc else {
+                    unreachable!()
+                };
+                if v.cnt_rtt == 0 {
+                    break;
+                }
+            }
+        }
+        assert_eq!(s.tcp.ssthresh < INFINITE_SSTHRESH, leaves, "gamma {gamma}");
+        if !leaves {
+            assert!(
+                s.cwnd() > 80,
+                "gamma {gamma}: still doubling, cwnd {}",
+                s.cwnd()
+            );
+        }
+    }
+}
+
+#[test]
+fn bic_fast_convergence_and_smooth_part() {
+    // A second loss below W_max = 1000: W_max = cwnd·(1024 + 819)/2048 with fast
+    // convergence (⌊900·1843/2048⌋ = 809), else cwnd (900).
+    for (fc, wmax) in [(1.0, 809), (0.0, 900)] {
+        let mut s = at("bic", &[("fast_convergence", fc)], 1000);
+        s.lose();
+        s.tcp.cwnd = 900;
+        s.lose();
+        let AnyCc::Bic(b) = &s.cc else { unreachable!() };
+        assert_eq!(b.last_max_cwnd, wmax, "fast_convergence = {fc}");
+    }
+    // Just above W_max (within B = 4 segments) BIC crawls: one segment per
+    // cwnd·smooth_part/4 segments acked (before the ACK-ratio scaling, the same for both):
+    // doubling smooth_part doubles cnt.
+    let cnt = |smooth: f64| {
+        let mut s = at("bic", &[("smooth_part", smooth)], 1000);
+        s.lose();
+        s.tcp.cwnd = 1001;
+        s.tcp.ssthresh = 1001;
+        s.fill();
+        s.ack(1);
+        let AnyCc::Bic(b) = &s.cc else { unreachable!() };
+        b.cnt
+    };
+    let (c20, c40) = (cnt(20.0), cnt(40.0));
+    assert!(c40.abs_diff(2 * c20) <= 1, "cnt {c20} vs {c40}");
+    assert!(c20 > 1000, "a crawl: {c20}");
+}
