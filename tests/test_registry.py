@@ -174,3 +174,19 @@ def test_params_reach_the_simulator(cca: str, default: dict[str, Any], other: di
     plain = cwnd({})
     assert cwnd(default) == plain
     assert cwnd(other) != plain
+
+
+def test_a_sweep_axis_varies_a_parameter(tmp_path: Path) -> None:
+    from tcpfair.sweep import load_sweep
+
+    p = tmp_path / "s.toml"
+    p.write_text(
+        'name = "beta"\n[base]\nduration = "4s"\n[base.bottleneck]\nrate = "20Mbit"\n'
+        '[[base.flows]]\ncca = "cubic"\nrtt = "40ms"\n'
+        '[axes]\n"flows.0.params.beta" = [0.5, 0.8]\n'
+    )
+    runs = load_sweep(p).runs()
+    assert [r.scenario.resolved()["flows"][0]["cca_params"] for r in runs] == [
+        {"beta": 0.5},
+        {"beta": 0.8},
+    ]
