@@ -178,7 +178,7 @@ CASES: dict[str, Case] = {
     ),
     "params-beta-nan": Case(
         scenario({"flows.1.params": Raw("{ beta = nan }")}),
-        ("flows.1.params.beta", "nan", "a number from 0.05 to 0.95"),
+        ("flows.1.params.beta", "NaN is not allowed", "a number from 0.05 to 0.95"),
     ),
     "params-hystart-a-string": Case(
         scenario({"flows.1.params": Raw('{ hystart = "off" }')}),

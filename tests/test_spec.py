@@ -154,7 +154,7 @@ def test_params_table_reaches_the_simulator_as_cca_params() -> None:
         (
             {"cca": "cubic", "params": {"beta": 1.5}},
             "flows.0.params.beta: cubic parameter beta: 1.5 is not allowed; allowed: a number "
-            "from 0.05 to 0.95 (got 1.5)",
+            "from 0.05 to 0.95",
         ),
         (
             {"cca": "cubic", "params": {"hystart": 0}},
@@ -169,7 +169,7 @@ def test_params_table_reaches_the_simulator_as_cca_params() -> None:
         (
             {"cca": "compound", "params": {"gamma_low": 40}},
             "flows.0.params.gamma_low: compound parameter gamma_low: compound needs gamma_low "
-            "<= gamma_high, got gamma_low = 40 and gamma_high = 30 (got 40)",
+            "<= gamma_high, got gamma_low = 40 and gamma_high = 30",
         ),
         (
             {"cca": "highspeed", "params": {"high_decrease": "0.2"}},

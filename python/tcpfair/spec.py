@@ -420,9 +420,10 @@ def _check_params(f: Flow) -> None:
             raise ParamProblem(key, value, f"{f.cca} parameter {name}: {problem}")
     verdict = registry.check(f.cca, f.stack, f.cca_params())
     if verdict is not None:
+        # the simulator's messages show the values themselves
         name, message = verdict
-        key, value = written.get(name, (name, _MISSING))
-        raise ParamProblem(key, value, f"{f.cca} parameter {name}: {message}")
+        key = written[name][0] if name in written else "params"
+        raise ParamProblem(key, _MISSING, f"{f.cca} parameter {name}: {message}")
 
 
 def _unknown_param(cca: str, stack: str, name: str, declared: dict[str, Any]) -> str:
