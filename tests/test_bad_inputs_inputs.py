@@ -167,6 +167,40 @@ CASES: dict[str, Case] = {
     "vegas-alpha-1e9": Case(
         scenario({"flows.0.cca": "vegas", "flows.0.alpha": 10**9}), ("flows.0.alpha", "1000000")
     ),
+    # ------------------------------------------------------------ params (the registry's)
+    "params-unknown-name": Case(
+        scenario({"flows.1.params": Raw("{ betta = 0.8 }")}),
+        ("flows.1.params.betta", "0.8", "allowed: beta, c, fast_convergence"),
+    ),
+    "params-beta-1.5": Case(
+        scenario({"flows.1.params": Raw("{ beta = 1.5 }")}),
+        ("flows.1.params.beta", "1.5", "a number from 0.05 to 0.95"),
+    ),
+    "params-beta-nan": Case(
+        scenario({"flows.1.params": Raw("{ beta = nan }")}),
+        ("flows.1.params.beta", "NaN is not allowed", "a number from 0.05 to 0.95"),
+    ),
+    "params-hystart-a-string": Case(
+        scenario({"flows.1.params": Raw('{ hystart = "off" }')}),
+        ("flows.1.params.hystart", "'off'", "true or false"),
+    ),
+    "params-on-reno": Case(
+        scenario({"flows.0.params": Raw("{ beta = 0.5 }")}),
+        ("flows.0.params.beta", "reno has no parameter", "allowed: none"),
+    ),
+    "params-not-a-table": Case(
+        scenario({"flows.1.params": "beta=0.8"}), ("flows.1.params", "beta=0.8", "dictionary")
+    ),
+    "params-compound-gamma-range-crossed": Case(
+        scenario({"flows.1.cca": "compound", "flows.1.params": Raw("{ gamma_low = 40 }")}),
+        ("flows.1.params.gamma_low", "40", "gamma_low <= gamma_high"),
+    ),
+    "params-and-shorthand": Case(
+        scenario(
+            {"flows.0.cca": "vegas", "flows.0.alpha": 1, "flows.0.params": Raw("{ alpha = 2 }")}
+        ),
+        ("flows.0.alpha", "params.alpha", "not both"),
+    ),
     "loss-nan": Case(scenario({"bottleneck.loss": Raw("nan")}), ("bottleneck.loss", "less than 1")),
     "loss-inf": Case(scenario({"bottleneck.loss": Raw("inf")}), ("bottleneck.loss", "less than 1")),
     "seed-negative": Case(scenario({"seed": -1}), ("seed", "greater than or equal to 0")),

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.skipif(
 
 SCENARIO = (
     'name = "k"\nduration = "5s"\n[bottleneck]\nrate = "{rate}"\nbuffer = "{buffer}"\n'
-    '[[flows]]\ncca = "{cca}"\nrtt = "{rtt}"\n'
+    '[[flows]]\ncca = "{cca}"\nrtt = "{rtt}"\n{extra}\n'
 )
 
 
@@ -159,6 +159,13 @@ CASES = [
         ("flows.0.cca: 'compound' is not available", "supports:"),
         {"cca": "compound"},
     ),
+    # per-flow parameters: module parameters in Linux (refused before the machine is looked at)
+    Case(
+        "cubic-params",
+        lambda t: {},
+        ("flows.0.params: cubic parameters (beta)", "module parameters", "--backend sim"),
+        {"cca": "cubic", "extra": "params = { beta = 0.8 }"},
+    ),
     Case(
         "rtt-below-1ms",
         lambda t: {},
@@ -192,7 +199,7 @@ CASES = [
 def test_kernel_bad_input_fails_cleanly(
     tmp_path: Path, case: Case, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    values = {"rate": "10Mbit", "buffer": "1bdp", "cca": "reno", "rtt": "20ms"}
+    values = {"rate": "10Mbit", "buffer": "1bdp", "cca": "reno", "rtt": "20ms", "extra": ""}
     values.update(case.scenario or {})
     (tmp_path / "s.toml").write_text(SCENARIO.format(**values))
     env = case.env(tmp_path)

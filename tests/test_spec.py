@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from tcpfair import spec
 from tcpfair.spec import SpecError, apply_overrides, from_dict, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -110,16 +109,88 @@ def test_vegas_parameters_only_on_vegas() -> None:
     ok = from_dict(
         with_("flows.0", {"cca": "vegas", "rtt": "10ms", "alpha": 2, "beta": 4, "gamma": 1})
     )
-    assert ok.flows[0].params() == {"alpha": 2.0, "beta": 4.0, "gamma": 1.0}
+    assert ok.flows[0].cca_params() == {"alpha": 2.0, "beta": 4.0, "gamma": 1.0}
     assert ok.resolved()["flows"][0]["cca_params"] == {"alpha": 2.0, "beta": 4.0, "gamma": 1.0}
     msg = error_of(with_("flows.0", {"cca": "reno", "rtt": "10ms", "alpha": 2}))
-    assert "flows.0: 'alpha' is a parameter of vegas, not of reno" in msg
+    assert (
+        "flows.0.alpha: reno has no parameter 'alpha' under stack = \"linux\"; allowed: none "
+        "(alpha is a parameter of compound, vegas) (got 2)" in msg
+    )
     msg = error_of(with_("flows.1", {"cca": "bbr", "rtt": "10ms", "beta": 2}))
-    assert "'beta' is a parameter of vegas, not of bbr" in msg
+    assert "flows.1.beta: bbr has no parameter 'beta'" in msg
     msg = error_of(with_("flows.0", {"cca": "vegas", "rtt": "10ms", "alpha": 5, "beta": 2}))
-    assert "vegas needs alpha <= beta, got alpha=5 beta=2" in msg
+    assert "flows.0.beta: vegas parameter beta: vegas needs alpha <= beta, got alpha = 5" in msg
     msg = error_of(with_("flows.0", {"cca": "vegas", "rtt": "10ms", "alpha": 1.5}))
     assert "flows.0.alpha" in msg and "1.5" in msg  # Linux takes whole packets
+
+
+def test_params_table_reaches_the_simulator_as_cca_params() -> None:
+    cubic = {"cca": "cubic", "rtt": "10ms"}
+    sc = from_dict(with_("flows.0", {**cubic, "params": {"beta": 0.8, "hystart": False, "c": 1}}))
+    assert sc.resolved()["flows"][0]["cca_params"] == {"beta": 0.8, "c": 1.0, "hystart": 0.0}
+    # a flow without params resolves exactly as before (no key appears)
+    plain = from_dict(with_("flows.0", cubic))
+    assert plain.resolved()["flows"][0]["cca_params"] == {}
+    assert sc.hash() != plain.hash()
+    # the written form keeps the table and round-trips
+    assert sc.to_dict()["flows"][0]["params"] == {"beta": 0.8, "hystart": False, "c": 1}
+    assert from_dict(sc.to_dict()).hash() == sc.hash()
+    # a shorthand and the table name the same parameter
+    short = from_dict(with_("flows.0", {"cca": "vegas", "rtt": "10ms", "alpha": 1}))
+    table = from_dict(with_("flows.0", {"cca": "vegas", "rtt": "10ms", "params": {"alpha": 1}}))
+    assert short.resolved()["flows"] == table.resolved()["flows"]
+
+
+@pytest.mark.parametrize(
+    ("flow", "line"),
+    [
+        (
+            {"cca": "cubic", "params": {"betta": 0.8}},
+            "flows.0.params.betta: cubic has no parameter 'betta' under stack = \"linux\"; "
+            "allowed: beta, c, fast_convergence, tcp_friendliness, hystart, hystart_detect, "
+            "hystart_low_window, hystart_ack_delta_us, initial_ssthresh, gso_max_size "
+            "(got 0.8)",
+        ),
+        (
+            {"cca": "cubic", "params": {"beta": 1.5}},
+            "flows.0.params.beta: cubic parameter beta: 1.5 is not allowed; allowed: a number "
+            "from 0.05 to 0.95",
+        ),
+        (
+            {"cca": "cubic", "params": {"hystart": 0}},
+            "flows.0.params.hystart: cubic parameter hystart: not allowed; allowed: true or "
+            "false (got 0)",
+        ),
+        (
+            {"cca": "bic", "params": {"max_increment": 2.5}},
+            "flows.0.params.max_increment: bic parameter max_increment: not allowed; allowed: "
+            "a whole number from 1 to 1048576 (got 2.5)",
+        ),
+        (
+            {"cca": "compound", "params": {"gamma_low": 40}},
+            "flows.0.params.gamma_low: compound parameter gamma_low: compound needs gamma_low "
+            "<= gamma_high, got gamma_low = 40 and gamma_high = 30",
+        ),
+        (
+            {"cca": "highspeed", "params": {"high_decrease": "0.2"}},
+            "flows.0.params.high_decrease: highspeed parameter high_decrease: not allowed; "
+            "allowed: a number from 0.05 to 0.5 (got '0.2')",
+        ),
+        (
+            {"cca": "vegas", "alpha": 1, "params": {"alpha": 2}},
+            "flows.0.alpha: set either alpha or params.alpha, not both (got 1)",
+        ),
+        (
+            {"cca": "vegas", "params": {"delta": 2}},
+            "flows.0.params.delta: vegas has no parameter 'delta' under stack = \"linux\"; "
+            "allowed: alpha, beta, gamma (delta is a parameter of vegas under stack = "
+            '"ns2") (got 2)',
+        ),
+    ],
+)
+def test_bad_params_name_the_key_value_and_what_is_allowed(flow: dict[str, Any], line: str) -> None:
+    msg = error_of(with_("flows.0", {"rtt": "10ms", **flow}))
+    assert msg == f"invalid scenario: {line}"
 
 
 def test_stop_after_start() -> None:
@@ -255,7 +326,6 @@ def test_hash_changes_with_every_parameter(override: str) -> None:
 def test_with_seed() -> None:
     sc = from_dict(base())
     assert sc.with_seed(9).seed == 9 and sc.with_seed(9).hash() != sc.hash()
-    assert spec.CCAS["vegas"] == ("alpha", "beta", "gamma")
 
 
 # Changed from 7f6d7a77f4e49d5d when flows gained `jitter` (resolved as `jitter_ns`, default

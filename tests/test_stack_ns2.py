@@ -81,7 +81,7 @@ def test_ns2_flow_resolves_with_its_stack_and_params() -> None:
         ("flows.0.size=10MB", ["flows.0.stack", "size is not supported", 'stack = "linux"']),
         ("flows.0.app_rate=1Mbit", ["flows.0.stack", "app_rate is not supported"]),
         ("flows.0.delta=2", ["flows.0.delta", "replaces alpha and beta"]),
-        ("flows.0.delta=0", ["flows.0.delta", "greater than or equal to 1"]),
+        ("flows.0.delta=0", ["flows.0.delta", "a whole number from 1 to 1000000"]),
         ("flows.0.stack=7", ["flows.0.stack"]),
         ("flows.0.cwnd_clamp=2000000", ["flows.0.stack", "at most 1048576", "got 2000000"]),
     ],
@@ -94,8 +94,11 @@ def test_bad_stack_settings_fail_with_one_line(override: str, mentions: list[str
 @pytest.mark.parametrize(
     ("override", "mentions"),
     [
-        ("flows.1.delta=2", ["flows.1.delta", 'under stack = "ns2" only']),
-        ("flows.1.exact_base_rtt=true", ["flows.1.exact_base_rtt", 'stack = "ns2" only']),
+        ("flows.1.delta=2", ["flows.1.delta", 'a parameter of vegas under stack = "ns2"']),
+        (
+            "flows.1.exact_base_rtt=true",
+            ["flows.1.exact_base_rtt", 'a parameter of vegas under stack = "ns2"'],
+        ),
         ("flows.1.delack=true", ["flows.1.delack", 'stack = "ns2" only']),
         ("flows.1.stack=ns2", []),
     ],

@@ -31,47 +31,27 @@ from pydantic import (
     model_validator,
 )
 
-from . import units
+from . import registry, units
 from ._files import TooLargeError, read_bytes_limited
 from .distributions import Varied, parse_varied, rng_for
 from .outputs import name_problem
+from .registry import STACKS
 
 __all__ = [
     "SpecError",
     "Scenario",
     "load_scenario",
     "apply_overrides",
-    "CCAS",
-    "NS2_CCAS",
     "STACKS",
     "DIRECTIONS",
+    "PARAM_SHORTHANDS",
     "LINUX_RMEM",
     "LINUX_WMEM",
 ]
 
-#: Congestion controls a scenario may name, and the parameters each accepts.
-CCAS: dict[str, tuple[str, ...]] = {
-    "reno": (),
-    "newreno": (),
-    "cubic": (),
-    "bic": (),
-    "highspeed": (),
-    "compound": (),
-    "vegas": ("alpha", "beta", "gamma"),
-    "bbr": (),
-}
-
-#: TCP implementations a flow may run (``stack``): Linux's, modelled by the simulator and
-#: run by the kernel backend, or ns-2's one-way agents (simulator only; docs/simulator.md).
-STACKS: tuple[str, ...] = ("linux", "ns2")
-
-#: Congestion controls under ``stack = "ns2"`` (``Agent/TCP/Reno``, ``Agent/TCP/Newreno``,
-#: ``Agent/TCP/Vegas``) and their parameters; ``delta`` selects Enhanced Vegas.
-NS2_CCAS: dict[str, tuple[str, ...]] = {
-    "reno": (),
-    "newreno": (),
-    "vegas": ("alpha", "beta", "gamma", "delta", "exact_base_rtt"),
-}
+#: Per-flow keys kept as shorthands of ``params`` entries (``alpha = 2`` is
+#: ``params = { alpha = 2 }``); which algorithms take them is the registry's business.
+PARAM_SHORTHANDS: tuple[str, ...] = ("alpha", "beta", "gamma", "delta", "exact_base_rtt")
 
 #: Largest ``cwnd_clamp`` (ns-2's ``window_``) under ``stack = "ns2"``: Vegas keeps a slot
 #: per packet of the window (crates/sim/src/ns2/mod.rs ``MAX_WINDOW``).
@@ -103,7 +83,6 @@ MAX_SIZE_BYTES = 10**15  # a finite transfer (1 PB)
 MIN_SOCKBUF_BYTES, MAX_SOCKBUF_BYTES = 4096, 2**31 - 1  # Linux: tcp_wmem min, INT_MAX
 MAX_BUFFER_BYTES, MAX_BUFFER_PKTS, MAX_BUFFER_BDP = 10**12, 10**9, 1000
 MAX_CWND_CLAMP = 2**32 - 1  # segments (the simulator's u32)
-MAX_VEGAS_PARAM = 10**6
 #: The most rows a run may record (connections × intervals + link samples): ~0.5 GB of
 #: tables. ``measure.interval = "1ns"`` would otherwise fill the memory.
 MAX_SAMPLE_ROWS = 10_000_000
@@ -327,12 +306,14 @@ class Flow(_Strict):
     jitter: Time = DEFAULT_JITTER_NS
     ack_jitter: Time = 0
     label: str | None = None
-    alpha: int | None = Field(None, ge=0, le=MAX_VEGAS_PARAM)
-    beta: int | None = Field(None, ge=0, le=MAX_VEGAS_PARAM)
-    gamma: int | None = Field(None, ge=0, le=MAX_VEGAS_PARAM)
+    alpha: bool | int | float | None = None
+    beta: bool | int | float | None = None
+    gamma: bool | int | float | None = None
     stack: str = "linux"
-    delta: int | None = Field(None, ge=1, le=MAX_VEGAS_PARAM)
-    exact_base_rtt: bool = False
+    delta: bool | int | float | None = None
+    exact_base_rtt: bool | int | float | None = None
+    #: the algorithm's parameters (crates/sim/src/cc/registry.rs; docs/scenario.md)
+    params: dict[str, Any] = Field(default_factory=dict)
     delack: bool = False
     gso: bool = False
     direction: str = "forward"
@@ -340,8 +321,10 @@ class Flow(_Strict):
     @field_validator("cca")
     @classmethod
     def _cca(cls, v: str) -> str:
-        if v not in CCAS:
-            raise ValueError(f"unknown congestion control; allowed: {', '.join(CCAS)}")
+        if v not in registry.registry():
+            raise ValueError(
+                f"unknown congestion control; allowed: {', '.join(registry.registry())}"
+            )
         return v
 
     @field_validator("stack")
@@ -349,14 +332,14 @@ class Flow(_Strict):
     def _stack(cls, v: str, info: ValidationInfo) -> str:
         if v not in STACKS:
             raise ValueError(f"unknown stack; allowed: {', '.join(STACKS)}")
+        cca = info.data.get("cca")
+        if cca is not None and registry.params_of(cca, v) is None:
+            raise ValueError(
+                f'congestion control {cca!r} does not exist under stack "{v}"; '
+                f"allowed: {', '.join(registry.names(v))}"
+            )
         if v != "ns2":
             return v
-        cca = info.data.get("cca")
-        if cca is not None and cca not in NS2_CCAS:
-            raise ValueError(
-                f'congestion control {cca!r} does not exist under stack "ns2"; '
-                f"allowed: {', '.join(NS2_CCAS)}"
-            )
         clamp = info.data.get("cwnd_clamp")
         if clamp is not None and clamp > NS2_MAX_WINDOW:
             raise ValueError(
@@ -376,28 +359,6 @@ class Flow(_Strict):
     def _direction(cls, v: Any) -> Any:
         if not isinstance(v, str) or v not in DIRECTIONS:
             raise ValueError(f"unknown direction; allowed: {', '.join(DIRECTIONS)}")
-        return v
-
-    @field_validator("delta")
-    @classmethod
-    def _delta(cls, v: int | None, info: ValidationInfo) -> int | None:
-        if v is None:
-            return v
-        if info.data.get("stack") != "ns2" or info.data.get("cca") != "vegas":
-            raise ValueError(
-                'delta (Enhanced Vegas) is a parameter of vegas under stack = "ns2" only'
-            )
-        if info.data.get("alpha") is not None or info.data.get("beta") is not None:
-            raise ValueError(
-                "delta replaces alpha and beta (alpha = beta = delta); set one or the other"
-            )
-        return v
-
-    @field_validator("exact_base_rtt")
-    @classmethod
-    def _exact_base_rtt(cls, v: bool, info: ValidationInfo) -> bool:
-        if v and (info.data.get("stack") != "ns2" or info.data.get("cca") != "vegas"):
-            raise ValueError('exact_base_rtt is a parameter of vegas under stack = "ns2" only')
         return v
 
     @field_validator("delack")
@@ -439,25 +400,76 @@ class Flow(_Strict):
 
     @model_validator(mode="after")
     def _params(self) -> Flow:
-        allowed = CCAS[self.cca]
-        for p in ("alpha", "beta", "gamma"):
-            if getattr(self, p) is not None and p not in allowed:
-                raise ValueError(f"{p!r} is a parameter of vegas, not of {self.cca}")
-        if self.alpha is not None and self.beta is not None and self.alpha > self.beta:
-            raise ValueError(f"vegas needs alpha <= beta, got alpha={self.alpha} beta={self.beta}")
+        _check_params(self)
         if self.stop is not None and isinstance(self.start, int) and self.stop <= self.start:
             raise ValueError("stop must be after start")
         return self
 
-    def params(self) -> dict[str, float]:
-        out = {
-            p: float(getattr(self, p))
-            for p in ("alpha", "beta", "gamma", "delta")
-            if getattr(self, p) is not None
-        }
-        if self.exact_base_rtt:
-            out["exact_base_rtt"] = 1.0
+    def written_params(self) -> dict[str, tuple[str, Any]]:
+        """The algorithm's parameters as written: name → (key under the flow, value), from
+        ``params`` and the shorthands (``alpha = 2``); ``exact_base_rtt = false`` is unset."""
+        out = {name: (f"params.{name}", v) for name, v in self.params.items()}
+        for name in PARAM_SHORTHANDS:
+            v = getattr(self, name)
+            if v is not None and not (name == "exact_base_rtt" and v is False):
+                out.setdefault(name, (name, v))
         return out
+
+    def cca_params(self) -> dict[str, float]:
+        """The parameters as the simulator takes them (``cca_params``: floats, true = 1)."""
+        return {name: float(v) for name, (_, v) in sorted(self.written_params().items())}
+
+
+class ParamProblem(ValueError):
+    """A bad entry of a flow's parameters: the key under the flow, the value as written
+    (``_MISSING``: the message shows it) and what is wrong."""
+
+    def __init__(self, key: str, value: Any, message: str):
+        super().__init__(message)
+        self.key, self.value, self.message = key, value, message
+
+
+def _check_params(f: Flow) -> None:
+    """Check ``f``'s parameters against the registry: declared for its algorithm under its
+    stack, of the declared type, then ranges and the algorithm's rules (the simulator's)."""
+    written = f.written_params()
+    for name in PARAM_SHORTHANDS:
+        if name in f.params and getattr(f, name) is not None:
+            raise ParamProblem(
+                name, getattr(f, name), f"set either {name} or params.{name}, not both"
+            )
+    declared = {p.name: p for p in registry.params_of(f.cca, f.stack) or ()}
+    for name, (key, value) in written.items():
+        p = declared.get(name)
+        if p is None:
+            raise ParamProblem(key, value, _unknown_param(f.cca, f.stack, name, declared))
+        problem = registry.value_problem(p, value)
+        if problem:
+            raise ParamProblem(key, value, f"{f.cca} parameter {name}: {problem}")
+    verdict = registry.check(f.cca, f.stack, f.cca_params())
+    if verdict is not None:
+        # the simulator's messages show the values themselves
+        name, message = verdict
+        key = written[name][0] if name in written else "params"
+        raise ParamProblem(key, _MISSING, f"{f.cca} parameter {name}: {message}")
+
+
+def _unknown_param(cca: str, stack: str, name: str, declared: dict[str, Any]) -> str:
+    """The message for ``name``, not a parameter of ``cca`` under ``stack``: the allowed
+    names, and where ``name`` does exist."""
+    allowed = ", ".join(declared) or "none"
+    msg = f'{cca} has no parameter {name!r} under stack = "{stack}"; allowed: {allowed}'
+    other = [
+        s for s, ps in registry.registry()[cca].stacks.items() if any(p.name == name for p in ps)
+    ]
+    if other:
+        return msg + f' ({name} is a parameter of {cca} under stack = "{other[0]}")'
+    owners = [
+        c.name
+        for c in registry.registry().values()
+        if any(p.name == name for p in c.stacks.get(stack, ()))
+    ]
+    return msg + (f" ({name} is a parameter of {', '.join(owners)})" if owners else "")
 
 
 def _labels(v: Any) -> Any:
@@ -665,7 +677,7 @@ class Scenario(_Strict):
                         "id": len(out),
                         "group": g,
                         "cca": f.cca,
-                        "cca_params": f.params(),
+                        "cca_params": f.cca_params(),
                         "rtt_ns": vals["rtt"][k],
                         "start_ns": vals["start"][k],
                         "stop_ns": f.stop,
@@ -799,8 +811,8 @@ def _as_written(s: Scenario) -> dict[str, Any]:
             d["ack_jitter"] = f"{f.ack_jitter}ns"
         if f.stack != "linux":
             d["stack"] = f.stack
-        if f.exact_base_rtt:
-            d["exact_base_rtt"] = True
+        if f.params:
+            d["params"] = dict(f.params)
         if f.delack:
             d["delack"] = True
         if f.gso:
@@ -814,7 +826,7 @@ def _as_written(s: Scenario) -> dict[str, Any]:
             d["size"] = f.size.written("B") if isinstance(f.size, Varied) else f"{f.size}B"
         if f.app_rate is not None:
             d["app_rate"] = f"{f.app_rate}bit"
-        for k in ("cwnd_clamp", "label", "alpha", "beta", "gamma", "delta"):
+        for k in ("cwnd_clamp", "label", *PARAM_SHORTHANDS):
             if getattr(f, k) is not None:
                 d[k] = getattr(f, k)
         flows.append(d)
@@ -904,6 +916,9 @@ def from_dict(data: dict[str, Any], source: str | None = None) -> Scenario:
             if isinstance(value, dict) and err["type"] != "extra_forbidden":
                 value = _MISSING
             key, msg = _loc_to_key(loc), _message(err)
+            problem = err.get("ctx", {}).get("error")
+            if isinstance(problem, ParamProblem):
+                key, value, msg = f"{key}.{problem.key}", problem.value, problem.message
             if not key:  # a check across keys (Scenario._window) names its key first
                 named = re.match(r"(flows\.\d+\.(?:start|stop)) (.*)", msg, re.S)
                 key, msg = (named.group(1), named.group(2)) if named else ("(scenario)", msg)

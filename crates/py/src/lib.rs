@@ -4,6 +4,9 @@ use numpy::IntoPyArray;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::collections::BTreeMap;
+use tcpfair_sim::cc::registry;
+use tcpfair_sim::config::Stack;
 
 /// Run one resolved scenario (JSON text from `tcpfair.spec`) on the simulator, with the GIL
 /// released. Returns a dict of column arrays (see `tcpfair.backends.sim`).
@@ -189,10 +192,66 @@ fn totals_dict<'py>(
     Ok(totals)
 }
 
-/// Names of the congestion controls the simulator implements.
+/// Names of the congestion controls the simulator implements (Linux stack).
 #[pyfunction]
 fn congestion_controls() -> Vec<&'static str> {
-    tcpfair_sim::cc::CC_NAMES.to_vec()
+    registry::names_in(Stack::Linux)
+}
+
+/// The registry of congestion controls (`tcpfair_sim::cc::registry`): a list of
+/// `{"name", "summary", "kernel", "stacks": {stack: [parameter, ...]}}` (`kernel`: Linux's
+/// module name, None when mainline Linux lacks it), each parameter
+/// `{"name", "type", "default", "min", "max", "unit", "meaning", "allowed"}` (`default`
+/// None: unset; `allowed` as error messages say it).
+#[pyfunction]
+fn cc_registry(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    registry::REGISTRY
+        .iter()
+        .map(|info| {
+            let d = PyDict::new(py);
+            d.set_item("name", info.name)?;
+            d.set_item("summary", info.summary)?;
+            d.set_item("kernel", info.kernel)?;
+            let stacks = PyDict::new(py);
+            for sp in info.stacks {
+                let params = sp
+                    .params
+                    .iter()
+                    .map(|s| {
+                        let p = PyDict::new(py);
+                        p.set_item("name", s.name)?;
+                        p.set_item("type", s.kind.name())?;
+                        p.set_item("default", s.default)?;
+                        p.set_item("min", s.min)?;
+                        p.set_item("max", s.max)?;
+                        p.set_item("unit", s.unit)?;
+                        p.set_item("meaning", s.meaning)?;
+                        p.set_item("allowed", s.allowed())?;
+                        Ok(p)
+                    })
+                    .collect::<PyResult<Vec<_>>>()?;
+                stacks.set_item(sp.stack.name(), params)?;
+            }
+            d.set_item("stacks", stacks)?;
+            Ok(d)
+        })
+        .collect()
+}
+
+/// Check a flow's parameters against the registry and the algorithm's own rules: None
+/// when they are fine, else `(parameter, message)` (parameter "" when none in particular).
+#[pyfunction]
+fn check_cc_params(
+    cca: &str,
+    stack: &str,
+    params: BTreeMap<String, f64>,
+) -> Option<(String, String)> {
+    let Some(stack) = Stack::from_name(stack) else {
+        return Some((String::new(), format!("unknown stack {stack:?}")));
+    };
+    registry::check(cca, stack, &params)
+        .err()
+        .map(|e| (e.param, e.message))
 }
 
 #[pymodule]
@@ -200,6 +259,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
+    m.add_function(wrap_pyfunction!(cc_registry, m)?)?;
+    m.add_function(wrap_pyfunction!(check_cc_params, m)?)?;
     m.add_class::<Simulation>()?;
     Ok(())
 }

@@ -184,6 +184,23 @@ pub enum Stack {
     Ns2,
 }
 
+impl Stack {
+    /// The name a scenario writes (`stack = "ns2"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Stack::Linux => "linux",
+            Stack::Ns2 => "ns2",
+        }
+    }
+
+    /// The stack a scenario names, if any.
+    pub fn from_name(name: &str) -> Option<Stack> {
+        [Stack::Linux, Stack::Ns2]
+            .into_iter()
+            .find(|s| s.name() == name)
+    }
+}
+
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MeasureConfig {

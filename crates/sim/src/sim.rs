@@ -155,9 +155,13 @@ impl Sim {
                 &f.cca_params
             };
             let cc = AnyCc::from_name(&f.cca, cc_params, crate::rng::flow_seed(cfg.seed, f.id))
-                .map_err(|message| SimError::Config {
-                    key: key("cca"),
-                    message,
+                .map_err(|e| SimError::Config {
+                    key: key(&if e.param.is_empty() {
+                        "cca".to_string()
+                    } else {
+                        format!("params.{}", e.param)
+                    }),
+                    message: e.message,
                 })?;
             let params = SenderParams {
                 id: i as u32,
@@ -699,15 +703,8 @@ fn validate(cfg: &Config) -> Result<(), SimError> {
     for f in &cfg.flows {
         let key = |k: &str| format!("flows.{}.{k}", f.group);
         if f.stack == Stack::Ns2 {
-            if !crate::ns2::CCAS.contains(&f.cca.as_str()) {
-                return Err(err(
-                    &key("cca"),
-                    format!(
-                        "{:?} does not exist under stack \"ns2\"; allowed: {}",
-                        f.cca,
-                        crate::ns2::CCAS.join(", ")
-                    ),
-                ));
+            if let Err(e) = crate::cc::registry::params_of(&f.cca, Stack::Ns2) {
+                return Err(err(&key("cca"), e.message));
             }
             if f.size_bytes.is_some() {
                 return Err(err(

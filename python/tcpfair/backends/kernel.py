@@ -73,6 +73,14 @@ class KernelBackend:
                     f'kernel backend: flows.{i}.stack = "{f.stack}" runs only in the simulator '
                     '(--backend sim); the kernel backend runs Linux TCP (stack = "linux")'
                 )
+            if f.cca_params():
+                raise BackendError(
+                    f"kernel backend: flows.{i}.params: {f.cca} parameters "
+                    f"({', '.join(f.cca_params())}) are module parameters in Linux "
+                    "(/sys/module/tcp_*/parameters), shared by every connection of the "
+                    "machine, so they cannot be set per flow; the kernel backend runs the "
+                    "defaults only (use --backend sim)"
+                )
         gso = [f.gso for f in scenario.flows]
         if any(gso) and not all(gso):
             on, off = gso.index(True), gso.index(False)

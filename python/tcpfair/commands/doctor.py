@@ -2,9 +2,50 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import click
 
-from . import friendly_errors
+from . import UserError, friendly_errors, table_console
+
+
+def _cc_registry_table() -> Any:
+    """The registry of congestion controls as a rich table: one row per algorithm and
+    stack, its parameters with their defaults and units."""
+    from rich.table import Table
+
+    from .. import registry
+
+    t = Table(title="tcpfair doctor: congestion controls (simulator registry)")
+    for col in ("cca", "stack", "parameters = default (range)"):
+        t.add_column(col)
+    for c in registry.registry().values():
+        for stack, params in c.stacks.items():
+            text = "; ".join(_param_text(p) for p in params)
+            t.add_row(c.name, stack, text or "none")
+    return t
+
+
+def _param_text(p: Any) -> str:
+    """``beta = 0.7002 (0.05–0.95)``, ``hystart_low_window = 16 segments (2–1048576)``."""
+    if p.type == "bool":
+        return f"{p.name} = {p.default_text()}"
+    unit = f" {p.unit}" if p.unit else ""
+    return f"{p.name} = {p.default_text()}{unit} ({p.range_text()})"
+
+
+def _write_cc_table(path: Path) -> None:
+    """Replace the generated table of ``path`` with the registry's."""
+    from .. import registry
+
+    try:
+        text = path.read_text(encoding="utf-8")
+        path.write_text(registry.with_docs_table(text), encoding="utf-8")
+    except OSError as e:
+        raise UserError(f"--write-cc-table {path}: {e.strerror or e}") from None
+    except registry.DocsError as e:
+        raise UserError(f"--write-cc-table {path}: {e}") from None
 
 
 @click.command()
@@ -18,19 +59,42 @@ from . import friendly_errors
     is_flag=True,
     help="With --cleanup: also remove runs whose tcpfair process is still alive.",
 )
+@click.option(
+    "--ccas",
+    is_flag=True,
+    help="Only list the congestion controls, their stacks and parameters (the simulator's "
+    "registry).",
+)
+@click.option(
+    "--write-cc-table",
+    "cc_table",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Rewrite the congestion-control table of this Markdown file (docs/scenario.md) "
+    "from the registry.",
+)
 @friendly_errors
-def doctor(cleanup: bool, force: bool) -> None:
+def doctor(cleanup: bool, force: bool, ccas: bool, cc_table: Path | None) -> None:
     """Report root, network namespaces, the tools the kernel backend runs (absolute paths
     and versions), congestion controls, qdiscs and linkem; list (and with --cleanup
-    remove) leftovers of kernel-backend runs."""
+    remove) leftovers of kernel-backend runs. List the congestion controls the scenario
+    may name and their parameters (--ccas: only that)."""
     from rich.console import Console
     from rich.table import Table
 
+    console = Console()
+    if cc_table is not None:
+        _write_cc_table(cc_table)
+        console.print(f"wrote the congestion-control table of {cc_table}")
+        return
+    table_console().print(_cc_registry_table())
+    if ccas:
+        return
+
+    from .. import registry
     from ..kernel import capabilities as cap
     from ..kernel import cleanup as cl
     from ..kernel.tools import LINKEM_SOURCES, SYSTEM_DIRS
 
-    console = Console()
     caps = cap.detect()
     t = Table(title="tcpfair doctor: kernel backend", show_header=True)
     t.add_column("item")
@@ -58,7 +122,9 @@ def doctor(cleanup: bool, force: bool) -> None:
                 else "cargo build --release -p tcpfair-linkem, or set TCPFAIR_LINKEM",
             ),
         )
-    kern_ok = sorted(n for n, k in cap.KERNEL_CCA.items() if k is not None and k in caps.ccas)
+    kern_ok = sorted(
+        n for n, k in registry.kernel_modules().items() if k is not None and k in caps.ccas
+    )
     t.add_row(
         "congestion controls", ", ".join(caps.ccas) + f"  → scenario names: {', '.join(kern_ok)}"
     )

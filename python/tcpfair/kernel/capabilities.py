@@ -16,23 +16,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .. import registry
 from ..spec import Scenario
 from . import tools as T
 from .commands import ETH_HDR
 from .topology import MAX_GROUPS, PREFIX, new_run_id
-
-#: scenario congestion-control names → Linux module names (``compound`` has no Linux
-#: implementation; Linux ``reno`` is NewReno with SACK, RFC 6582 / RFC 6675)
-KERNEL_CCA: dict[str, str | None] = {
-    "reno": "reno",
-    "newreno": "reno",
-    "cubic": "cubic",
-    "bic": "bic",
-    "highspeed": "highspeed",
-    "vegas": "vegas",
-    "bbr": "bbr",
-    "compound": None,
-}
 
 #: Bottleneck rate the machine can emulate, per CPU core. Measured on the 2-core
 #: development VM (docs/performance.md): with GSO off, 200 Mbit/s kept the emulator's mean
@@ -257,9 +245,10 @@ def scenario_problems(sc: Scenario, caps: Capabilities, gso: bool) -> list[str]:
     """Problems with this scenario on this machine (each names the scenario key)."""
     probs: list[str] = []
     have = set(caps.ccas)
-    supported = sorted(n for n, k in KERNEL_CCA.items() if k is not None and k in have)
+    kernel_cca = registry.kernel_modules()
+    supported = sorted(n for n, k in kernel_cca.items() if k is not None and k in have)
     for i, f in enumerate(sc.flows):
-        k = KERNEL_CCA.get(f.cca)
+        k = kernel_cca.get(f.cca)
         if k is None or k not in have:
             hint = ""
             if k is not None and _module_exists(f"tcp_{k}"):
@@ -268,12 +257,6 @@ def scenario_problems(sc: Scenario, caps: Capabilities, gso: bool) -> list[str]:
                 f"flows.{i}.cca: {f.cca!r} is not available in this kernel{hint}; the "
                 "kernel backend "
                 f"supports: {', '.join(supported) or 'nothing (no congestion controls listed)'}"
-            )
-        if f.params():
-            probs.append(
-                f"flows.{i}: {f.cca} parameters ({', '.join(f.params())}) are module-wide "
-                "in Linux and "
-                "cannot be set per flow; the kernel backend runs only the defaults"
             )
         vals = sc.entry_values(i)
         if min(vals["rtt"]) < MIN_RTT_NS:

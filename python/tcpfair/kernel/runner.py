@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import registry
 from ..spec import Red, Scenario
 from ..units import parse_time
 from . import commands as C
-from .capabilities import KERNEL_CCA, Capabilities
+from .capabilities import Capabilities
 from .cleanup import WORKDIR_OWNER
 from .procs import (
     ProcessGroup,
@@ -414,7 +415,7 @@ def _execute_locked(
     linkem = caps.linkem
     rid = new_run_id()
     res = sc.resolved()
-    kernel_cca = {k: v for k, v in KERNEL_CCA.items() if v is not None}
+    kernel_cca = {k: v for k, v in registry.kernel_modules().items() if v is not None}
     topo = build(res, rid, kernel_cca)
     intr = Interrupts()
     intr.install()

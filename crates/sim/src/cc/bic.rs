@@ -13,9 +13,59 @@
 //! 31 + 1 − ⌊31/16⌋ = 31). We do what Linux does.
 
 use super::{
-    cong_avoid_ai, jiffies, slow_start_prologue, AckEvent, CaState, CongestionControl, Params,
-    TcpCc, HZ,
+    cong_avoid_ai, jiffies, slow_start_prologue, AckEvent, CaState, CongestionControl, ParamError,
+    ParamSpec, Params, TcpCc, HZ,
 };
+
+/// BIC's parameters, Linux's module parameters (`tcp_bic.c`) with Linux's defaults. β
+/// multiplies cwnd at a loss, as CUBIC's does.
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec::real(
+        "beta",
+        819.0 / 1024.0,
+        0.05,
+        0.95,
+        "",
+        "multiplicative decrease: cwnd × beta after a loss (Linux beta/1024 = 819/1024)",
+    ),
+    ParamSpec::flag(
+        "fast_convergence",
+        true,
+        "a loss below the previous W_max lowers W_max further, to (1 + beta)/2 of cwnd",
+    ),
+    ParamSpec::int(
+        "max_increment",
+        16,
+        1,
+        1 << 20,
+        "segments",
+        "largest growth per RTT (binary search step and additive increase S_max)",
+    ),
+    ParamSpec::int(
+        "low_window",
+        14,
+        2,
+        1 << 20,
+        "segments",
+        "at or below this cwnd BIC is Reno (halves on loss, +1 per RTT)",
+    ),
+    ParamSpec::int(
+        "smooth_part",
+        20,
+        1,
+        1 << 20,
+        "RTTs",
+        "within 4 segments of W_max growth crawls: 4/smooth_part segments per RTT (S_min)",
+    ),
+    ParamSpec::int(
+        "initial_ssthresh",
+        0,
+        0,
+        1 << 30,
+        "segments",
+        "initial slow-start threshold (0: none)",
+    ),
+];
 
 const BETA_SCALE: u32 = 1024;
 /// Binary search divides the distance to W_max by B.
@@ -73,17 +123,15 @@ impl Bic {
         }
     }
 
-    /// Linux's module parameters: `fast_convergence` (0/1), `max_increment`, `low_window`,
-    /// `smooth_part` (segments/RTTs), `beta` (a fraction, stored ×1024), `initial_ssthresh`.
-    pub fn from_params(p: &mut Params) -> Result<Self, String> {
-        let beta = p.real("beta", 819.0 / 1024.0, 0.05, 0.95)?;
+    /// Build from the flow's parameters (`PARAMS`); β stored ×1024 as Linux does.
+    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
         Ok(Self::with(
-            p.flag("fast_convergence", true)?,
-            p.int("max_increment", 16, 1, 1 << 20)?,
-            p.int("low_window", 14, 2, 1 << 20)?,
-            (beta * f64::from(BETA_SCALE)).round() as u32,
-            p.int("smooth_part", 20, 1, 1 << 20)?,
-            p.int("initial_ssthresh", 0, 0, 1 << 30)?,
+            p.flag("fast_convergence"),
+            p.int("max_increment"),
+            p.int("low_window"),
+            (p.real("beta") * f64::from(BETA_SCALE)).round() as u32,
+            p.int("smooth_part"),
+            p.int("initial_ssthresh"),
         ))
     }
 

@@ -19,7 +19,70 @@
 //! The loss part grows by one segment per win segments acked (cwnd += 1/win, draft
 //! §3.2), counted in segments as modern Linux does (the 2.6 port counted ACKs).
 
-use super::{AckEvent, CaState, CongestionControl, CwndEvent, Params, TcpCc};
+use super::{
+    AckEvent, CaState, CongestionControl, CwndEvent, ParamError, ParamSpec, Params, TcpCc,
+};
+
+/// Compound's parameters (paper §3 and the Linux port's module parameters), with the
+/// port's defaults.
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec::real(
+        "alpha",
+        0.125,
+        0.0,
+        16.0,
+        "",
+        "delay-window increase dwnd += alpha·win^k − 1 per RTT while diff < gamma (eq. 6)",
+    ),
+    ParamSpec::real(
+        "k",
+        0.75,
+        0.0,
+        2.0,
+        "",
+        "exponent k of the binomial increase alpha·win^k (HighSpeed-like aggressiveness)",
+    ),
+    ParamSpec::real(
+        "beta",
+        0.5,
+        0.05,
+        0.95,
+        "",
+        "multiplicative decrease: the whole window × beta after a loss (the paper's 1 − β)",
+    ),
+    ParamSpec::int(
+        "eta",
+        1,
+        0,
+        64,
+        "",
+        "delay-window decrease dwnd −= eta·diff per RTT once diff >= gamma",
+    ),
+    ParamSpec::int(
+        "gamma",
+        30,
+        0,
+        10_000,
+        "packets",
+        "initial gamma, the queue (diff) above which the delay window shrinks",
+    ),
+    ParamSpec::int(
+        "gamma_low",
+        5,
+        0,
+        10_000,
+        "packets",
+        "gamma tuning keeps gamma at or above this; gamma_low <= gamma_high",
+    ),
+    ParamSpec::int(
+        "gamma_high",
+        30,
+        0,
+        10_000,
+        "packets",
+        "gamma tuning keeps gamma at or below this",
+    ),
+];
 
 const NONE: u32 = 0x7fff_ffff;
 /// Fixed point of diff and diff_reno: half packets (`C_PARAM_SHIFT`).
@@ -27,7 +90,10 @@ const SHIFT: u32 = 1;
 
 #[derive(Clone, Debug)]
 pub struct Compound {
-    log_alpha: u32,
+    alpha: f64,
+    k: f64,
+    /// Window kept after a loss, in 1/1024 (`beta`·1024; 512 for ½).
+    keep: u32,
     eta: u32,
     gamma_low: u32,
     gamma_high: u32,
@@ -49,9 +115,22 @@ pub struct Compound {
 }
 
 impl Compound {
-    pub fn new(log_alpha: u32, eta: u32, gamma: u32, gamma_low: u32, gamma_high: u32) -> Self {
+    /// α·win^k − 1 increase, η·diff decrease, γ tuned in [gamma_low, gamma_high]; a loss
+    /// keeps `beta` of the window.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        alpha: f64,
+        k: f64,
+        beta: f64,
+        eta: u32,
+        gamma: u32,
+        gamma_low: u32,
+        gamma_high: u32,
+    ) -> Self {
         Compound {
-            log_alpha,
+            alpha,
+            k,
+            keep: (beta * 1024.0).round() as u32,
             eta,
             gamma_low,
             gamma_high,
@@ -69,18 +148,42 @@ impl Compound {
         }
     }
 
-    /// Parameters of the Linux port: `log_alpha` (α = 2^−log_alpha, default 3: 1/8),
-    /// `eta` (1), `gamma` (30), `gamma_low` (5), `gamma_high` (30) in packets.
-    pub fn from_params(p: &mut Params) -> Result<Self, String> {
-        let log_alpha = p.int("log_alpha", 3, 0, 16)?;
-        let eta = p.int("eta", 1, 0, 64)?;
-        let gamma = p.int("gamma", 30, 0, 10_000)?;
-        let low = p.int("gamma_low", 5, 0, 10_000)?;
-        let high = p.int("gamma_high", 30, 0, 10_000)?;
+    /// Build from the flow's parameters (`PARAMS`); gamma_low must not exceed gamma_high.
+    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
+        let (low, high) = (p.int("gamma_low"), p.int("gamma_high"));
         if low > high {
-            return Err(format!("compound parameters gamma_low = {low} and gamma_high = {high}: gamma_low must not exceed gamma_high"));
+            return Err(ParamError::new(
+                if p.given("gamma_low") {
+                    "gamma_low"
+                } else {
+                    "gamma_high"
+                },
+                format!(
+                    "compound needs gamma_low <= gamma_high, got gamma_low = {low} and \
+                     gamma_high = {high}"
+                ),
+            ));
         }
-        Ok(Self::new(log_alpha, eta, gamma, low, high))
+        Ok(Self::new(
+            p.real("alpha"),
+            p.real("k"),
+            p.real("beta"),
+            p.int("eta"),
+            p.int("gamma"),
+            low,
+            high,
+        ))
+    }
+
+    /// ⌊α·win^k⌋: for k = ¾ through the exact integer root (the port's arithmetic).
+    fn binomial(&self, win: u32) -> u64 {
+        let w = u64::from(win);
+        let root = if self.k == 0.75 {
+            quartic_root(w.pow(3)) as f64
+        } else {
+            (w as f64).powf(self.k)
+        };
+        (self.alpha * root).floor() as u64
     }
 
     fn enable(&mut self, tcp: &TcpCc) {
@@ -108,8 +211,8 @@ impl Compound {
             let diff = queued(old_wnd);
             self.diff_reno = Some(queued(old_cwnd) as u32);
             if diff < u64::from(self.gamma) << SHIFT {
-                // α·win^k − 1 with k = ¾: ⌊(win³)^¼⌋ / 2^log_alpha.
-                let x = quartic_root(u64::from(old_wnd).pow(3)) >> self.log_alpha;
+                // α·win^k − 1 (k = ¾, α = ⅛: ⌊(win³)^¼⌋ >> 3, the port's arithmetic).
+                let x = self.binomial(old_wnd);
                 self.dwnd += (x as u32).saturating_sub(1);
             } else {
                 let cut = diff * u64::from(self.eta);
@@ -128,7 +231,7 @@ impl Compound {
 
 impl Default for Compound {
     fn default() -> Self {
-        Self::new(3, 1, 30, 5, 30)
+        Self::new(0.125, 0.75, 0.5, 1, 30, 5, 30)
     }
 }
 
@@ -152,7 +255,8 @@ impl CongestionControl for Compound {
         self.cwnd = tcp.cwnd;
     }
 
-    /// Halve the whole window (β = ½) and tune γ toward ¾ of diff_reno.
+    /// Keep `beta` of the whole window (½: halve it, the paper's β = ½) and tune γ toward
+    /// ¾ of diff_reno.
     fn ssthresh(&mut self, tcp: &mut TcpCc) -> u32 {
         if let Some(d) = self.diff_reno.take() {
             let sample = ((u64::from(d) * 3) >> (SHIFT + 2)) as i64;
@@ -160,7 +264,7 @@ impl CongestionControl for Compound {
             let g = g + ((sample - g) >> self.lambda_shift);
             self.gamma = (g.max(0) as u32).clamp(self.gamma_low, self.gamma_high);
         }
-        (tcp.cwnd >> 1).max(2)
+        (((u64::from(tcp.cwnd) * u64::from(self.keep)) >> 10) as u32).max(2)
     }
 
     fn pkts_acked(&mut self, _tcp: &mut TcpCc, ev: &AckEvent) {

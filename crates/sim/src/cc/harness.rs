@@ -1,5 +1,6 @@
-//! Test harness for the congestion controls: a `TestSender` that calls the hooks in the
-//! order Linux does, so that tests read like scenarios ("ack 10, lose, advance 1 s, ...").
+//! Test harness for the congestion controls: a `TestSender` that calls the hooks through
+//! `cc::hooks`, the sequence the simulator's sender (`tcp::Sender`) runs, so that tests
+//! read like scenarios ("ack 10, lose, advance 1 s, ...") and exercise the real order.
 //!
 //! Two levels:
 //! - `TestSender`: the sender's side only. The test decides what is acked, when, with which
@@ -11,7 +12,8 @@
 //!
 //! Plus the deterministic periodic-loss loop behind the response-function tests.
 
-use super::{AckEvent, CaState, CongestionControl, CwndEvent, RateSample, TcpCc};
+use super::hooks::{self, AfterAck};
+use super::{AckEvent, CaState, CongestionControl, RateSample, TcpCc};
 use crate::units::SimTime;
 use std::collections::VecDeque;
 
@@ -22,6 +24,10 @@ pub struct TestSender<C: CongestionControl> {
     pub cc: C,
     /// The RTT sample `ack` reports.
     pub rtt: SimTime,
+    /// snd_nxt (bytes) when the last reduction or timeout began (Linux `high_seq`).
+    high_seq: u64,
+    /// Timeouts since data was last acknowledged.
+    timeouts: u32,
 }
 
 impl<C: CongestionControl> TestSender<C> {
@@ -31,6 +37,8 @@ impl<C: CongestionControl> TestSender<C> {
             tcp: TcpCc::new(MSS, u32::MAX),
             cc,
             rtt: SimTime::from_millis(100),
+            high_seq: 0,
+            timeouts: 0,
         };
         s.cc.init(&mut s.tcp);
         s.fill();
@@ -62,15 +70,18 @@ impl<C: CongestionControl> TestSender<C> {
         self.ack_with_rtt(n, Some(rtt));
     }
 
-    /// `n` segments acknowledged with the given RTT sample (None: Karn, no sample).
-    /// Linux `tcp_ack`: `pkts_acked` (from `tcp_clean_rtx_queue`), then `cong_avoid` in
-    /// the Open/Disorder states; during recovery PRR owns cwnd and the hook is not called.
+    /// `n` segments acknowledged with the given RTT sample (None: Karn, no sample), then
+    /// the hooks as the sender calls them (`hooks::on_ack`); during recovery PRR owns cwnd
+    /// and the harness leaves it to the test.
     pub fn ack_with_rtt(&mut self, n: u32, rtt: Option<SimTime>) {
         let prior_in_flight = self.tcp.packets_in_flight;
         self.tcp.snd_una += u64::from(n) * u64::from(MSS);
         self.tcp.delivered += u64::from(n);
         self.tcp.delivered_time = self.tcp.now;
         self.tcp.packets_in_flight = prior_in_flight.saturating_sub(n);
+        if n > 0 {
+            self.timeouts = 0;
+        }
         if let Some(r) = rtt {
             if self.tcp.min_rtt == SimTime::ZERO || r < self.tcp.min_rtt {
                 self.tcp.min_rtt = r;
@@ -85,27 +96,30 @@ impl<C: CongestionControl> TestSender<C> {
             prior_in_flight,
             ack_seq: self.tcp.snd_una,
         };
-        self.cc.pkts_acked(&mut self.tcp, &ev);
-        if matches!(self.tcp.ca_state, CaState::Open | CaState::Disorder) {
-            self.cc.cong_avoid(&mut self.tcp, &ev);
-        }
+        let rs = RateSample {
+            acked_sacked: n,
+            prior_in_flight,
+            rtt,
+            ..RateSample::default()
+        };
+        let _ = hooks::on_ack(&mut self.cc, &mut self.tcp, &ev, &rs, n > 0);
         if self.tcp.ca_state == CaState::Open {
             self.fill();
         }
     }
 
-    /// Fast retransmit (Linux `tcp_enter_recovery` → `tcp_init_cwnd_reduction`): remember
-    /// cwnd, ask the algorithm for ssthresh, reset the linear counter, enter Recovery.
+    /// Fast retransmit (Linux `tcp_enter_recovery` → `tcp_init_cwnd_reduction`):
+    /// `hooks::start_reduction`, then the Recovery state.
     pub fn enter_recovery(&mut self) {
-        self.tcp.prior_cwnd = self.tcp.cwnd;
-        self.tcp.ssthresh = self.cc.ssthresh(&mut self.tcp);
-        self.tcp.cwnd_cnt = 0;
+        self.high_seq = self.tcp.snd_nxt;
+        hooks::start_reduction(&mut self.cc, &mut self.tcp);
         self.set_state(CaState::Recovery);
     }
 
-    /// Recovery completes (`tcp_end_cwnd_reduction`): PRR has brought cwnd to ssthresh.
+    /// Recovery completes (`tcp_end_cwnd_reduction`): cwnd = ssthresh and the CompleteCwr
+    /// event (`hooks::end_reduction`), then Open.
     pub fn exit_recovery(&mut self) {
-        self.tcp.cwnd = self.tcp.cwnd.min(self.tcp.ssthresh).max(1);
+        hooks::end_reduction(&mut self.cc, &mut self.tcp);
         self.set_state(CaState::Open);
         self.fill();
     }
@@ -113,28 +127,26 @@ impl<C: CongestionControl> TestSender<C> {
     /// One loss repaired by fast recovery: enter and complete recovery.
     pub fn lose(&mut self) {
         self.enter_recovery();
-        self.tcp.cwnd = self.tcp.ssthresh;
         self.exit_recovery();
     }
 
-    /// Retransmission timeout (Linux `tcp_enter_loss`): ssthresh from the algorithm (once
-    /// per episode), the CA_EVENT_LOSS event, cwnd = in flight + 1 = 1, state Loss; then
-    /// the retransmission is acked and the sender returns to Open in slow start.
+    /// Retransmission timeout (Linux `tcp_enter_loss`, as the sender runs it): ssthresh
+    /// from the algorithm and CA_EVENT_LOSS unless the episode already took one
+    /// (`hooks::timeout_takes_ssthresh`), everything in flight lost, cwnd = 1, state Loss.
     pub fn rto(&mut self) {
-        if matches!(self.tcp.ca_state, CaState::Open | CaState::Disorder) {
-            self.tcp.prior_cwnd = self.tcp.cwnd;
-            self.tcp.ssthresh = self.cc.ssthresh(&mut self.tcp);
-            self.cc.cwnd_event(&mut self.tcp, CwndEvent::Loss);
+        let high_seq_acked = self.tcp.snd_una >= self.high_seq;
+        if hooks::timeout_takes_ssthresh(&self.tcp, high_seq_acked, self.timeouts == 0) {
+            hooks::on_timeout(&mut self.cc, &mut self.tcp);
         }
         self.tcp.packets_in_flight = 0;
-        self.tcp.cwnd = 1;
-        self.tcp.cwnd_cnt = 0;
+        hooks::timeout_window(&mut self.tcp, 0);
         self.set_state(CaState::Loss);
+        self.high_seq = self.tcp.snd_nxt;
+        self.timeouts += 1;
     }
 
     pub fn set_state(&mut self, state: CaState) {
-        self.cc.set_state(&mut self.tcp, state);
-        self.tcp.ca_state = state;
+        hooks::set_state(&mut self.cc, &mut self.tcp, state);
     }
 
     /// Feed one delivery-rate sample to `cong_control` (the delivery counters advance by
@@ -149,8 +161,7 @@ impl<C: CongestionControl> TestSender<C> {
             prior_in_flight: rs.prior_in_flight,
             ack_seq: self.tcp.snd_una,
         };
-        self.cc.pkts_acked(&mut self.tcp, &ev);
-        self.cc.cong_control(&mut self.tcp, &rs);
+        let _ = hooks::on_ack(&mut self.cc, &mut self.tcp, &ev, &rs, rs.acked_sacked > 0);
     }
 }
 
@@ -184,7 +195,6 @@ pub fn periodic_loss_average_window<C: CongestionControl>(
             if in_recovery_left > 0 {
                 in_recovery_left -= 1;
                 if in_recovery_left == 0 {
-                    s.tcp.cwnd = s.tcp.ssthresh;
                     s.exit_recovery();
                 }
                 continue;
@@ -377,11 +387,7 @@ impl Path {
             prior_in_flight,
             ack_seq: s.tcp.snd_una,
         };
-        s.cc.pkts_acked(&mut s.tcp, &ev);
-        if s.cc.has_cong_control() {
-            s.cc.cong_control(&mut s.tcp, &rs);
-        } else {
-            s.cc.cong_avoid(&mut s.tcp, &ev);
-        }
+        let after = hooks::on_ack(&mut s.cc, &mut s.tcp, &ev, &rs, true);
+        assert_eq!(after, AfterAck::Done, "Path has no loss recovery");
     }
 }

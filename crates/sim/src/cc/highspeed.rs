@@ -11,42 +11,89 @@
 //! 0.3 % of the kernel's (e.g. 1791 vs 1793, 5493 vs 5497, 89302 vs 89053), the
 //! decrease factors identical.
 
-use super::{slow_start, AckEvent, CongestionControl, TcpCc};
-use std::sync::OnceLock;
+use super::{slow_start, AckEvent, CongestionControl, ParamError, ParamSpec, Params, TcpCc};
+use std::sync::{Arc, OnceLock};
 
 const LOW_WINDOW: f64 = 38.0;
 const HIGH_WINDOW: f64 = 83_000.0;
+/// RFC 3649's High_Decrease, b(High_Window).
 const HIGH_DECREASE: f64 = 0.1;
 const ROWS: usize = 72;
+/// Largest window a table row may reach (HighSpeed clamps cwnd to u32::MAX / 128).
+const MAX_ROW_WINDOW: u32 = u32::MAX / 128;
 
-/// (w_i, b(w_i)·256).
-fn table() -> &'static [(u32, u32); ROWS] {
-    static TABLE: OnceLock<[(u32, u32); ROWS]> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        let b = |w: f64| {
-            (HIGH_DECREASE - 0.5) * (w.ln() - LOW_WINDOW.ln())
-                / (HIGH_WINDOW.ln() - LOW_WINDOW.ln())
-                + 0.5
-        };
-        let a = |w: f64| w * w * (0.078 / w.powf(1.2)) * 2.0 * b(w) / (2.0 - b(w));
-        let mut t = [(0u32, 0u32); ROWS];
-        let mut w = LOW_WINDOW as u32;
-        for (i, row) in t.iter_mut().enumerate() {
-            if i > 0 {
-                while a(f64::from(w)) < (i + 1) as f64 {
-                    w += 1;
-                }
+/// HighSpeed's table choice: RFC 3649 §5 builds a(w) and b(w) from Low_Window = 38,
+/// High_Window = 83 000, High_P = 10⁻⁷ and High_Decrease; §6 discusses other choices of
+/// High_Decrease (the decrease at High_Window), which this parameter makes.
+pub const PARAMS: &[ParamSpec] = &[ParamSpec::real(
+    "high_decrease",
+    HIGH_DECREASE,
+    0.05,
+    0.5,
+    "",
+    "RFC 3649 High_Decrease: the table's b(w) falls from 0.5 at 38 segments to this at 83000",
+)];
+
+type Table = [(u32, u32); ROWS];
+
+/// (w_i, b(w_i)·256) for RFC 3649's formulas with b(High_Window) = `high_decrease`. Rows
+/// a window cannot reach (a(w) < i + 1 up to `MAX_ROW_WINDOW`) repeat the last one.
+fn build(high_decrease: f64) -> Table {
+    let b = |w: f64| {
+        (high_decrease - 0.5) * (w.ln() - LOW_WINDOW.ln()) / (HIGH_WINDOW.ln() - LOW_WINDOW.ln())
+            + 0.5
+    };
+    let a = |w: f64| w * w * (0.078 / w.powf(1.2)) * 2.0 * b(w) / (2.0 - b(w));
+    let mut t = [(0u32, 0u32); ROWS];
+    let mut w = LOW_WINDOW as u32;
+    for i in 0..ROWS {
+        if i > 0 {
+            while a(f64::from(w)) < (i + 1) as f64 && w < MAX_ROW_WINDOW {
+                w += 1;
             }
-            *row = (w, (b(f64::from(w)) * 256.0) as u32);
+            if w == MAX_ROW_WINDOW {
+                t[i] = t[i - 1];
+                continue;
+            }
         }
-        t
-    })
+        t[i] = (w, (b(f64::from(w)) * 256.0) as u32);
+    }
+    t
 }
 
-#[derive(Clone, Debug, Default)]
+/// The table of RFC 3649's own parameters (Linux's), built once.
+fn default_table() -> Arc<Table> {
+    static TABLE: OnceLock<Arc<Table>> = OnceLock::new();
+    TABLE.get_or_init(|| Arc::new(build(HIGH_DECREASE))).clone()
+}
+
+#[derive(Clone, Debug)]
 pub struct HighSpeed {
     /// Table row of the current window: a(w) = ai + 1.
     pub(crate) ai: usize,
+    table: Arc<Table>,
+}
+
+impl Default for HighSpeed {
+    fn default() -> Self {
+        HighSpeed {
+            ai: 0,
+            table: default_table(),
+        }
+    }
+}
+
+impl HighSpeed {
+    /// Build from the flow's parameters (`PARAMS`).
+    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
+        let high_decrease = p.real("high_decrease");
+        let table = if high_decrease == HIGH_DECREASE {
+            default_table()
+        } else {
+            Arc::new(build(high_decrease))
+        };
+        Ok(HighSpeed { ai: 0, table })
+    }
 }
 
 impl CongestionControl for HighSpeed {
@@ -57,7 +104,7 @@ impl CongestionControl for HighSpeed {
 
     /// RFC 3649 §5: cwnd·(1 − b(w)).
     fn ssthresh(&mut self, tcp: &mut TcpCc) -> u32 {
-        let md = table()[self.ai].1;
+        let md = self.table[self.ai].1;
         (tcp.cwnd - ((tcp.cwnd * md) >> 8)).max(2)
     }
 
@@ -70,7 +117,7 @@ impl CongestionControl for HighSpeed {
             return;
         }
         // Keep w_{ai−1} < cwnd ≤ w_ai.
-        let t = table();
+        let t = &self.table;
         while tcp.cwnd > t[self.ai].0 && self.ai < ROWS - 1 {
             self.ai += 1;
         }
@@ -95,7 +142,7 @@ mod tests {
 
     #[test]
     fn table_follows_rfc3649_appendix_b() {
-        let t = table();
+        let t = default_table();
         // RFC 3649 Appendix B (and Linux): w = 38 → a 1, b 0.50; 118 → 2, 0.44;
         // 221 → 3, 0.41; 347 → 4, 0.38.
         assert_eq!(t[0], (38, 128));

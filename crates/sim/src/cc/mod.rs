@@ -10,8 +10,10 @@
 //!   Open/Disorder state and cwnd-limited, while PRR sets cwnd during recovery;
 //! - on entering fast recovery or on RTO: `ssthresh` (the new slow-start threshold);
 //! - on every change of `CaState`: `set_state`;
-//! - on the events of `CwndEvent`: `cwnd_event`;
-//! - when a recovery proves spurious: `undo_cwnd`.
+//! - on the events of `CwndEvent`: `cwnd_event`.
+//!
+//! Linux also calls `undo_cwnd` when a recovery proves spurious (DSACK, Eifel, F-RTO); the
+//! simulator detects no spurious recovery, so it has no such hook.
 //!
 //! Algorithms never read a clock: `TcpCc::now` is passed in.
 
@@ -59,7 +61,7 @@ pub struct TcpCc {
     pub ssthresh: u32,
     /// Upper bound on cwnd (`snd_cwnd_clamp`).
     pub cwnd_clamp: u32,
-    /// cwnd saved on entering recovery / loss, for undo.
+    /// cwnd saved on entering recovery / loss (PRR's RecoverFS).
     pub prior_cwnd: u32,
     pub ca_state: CaState,
     /// Segments in flight (`tcp_packets_in_flight`: sent − sacked − lost + retransmitted).
@@ -216,10 +218,6 @@ pub trait CongestionControl {
     fn pkts_acked(&mut self, _tcp: &mut TcpCc, _ev: &AckEvent) {}
     fn set_state(&mut self, _tcp: &mut TcpCc, _new_state: CaState) {}
     fn cwnd_event(&mut self, _tcp: &mut TcpCc, _ev: CwndEvent) {}
-    /// cwnd to restore when a recovery episode proves spurious.
-    fn undo_cwnd(&mut self, tcp: &mut TcpCc) -> u32 {
-        tcp.cwnd.max(tcp.prior_cwnd)
-    }
     /// True for rate-based algorithms that set cwnd and pacing rate themselves on every ACK.
     fn has_cong_control(&self) -> bool {
         false
@@ -233,7 +231,9 @@ mod bic;
 mod compound;
 mod cubic;
 mod highspeed;
+pub mod hooks;
 mod params;
+pub mod registry;
 mod reno;
 mod vegas;
 pub use bbr::Bbr;
@@ -242,12 +242,14 @@ pub use bic::Bic;
 pub use compound::Compound;
 pub use cubic::Cubic;
 pub use highspeed::HighSpeed;
-pub use params::Params;
+pub use params::{ParamError, ParamKind, ParamSpec, Params};
 pub use reno::Reno;
 pub use vegas::Vegas;
 
 #[cfg(test)]
 mod harness;
+#[cfg(test)]
+mod param_tests;
 
 /// Linux's `HZ` for the algorithms that keep time in jiffies (CUBIC's epoch, BBR's min-RTT
 /// stamps). Ubuntu and Fedora kernels use `CONFIG_HZ=1000`.
@@ -299,7 +301,8 @@ pub fn cong_avoid_ai(tcp: &mut TcpCc, w: u32, acked: u32) {
     tcp.cwnd = tcp.cwnd.min(tcp.cwnd_clamp);
 }
 
-/// The algorithms, by name. Adding one: a file, a variant, a line in `from_name` and `dispatch!`.
+/// The algorithms, by name. Adding one: a file, a variant, an entry in `registry::REGISTRY`,
+/// a line in `build` and `dispatch!`.
 #[derive(Clone, Debug)]
 pub enum AnyCc {
     Reno(Reno),
@@ -311,49 +314,34 @@ pub enum AnyCc {
     Compound(Compound),
 }
 
-/// Names accepted by `AnyCc::from_name`, for error messages.
-pub const CC_NAMES: &[&str] = &[
-    "reno",
-    "newreno",
-    "cubic",
-    "bbr",
-    "vegas",
-    "bic",
-    "highspeed",
-    "compound",
-];
-
 impl AnyCc {
-    /// Build an algorithm from its scenario name and parameters (`cca_params`).
+    /// Build an algorithm (Linux stack) from its scenario name and parameters
+    /// (`cca_params`), checked against its declarations in `registry`.
     ///
     /// `seed` is the flow's own random seed (the engine derives it from the scenario seed
     /// and the flow id); only algorithms with randomness use it (BBR's PROBE_BW start phase).
-    /// An unknown parameter, or a value out of range, is an error naming the parameter,
-    /// the value and what is allowed.
     pub fn from_name(
         name: &str,
         params: &std::collections::BTreeMap<String, f64>,
         seed: u64,
-    ) -> Result<AnyCc, String> {
-        let mut p = Params::new(name, params);
-        let cc = match name {
+    ) -> Result<AnyCc, ParamError> {
+        let specs = registry::params_of(name, crate::config::Stack::Linux)?;
+        Self::build(name, &Params::new(name, specs, params)?, seed)
+    }
+
+    /// Build from checked parameters (`Params` of `name`'s declarations).
+    pub fn build(name: &str, p: &Params, seed: u64) -> Result<AnyCc, ParamError> {
+        Ok(match name {
             // Linux "reno" is RFC 5681 AIMD; NewReno is the loss recovery, chosen per flow (sack=false).
             "reno" | "newreno" => AnyCc::Reno(Reno),
-            "cubic" => AnyCc::Cubic(Cubic::from_params(&mut p)?),
-            "bbr" => AnyCc::Bbr(Bbr::from_params(&mut p, seed)?),
-            "vegas" => AnyCc::Vegas(Vegas::from_params(&mut p)?),
-            "bic" => AnyCc::Bic(Bic::from_params(&mut p)?),
-            "highspeed" => AnyCc::HighSpeed(HighSpeed::default()),
-            "compound" => AnyCc::Compound(Compound::from_params(&mut p)?),
-            other => {
-                return Err(format!(
-                    "unknown congestion control {other:?}; the simulator has: {}",
-                    CC_NAMES.join(", ")
-                ))
-            }
-        };
-        p.finish()?;
-        Ok(cc)
+            "cubic" => AnyCc::Cubic(Cubic::from_params(p)?),
+            "bbr" => AnyCc::Bbr(Bbr::new(seed)),
+            "vegas" => AnyCc::Vegas(Vegas::from_params(p)?),
+            "bic" => AnyCc::Bic(Bic::from_params(p)?),
+            "highspeed" => AnyCc::HighSpeed(HighSpeed::from_params(p)?),
+            "compound" => AnyCc::Compound(Compound::from_params(p)?),
+            other => unreachable!("registry lists {other:?} under linux but AnyCc lacks it"),
+        })
     }
 }
 
@@ -390,9 +378,6 @@ impl CongestionControl for AnyCc {
     fn cwnd_event(&mut self, tcp: &mut TcpCc, ev: CwndEvent) {
         dispatch!(self, c => c.cwnd_event(tcp, ev))
     }
-    fn undo_cwnd(&mut self, tcp: &mut TcpCc) -> u32 {
-        dispatch!(self, c => c.undo_cwnd(tcp))
-    }
     fn has_cong_control(&self) -> bool {
         dispatch!(self, c => c.has_cong_control())
     }
@@ -407,10 +392,10 @@ mod registry_tests {
     use std::collections::BTreeMap;
 
     #[test]
-    fn every_listed_name_builds_with_defaults_and_only_bbr_is_rate_based() {
-        for name in CC_NAMES {
+    fn only_bbr_is_rate_based() {
+        for name in registry::names_in(crate::config::Stack::Linux) {
             let cc = AnyCc::from_name(name, &BTreeMap::new(), 1).unwrap();
-            assert_eq!(cc.has_cong_control(), *name == "bbr", "{name}");
+            assert_eq!(cc.has_cong_control(), name == "bbr", "{name}");
         }
     }
 
@@ -418,9 +403,9 @@ mod registry_tests {
     fn unknown_name_lists_the_known_ones() {
         let err = AnyCc::from_name("westwood", &BTreeMap::new(), 1).unwrap_err();
         assert_eq!(
-            err,
-            "unknown congestion control \"westwood\"; the simulator has: reno, newreno, \
-             cubic, bbr, vegas, bic, highspeed, compound"
+            err.message,
+            "unknown congestion control \"westwood\"; allowed: reno, newreno, \
+             cubic, bic, highspeed, compound, vegas, bbr"
         );
     }
 
@@ -428,11 +413,13 @@ mod registry_tests {
     fn parameters_of_one_algorithm_are_refused_by_another() {
         let mut p = BTreeMap::new();
         p.insert("alpha".to_string(), 1.0);
+        let err = AnyCc::from_name("cubic", &p, 1).unwrap_err();
+        assert_eq!(err.param, "alpha");
         assert_eq!(
-            AnyCc::from_name("cubic", &p, 1).unwrap_err(),
-            "unknown cubic parameter alpha; cubic accepts: beta, c, fast_convergence, \
-             gso_max_size, hystart, hystart_ack_delta_us, hystart_detect, hystart_low_window, \
-             initial_ssthresh, tcp_friendliness"
+            err.message,
+            "cubic has no parameter \"alpha\"; allowed: beta, c, fast_convergence, \
+             tcp_friendliness, hystart, hystart_detect, hystart_low_window, \
+             hystart_ack_delta_us, initial_ssthresh, gso_max_size"
         );
         assert!(AnyCc::from_name("vegas", &p, 1).is_ok());
     }

@@ -10,7 +10,41 @@
 //! BaseRTT is the minimum RTT ever seen, RTT the minimum over the last RTT (to filter
 //! delayed ACKs); both are µs + 1 as in Linux. Losses are handled as Reno.
 
-use super::{slow_start, AckEvent, CaState, CongestionControl, CwndEvent, Params, Reno, TcpCc};
+use super::{
+    slow_start, AckEvent, CaState, CongestionControl, CwndEvent, ParamError, ParamSpec, Params,
+    Reno, TcpCc,
+};
+
+/// Largest α, β, γ accepted (packets).
+pub const MAX_THRESHOLD: u32 = 1_000_000;
+
+/// Vegas's thresholds (Linux module parameters `alpha`, `beta`, `gamma`; defaults 2, 4, 1).
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec::int(
+        "alpha",
+        2,
+        0,
+        MAX_THRESHOLD,
+        "packets",
+        "below alpha packets queued (diff) cwnd grows by one per RTT; alpha <= beta",
+    ),
+    ParamSpec::int(
+        "beta",
+        4,
+        0,
+        MAX_THRESHOLD,
+        "packets",
+        "above beta packets queued (diff) cwnd shrinks by one per RTT",
+    ),
+    ParamSpec::int(
+        "gamma",
+        1,
+        0,
+        MAX_THRESHOLD,
+        "packets",
+        "slow start ends once more than gamma packets are queued",
+    ),
+];
 
 #[derive(Clone, Debug)]
 pub struct Vegas {
@@ -45,17 +79,16 @@ impl Vegas {
         }
     }
 
-    /// Parameters `alpha`, `beta` (α ≤ β) and `gamma`, integers in packets.
-    pub fn from_params(p: &mut Params) -> Result<Self, String> {
-        let alpha = p.int("alpha", 2, 0, 10_000)?;
-        let beta = p.int("beta", 4, 0, 10_000)?;
-        let gamma = p.int("gamma", 1, 0, 10_000)?;
+    /// Build from the flow's parameters (`PARAMS`); α must not exceed β.
+    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
+        let (alpha, beta) = (p.int("alpha"), p.int("beta"));
         if alpha > beta {
-            return Err(format!(
-                "vegas parameters alpha = {alpha} and beta = {beta}: alpha must not exceed beta"
+            return Err(ParamError::new(
+                if p.given("beta") { "beta" } else { "alpha" },
+                format!("vegas needs alpha <= beta, got alpha = {alpha} and beta = {beta}"),
             ));
         }
-        Ok(Self::new(alpha, beta, gamma))
+        Ok(Self::new(alpha, beta, p.int("gamma")))
     }
 
     /// Start taking samples for the round that begins with the next transmission.
@@ -215,7 +248,9 @@ mod tests {
         let mut p = std::collections::BTreeMap::new();
         p.insert("alpha".to_string(), 2.0);
         p.insert("beta".to_string(), 2.0);
-        let mut s = TestSender::new(Vegas::from_params(&mut Params::new("vegas", &p)).unwrap());
+        let mut s = TestSender::new(
+            Vegas::from_params(&Params::new("vegas", PARAMS, &p).unwrap()).unwrap(),
+        );
         s.tcp.cwnd = 20;
         s.tcp.ssthresh = 20;
         s.fill();
@@ -286,9 +321,17 @@ mod tests {
         p.insert("alpha".to_string(), 3.0);
         p.insert("beta".to_string(), 1.0);
         let err = crate::cc::AnyCc::from_name("vegas", &p, 0).unwrap_err();
-        assert!(err.contains("alpha must not exceed beta"), "{err}");
+        assert_eq!(err.param, "beta");
+        assert_eq!(
+            err.message,
+            "vegas needs alpha <= beta, got alpha = 3 and beta = 1"
+        );
         p.insert("beta".to_string(), 1.5);
         let err = crate::cc::AnyCc::from_name("vegas", &p, 0).unwrap_err();
-        assert!(err.contains("vegas parameter beta = 1.5"), "{err}");
+        assert_eq!(err.param, "beta");
+        assert_eq!(
+            err.message,
+            "1.5 is not allowed; allowed: a whole number from 0 to 1000000"
+        );
     }
 }

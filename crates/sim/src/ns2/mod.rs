@@ -32,6 +32,8 @@ pub use agent::{Agent, Variant};
 pub use sink::{Sink, SinkAck};
 pub use vegas::{Vegas, VegasParams};
 
+use crate::cc::{registry, ParamError, Params};
+use crate::config::Stack;
 use crate::packet::{Ack, Packet};
 use crate::tcp::Io;
 use crate::units::SimTime;
@@ -43,9 +45,6 @@ pub const DEFAULT_WINDOW: u32 = 20;
 /// Largest `window_` accepted: Vegas keeps a slot per packet of the window
 /// (`v_sendtime_`, `v_transmits_`), 12 bytes each.
 pub const MAX_WINDOW: u32 = 1 << 20;
-
-/// Congestion controls that exist under `stack = "ns2"`.
-pub const CCAS: [&str; 3] = ["reno", "newreno", "vegas"];
 
 /// One ns-2 connection: the sending agent and its sink.
 pub struct Ns2Conn {
@@ -76,24 +75,19 @@ impl Ns2Conn {
                  stack \"ns2\" accepts"
             ));
         }
+        let specs = registry::params_of(cca, Stack::Ns2).map_err(|e| e.message)?;
+        let p = Params::new(cca, specs, params).map_err(|e| e.to_string())?;
         let variant = match cca {
             "reno" => Variant::Reno,
             "newreno" => Variant::NewReno {
                 firstpartial: false,
             },
-            "vegas" => Variant::Vegas(Box::new(Vegas::new(vegas_params(params, min_rtt)?, window))),
-            other => {
-                return Err(format!(
-                    "{other:?} does not exist under stack \"ns2\"; allowed: {}",
-                    CCAS.join(", ")
-                ))
+            "vegas" => {
+                let vp = vegas_params(&p, min_rtt).map_err(|e| e.to_string())?;
+                Variant::Vegas(Box::new(Vegas::new(vp, window)))
             }
+            other => unreachable!("registry lists {other:?} under ns2 but the agents lack it"),
         };
-        if cca != "vegas" {
-            if let Some(k) = params.keys().next() {
-                return Err(format!("{k:?} is a parameter of vegas, not of {cca}"));
-            }
-        }
         Ok(Ns2Conn {
             agent: Agent::new(id, size, window, variant, boot_time),
             sink: Sink::default(),
@@ -135,31 +129,30 @@ impl Ns2Conn {
     }
 }
 
-fn vegas_params(params: &BTreeMap<String, f64>, min_rtt: f64) -> Result<VegasParams, String> {
-    let mut p = VegasParams::default();
-    for (k, &v) in params {
-        match k.as_str() {
-            "alpha" => p.alpha = v,
-            "beta" => p.beta = v,
-            "gamma" => p.gamma = v,
-            "delta" => p.delta = Some(v),
-            "exact_base_rtt" => p.base_rtt = (v != 0.0).then_some(min_rtt),
-            _ => {
-                return Err(format!(
-                    "{k:?} is not a parameter of ns-2 vegas; \
-                     allowed: alpha, beta, gamma, delta, exact_base_rtt"
-                ))
-            }
-        }
-    }
-    if p.delta.is_some() && (params.contains_key("alpha") || params.contains_key("beta")) {
-        return Err("delta (Enhanced Vegas) replaces alpha and beta; set one or the other".into());
-    }
-    if p.alpha > p.beta {
-        return Err(format!(
-            "vegas needs alpha <= beta, got alpha={} beta={}",
-            p.alpha, p.beta
+/// `Agent/TCP/Vegas`'s thresholds from checked parameters (`cc::registry::NS2_VEGAS_PARAMS`):
+/// `delta` (Enhanced Vegas) replaces alpha and beta; alpha must not exceed beta;
+/// `exact_base_rtt` uses `min_rtt` (seconds) as `v_baseRTT_`.
+pub fn vegas_params(p: &Params, min_rtt: f64) -> Result<VegasParams, ParamError> {
+    let delta = p.get("delta");
+    if delta.is_some() && (p.given("alpha") || p.given("beta")) {
+        return Err(ParamError::new(
+            "delta",
+            "delta (Enhanced Vegas) replaces alpha and beta (alpha = beta = delta); set one \
+             or the other",
         ));
     }
-    Ok(p)
+    let (alpha, beta) = (p.real("alpha"), p.real("beta"));
+    if alpha > beta {
+        return Err(ParamError::new(
+            if p.given("beta") { "beta" } else { "alpha" },
+            format!("vegas needs alpha <= beta, got alpha = {alpha} and beta = {beta}"),
+        ));
+    }
+    Ok(VegasParams {
+        alpha,
+        beta,
+        gamma: p.real("gamma"),
+        delta,
+        base_rtt: p.flag("exact_base_rtt").then_some(min_rtt),
+    })
 }

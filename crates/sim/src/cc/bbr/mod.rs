@@ -30,7 +30,7 @@ mod startup;
 mod tests;
 
 use super::{
-    AckEvent, CaState, CongestionControl, CwndEvent, Params, RateSample, TcpCc, INFINITE_SSTHRESH,
+    AckEvent, CaState, CongestionControl, CwndEvent, RateSample, TcpCc, INFINITE_SSTHRESH,
 };
 use crate::units::SimTime;
 use minmax::WindowedMax;
@@ -169,11 +169,6 @@ impl Bbr {
             extra_acked_win_idx: 0,
             rng: Rng::new(seed),
         }
-    }
-
-    /// Linux's BBR has no tunables; any parameter is rejected by `Params::finish`.
-    pub fn from_params(_p: &mut Params, seed: u64) -> Result<Self, String> {
-        Ok(Self::new(seed))
     }
 
     pub fn mode(&self) -> Mode {
@@ -514,14 +509,6 @@ impl CongestionControl for Bbr {
                 _ => {}
             }
         }
-    }
-
-    /// A spurious recovery: restart full-pipe detection and policer sampling; keep cwnd.
-    fn undo_cwnd(&mut self, tcp: &mut TcpCc) -> u32 {
-        self.full_bw = 0;
-        self.full_bw_cnt = 0;
-        self.reset_lt_bw_sampling(tcp);
-        tcp.cwnd
     }
 
     fn has_cong_control(&self) -> bool {

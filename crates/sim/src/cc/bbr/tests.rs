@@ -380,5 +380,8 @@ fn bbr_takes_no_parameters() {
     let mut p = std::collections::BTreeMap::new();
     p.insert("gain".to_string(), 2.0);
     let err = crate::cc::AnyCc::from_name("bbr", &p, 1).unwrap_err();
-    assert_eq!(err, "unknown bbr parameter gain; bbr accepts: none");
+    assert_eq!(
+        (err.param.as_str(), err.message.as_str()),
+        ("gain", "bbr has no parameter \"gain\"; allowed: none")
+    );
 }

@@ -16,9 +16,86 @@ mod hystart;
 
 use super::{
     cong_avoid_ai, jiffies, slow_start_prologue, AckEvent, CaState, CongestionControl, CwndEvent,
-    Params, TcpCc, HZ,
+    ParamError, ParamSpec, Params, TcpCc, HZ,
 };
 use hystart::{HYSTART_ACK_TRAIN, HYSTART_DELAY};
+
+/// CUBIC's parameters, named after Linux's module parameters (`tcp_cubic.c`); the defaults
+/// are Linux 6.x's. β follows RFC 9438 and Linux: it multiplies cwnd at a loss (the 2008
+/// CUBIC paper's "β = 0.2" is a decrease *by* 0.2, i.e. `beta = 0.8`).
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec::real(
+        "beta",
+        717.0 / 1024.0,
+        0.05,
+        0.95,
+        "",
+        "multiplicative decrease: cwnd × beta after a loss (RFC 9438 β_cubic; Linux beta/1024)",
+    ),
+    ParamSpec::real(
+        "c",
+        0.4,
+        0.01,
+        10.0,
+        "segments/s³",
+        "scaling constant C of W(t) = C·(t − K)³ + W_max (Linux bic_scale·10/1024)",
+    ),
+    ParamSpec::flag(
+        "fast_convergence",
+        true,
+        "a loss below the previous W_max lowers W_max further, to (1 + beta)/2 of cwnd",
+    ),
+    ParamSpec::flag(
+        "tcp_friendliness",
+        true,
+        "never grow slower than the Reno-friendly estimate W_est (RFC 9438 §4.3)",
+    ),
+    ParamSpec::flag(
+        "hystart",
+        true,
+        "HyStart (Ha & Rhee 2008): leave slow start on ACK-train length or delay increase",
+    ),
+    ParamSpec::int(
+        "hystart_detect",
+        3,
+        0,
+        3,
+        "",
+        "HyStart's detectors: 1 ACK train, 2 delay increase, 3 both",
+    ),
+    ParamSpec::int(
+        "hystart_low_window",
+        16,
+        2,
+        1 << 20,
+        "segments",
+        "HyStart acts only from this cwnd on",
+    ),
+    ParamSpec::int(
+        "hystart_ack_delta_us",
+        2000,
+        0,
+        1_000_000,
+        "µs",
+        "HyStart: ACKs this close together belong to one ACK train",
+    ),
+    ParamSpec::int(
+        "initial_ssthresh",
+        0,
+        0,
+        1 << 30,
+        "segments",
+        "initial slow-start threshold (0: none, slow start until the first loss or HyStart)",
+    ),
+    ParamSpec::int(
+        "gso_max_size",
+        65_536,
+        0,
+        1 << 20,
+        "bytes",
+        "sk_gso_max_size HyStart allows for in its ACK-train test (0: a host with GSO off)",
+    ),
+];
 
 /// Fixed-point scale of β (`BICTCP_BETA_SCALE`).
 const BETA_SCALE: u32 = 1024;
@@ -144,25 +221,22 @@ impl Cubic {
         }
     }
 
-    /// Parameters, named after Linux's module parameters: `beta` and `c` as fractions
-    /// (stored as Linux does, β·1024 and C·1024/10), the switches `fast_convergence`,
-    /// `tcp_friendliness`, `hystart` (0/1), `hystart_detect` (1 ACK train, 2 delay, 3 both),
-    /// `hystart_low_window` (segments), `hystart_ack_delta_us`, `initial_ssthresh`, and
-    /// `gso_max_size` (bytes; 0 models a host with GSO off).
-    pub fn from_params(p: &mut Params) -> Result<Self, String> {
-        let beta = p.real("beta", 717.0 / 1024.0, 0.05, 0.95)?;
-        let c = p.real("c", 0.4, 0.01, 10.0)?;
+    /// Build from the flow's parameters (`PARAMS`): `beta` and `c` as fractions, stored as
+    /// Linux does (β·1024 and C·1024/10).
+    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
         Ok(Self::with(
-            p.flag("fast_convergence", true)?,
-            (beta * f64::from(BETA_SCALE)).round() as u32,
-            (c * f64::from(BETA_SCALE) / 10.0).round().max(1.0) as u32,
-            p.flag("tcp_friendliness", true)?,
-            p.flag("hystart", true)?,
-            p.int("hystart_detect", 3, 0, 3)?,
-            p.int("hystart_low_window", 16, 2, 1 << 20)?,
-            p.int("hystart_ack_delta_us", 2000, 0, 1_000_000)?,
-            p.int("initial_ssthresh", 0, 0, 1 << 30)?,
-            p.int("gso_max_size", 65_536, 0, 1 << 20)?,
+            p.flag("fast_convergence"),
+            (p.real("beta") * f64::from(BETA_SCALE)).round() as u32,
+            (p.real("c") * f64::from(BETA_SCALE) / 10.0)
+                .round()
+                .max(1.0) as u32,
+            p.flag("tcp_friendliness"),
+            p.flag("hystart"),
+            p.int("hystart_detect"),
+            p.int("hystart_low_window"),
+            p.int("hystart_ack_delta_us"),
+            p.int("initial_ssthresh"),
+            p.int("gso_max_size"),
         ))
     }
 
@@ -419,7 +493,9 @@ mod tests {
         // Without fast convergence W_max is simply the cwnd at the loss.
         let mut p = std::collections::BTreeMap::new();
         p.insert("fast_convergence".to_string(), 0.0);
-        let mut s = TestSender::new(Cubic::from_params(&mut Params::new("cubic", &p)).unwrap());
+        let mut s = TestSender::new(
+            Cubic::from_params(&Params::new("cubic", PARAMS, &p).unwrap()).unwrap(),
+        );
         s.tcp.cwnd = 100;
         s.cc.ssthresh(&mut s.tcp);
         s.tcp.cwnd = 80;
@@ -501,7 +577,9 @@ mod tests {
         // Without the Reno-friendly region the window is the cubic curve's.
         let mut p = std::collections::BTreeMap::new();
         p.insert("tcp_friendliness".to_string(), 0.0);
-        let mut s = TestSender::new(Cubic::from_params(&mut Params::new("cubic", &p)).unwrap());
+        let mut s = TestSender::new(
+            Cubic::from_params(&Params::new("cubic", PARAMS, &p).unwrap()).unwrap(),
+        );
         s.tcp.cwnd = 20;
         s.tcp.ssthresh = 20;
         s.rtt = ms(10);
@@ -694,7 +772,9 @@ mod tests {
     fn hystart_ack_train_without_gso_allowance_exits_at_half_the_min_rtt() {
         let mut p = std::collections::BTreeMap::new();
         p.insert("gso_max_size".to_string(), 0.0);
-        let mut s = TestSender::new(Cubic::from_params(&mut Params::new("cubic", &p)).unwrap());
+        let mut s = TestSender::new(
+            Cubic::from_params(&Params::new("cubic", PARAMS, &p).unwrap()).unwrap(),
+        );
         s.tcp.cwnd = 30;
         s.ack_with_rtt(1, Some(ms(40)));
         s.cc.end_seq = u64::MAX;

@@ -218,15 +218,8 @@ impl Sender {
             prior_in_flight,
             ack_seq: self.bytes_at(self.snd_una),
         };
-        if newly > 0 || ca_rtt.is_some() {
-            self.cc.pkts_acked(&mut self.tcp, &ev);
-        }
-        if self.cc.has_cong_control() {
-            self.cc.cong_control(&mut self.tcp, &rs);
-        } else if matches!(self.tcp.ca_state, CaState::Recovery | CaState::Cwr) {
+        if hooks::on_ack(&mut self.cc, &mut self.tcp, &ev, &rs, una_adv) == AfterAck::Reduce {
             self.prr(newly, newly_lost, una_adv);
-        } else if una_adv {
-            self.cc.cong_avoid(&mut self.tcp, &ev);
         }
 
         if self.packets_out() == 0 {
@@ -286,12 +279,10 @@ impl Sender {
     pub(super) fn init_cwnd_reduction(&mut self, now: SimTime) {
         self.high_seq = self.snd_nxt;
         self.tlp_high_seq = None;
-        self.tcp.cwnd_cnt = 0;
-        self.tcp.prior_cwnd = self.tcp.cwnd;
         self.prr_delivered = 0;
         self.prr_out = 0;
         self.sync(now);
-        self.tcp.ssthresh = self.cc.ssthresh(&mut self.tcp);
+        hooks::start_reduction(&mut self.cc, &mut self.tcp);
     }
 
     /// `tcp_enter_recovery`.
@@ -304,14 +295,8 @@ impl Sender {
 
     /// `tcp_end_cwnd_reduction`.
     pub(super) fn end_cwnd_reduction(&mut self, now: SimTime) {
-        if self.cc.has_cong_control() {
-            return;
-        }
-        if self.tcp.ssthresh < INFINITE_SSTHRESH {
-            self.tcp.set_cwnd(self.tcp.ssthresh);
-        }
         self.sync(now);
-        self.cc.cwnd_event(&mut self.tcp, CwndEvent::CompleteCwr);
+        hooks::end_reduction(&mut self.cc, &mut self.tcp);
     }
 
     /// RFC 6937 PRR as in Linux `tcp_cwnd_reduction`: proportional while pipe > ssthresh,
@@ -355,15 +340,10 @@ impl Sender {
             return;
         }
         self.stats.timeouts += 1;
-        let st = self.tcp.ca_state;
-        if matches!(st, CaState::Open | CaState::Disorder)
-            || self.high_seq <= self.snd_una
-            || (st == CaState::Loss && self.rto_count == 0)
-        {
-            self.tcp.prior_cwnd = self.tcp.cwnd;
+        let high_seq_acked = self.high_seq <= self.snd_una;
+        if hooks::timeout_takes_ssthresh(&self.tcp, high_seq_acked, self.rto_count == 0) {
             self.sync(now);
-            self.tcp.ssthresh = self.cc.ssthresh(&mut self.tcp);
-            self.cc.cwnd_event(&mut self.tcp, CwndEvent::Loss);
+            hooks::on_timeout(&mut self.cc, &mut self.tcp);
         }
         // tcp_timeout_mark_lost: everything not SACKed is lost; retransmissions forgotten.
         for s in self.ring.iter_mut() {
@@ -384,8 +364,8 @@ impl Sender {
         self.reo_timer.cancel();
         self.tlp_timer.cancel();
         self.retx_hint = self.snd_una;
-        self.tcp.set_cwnd(self.in_flight() as u32 + 1);
-        self.tcp.cwnd_cnt = 0;
+        let in_flight = self.in_flight() as u32;
+        hooks::timeout_window(&mut self.tcp, in_flight);
         self.set_state(now, CaState::Loss);
         self.high_seq = self.snd_nxt;
         self.rto_count += 1;

@@ -27,7 +27,8 @@
 use super::rate::{RateAcc, TxSnapshot};
 use super::rtt::RttEstimator;
 use crate::cc::{
-    AckEvent, AnyCc, CaState, CongestionControl, CwndEvent, RateSample, TcpCc, INFINITE_SSTHRESH,
+    hooks, hooks::AfterAck, AckEvent, AnyCc, CaState, CongestionControl, CwndEvent, RateSample,
+    TcpCc,
 };
 use crate::event::{DelayLine, Ev, EventQueue, Timer, TimerKind};
 use crate::packet::{Ack, Packet, HEADER_BYTES};
@@ -277,8 +278,7 @@ impl Sender {
             return;
         }
         self.sync(now);
-        self.cc.set_state(&mut self.tcp, s);
-        self.tcp.ca_state = s;
+        hooks::set_state(&mut self.cc, &mut self.tcp, s);
     }
 
     // ------------------------------------------------------------------ application

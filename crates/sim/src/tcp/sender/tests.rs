@@ -24,6 +24,10 @@ impl H {
     }
 
     fn build(sack: bool, size_bytes: Option<u64>, gso: bool) -> H {
+        H::with_cc(sack, size_bytes, gso, AnyCc::Reno(Reno))
+    }
+
+    fn with_cc(sack: bool, size_bytes: Option<u64>, gso: bool, cc: AnyCc) -> H {
         let p = SenderParams {
             id: 0,
             mss: MSS,
@@ -38,7 +42,7 @@ impl H {
         let mut h = H {
             q: EventQueue::new(),
             fwd: DelayLine::new(),
-            s: Sender::new(p, AnyCc::Reno(Reno)),
+            s: Sender::new(p, cc),
             now: SimTime::ZERO,
         };
         let mut io = Io {
@@ -186,6 +190,43 @@ fn newreno_retransmits_on_three_dupacks_and_on_each_partial_ack() {
     assert_eq!(h.s.tcp.ca_state, CaState::Recovery);
     assert_eq!(h.sent().first(), Some(&5));
     assert_eq!(h.s.stats.retransmits, 2);
+}
+
+#[test]
+fn cubic_beta_from_the_registry_sets_ssthresh_and_cwnd_after_recovery() {
+    // The real sender with CUBIC built from scenario parameters: slow start to cwnd 40
+    // (HyStart off), three dupACKs (NewReno), recovery. RFC 9438 §4.6: ssthresh =
+    // β·cwnd, β stored ×1024: default 717 → ⌊40·717/1024⌋ = 28; beta = 0.8 (the 2008
+    // paper's "β = 0.2" decrease) → 819 → ⌊40·819/1024⌋ = 31. PRR brings cwnd down
+    // during recovery; leaving it sets cwnd = ssthresh (tcp_end_cwnd_reduction) before
+    // the ACK's own growth (at most one segment here).
+    for (beta, ssthresh) in [(None, 28), (Some(0.8), 31)] {
+        let mut params = std::collections::BTreeMap::from([("hystart".to_string(), 0.0)]);
+        if let Some(b) = beta {
+            params.insert("beta".to_string(), b);
+        }
+        let cc = AnyCc::from_name("cubic", &params, 1).unwrap();
+        let mut h = H::with_cc(false, None, false, cc);
+        h.advance(RTT);
+        for cum in 1..=30 {
+            h.ack(cum, &[]);
+        }
+        assert_eq!(h.s.tcp.cwnd, 40);
+        for _ in 0..3 {
+            h.ack(30, &[]);
+        }
+        assert_eq!(h.s.tcp.ca_state, CaState::Recovery);
+        assert_eq!(h.s.tcp.ssthresh, ssthresh, "beta {beta:?}");
+        h.advance(RTT);
+        let all = h.s.snd_nxt();
+        h.ack(all, &[]);
+        assert_eq!(h.s.tcp.ca_state, CaState::Open);
+        assert!(
+            (ssthresh..=ssthresh + 1).contains(&h.s.tcp.cwnd),
+            "beta {beta:?}: cwnd {}",
+            h.s.tcp.cwnd
+        );
+    }
 }
 
 #[test]
