@@ -189,7 +189,7 @@ CASES: dict[str, Case] = {
         ("flows.0.params.beta", "reno has no parameter", "allowed: none"),
     ),
     "params-not-a-table": Case(
-        scenario({"flows.1.params": "beta=0.8"}), ("flows.1.params", "beta=0.8", "dictionary")
+        scenario({"flows.1.params": "beta=0.8"}), ("flows.1.params", "beta=0.8", "table of keys")
     ),
     "params-compound-gamma-range-crossed": Case(
         scenario({"flows.1.cca": "compound", "flows.1.params": Raw("{ gamma_low = 40 }")}),
