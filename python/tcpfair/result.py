@@ -18,9 +18,13 @@ Tables (pandas DataFrames, column names carry their unit):
   bottleneck rate, for utilization), ``window`` (default steady-state window), ``valid``
   and ``checks``.
 - ``scenario``: the resolved scenario (``Scenario.resolved()``), or None for imports.
+- ``short_flows``: one row per short flow (entries with ``arrivals``; shortflows.py):
+  start, size, RTT, FCT, retransmissions, timeouts, slowdown. Empty without short flows.
+  Short flows have no rows in ``flows`` or ``samples``; their bytes are in ``link``.
 
 A run directory holds ``summary.json`` (meta, scenario, metrics, flows) and Parquet files
-for the three tables; ``RunResult.load(dir)`` gives back an equal object.
+for the three tables (and ``short_flows.parquet`` when the run had short flows);
+``RunResult.load(dir)`` gives back an equal object.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import pandas as pd
 
 from . import metrics as m
 from .outputs import publish_run, run_target, stage_beside
+from .shortflows import empty_table, short_flow_metrics
 
 FORMAT_VERSION = 1
 
@@ -78,6 +83,7 @@ class RunResult:
     link: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LINK_COLUMNS))
     meta: dict[str, Any] = field(default_factory=dict)
     scenario: dict[str, Any] | None = None
+    short_flows: pd.DataFrame = field(default_factory=empty_table)
 
     # ------------------------------------------------------------------ windows
     def default_window(self) -> tuple[float, float]:
@@ -288,6 +294,8 @@ class RunResult:
         out["retransmits_whole_run_flows"] = [int(f) for f in retr.index[retr["whole_run"]]]
         rt = self.flows["retransmits"].to_numpy(dtype=float)
         out["retransmits_run"] = int(np.nansum(rt))
+        if len(self.short_flows):  # reported apart from the headline metrics (issue 10 §4)
+            out["short_flows"] = short_flow_metrics(self.short_flows, span)
         return out
 
     def flow_retransmits(
@@ -349,6 +357,8 @@ class RunResult:
         self.flows.to_parquet(d / "flows.parquet", index=False)
         self.samples.to_parquet(d / "samples.parquet", index=False)
         self.link.to_parquet(d / "link.parquet", index=False)
+        if len(self.short_flows):
+            self.short_flows.to_parquet(d / "short_flows.parquet", index=False)
 
     @classmethod
     def load(cls, directory: str | Path) -> RunResult:
@@ -365,6 +375,11 @@ class RunResult:
             link=pd.read_parquet(d / "link.parquet"),
             meta=summary["meta"],
             scenario=summary["scenario"],
+            short_flows=(
+                pd.read_parquet(d / "short_flows.parquet")
+                if (d / "short_flows.parquet").exists()
+                else empty_table()
+            ),
         )
 
 

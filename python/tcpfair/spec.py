@@ -627,10 +627,11 @@ class Scenario(_Strict):
         return out
 
     def arrival_window(self, g: int) -> tuple[int, int]:
-        """[start, stop) of entry ``g``'s arrivals, ns (stop defaults to the end of the run)."""
+        """[start, stop) of entry ``g``'s arrivals, ns (stop defaults to, and is capped at,
+        the end of the run)."""
         f = self.flows[g]
         assert isinstance(f.start, int)
-        return f.start, f.stop if f.stop is not None else self.duration
+        return f.start, min(f.stop, self.duration) if f.stop is not None else self.duration
 
     def short_flow_schedule(self, g: int) -> Schedule:
         """The short flows of entry ``g`` (which has ``arrivals``): start, size and RTT of
