@@ -96,3 +96,115 @@ def test_sim_config_carries_the_schedule_as_arrays(process: str) -> None:
     sch = sc.short_flow_schedule(1)
     assert sf["start_ns"] == sch.start_ns.tolist() and sf["size_bytes"] == [10_000] * len(sch)
     assert sf["rtt_ns"] == [20_000_000] * len(sch) and sf["cca"] == "reno"
+
+
+# --------------------------------------------------------------------------- simulator
+MSS = 1448  # 1500-byte MTU − 52 bytes of IP, TCP and timestamp headers
+HEADER = 52
+
+
+def run_sim(data: dict):
+    from tcpfair.backends.sim import SimBackend
+
+    return SimBackend().run(from_dict(data))
+
+
+def short_only(arrivals: dict, size: object, rtt: str = "100ms", **kw: object) -> dict:
+    """Short flows alone on a lossless 100 Mbit/s link (a buffer far above any window)."""
+    return {
+        "duration": kw.pop("duration", "10s"),
+        "seed": 3,
+        "bottleneck": {"rate": "100Mbit", "buffer": "10000pkt"},
+        "flows": [
+            {"cca": "cubic", "rtt": rtt, "size": size, "arrivals": arrivals, "jitter": "0s", **kw}
+        ],
+    }
+
+
+def test_lone_short_flow_takes_the_slow_start_time() -> None:
+    # One arrival (1/min from 1 s on, a 10 s run) of 100 KB over a 100 ms path at
+    # 100 Mbit/s, nothing else on the link.
+    res = run_sim(short_only({"process": "fixed", "rate": "1/min"}, "100KB", start="1s"))
+    (row,) = res.short_flows.itertuples()
+    # Hand computation: 100,000 B = ⌈100000 / 1448⌉ = 70 segments. Slow start from the
+    # initial window of 10 doubles the window each RTT: rounds of 10, 20, 40 segments
+    # (10 + 20 + 40 = 70), so the last byte leaves in the 3rd round. The SYN/SYN-ACK take
+    # one RTT, rounds 1 and 2 one RTT each, then the 3rd round's data crosses the path
+    # (RTT/2 one way) and its 40 packets are serialized at 100 Mbit/s (40 · 1500 B).
+    rtt = 0.100
+    segments = -(-100_000 // MSS)
+    rounds, sent, window = 0, 0, 10
+    while sent < segments:
+        sent, window, rounds = sent + window, window * 2, rounds + 1
+    last_round = segments - (sent - window // 2)
+    hand = rtt + (rounds - 1) * rtt + rtt / 2 + last_round * 1500 * 8 / 100e6
+    assert (segments, rounds, last_round) == (70, 3, 40)
+    assert hand == pytest.approx(0.3548)
+    assert row.completed and row.start_s == 1.0 and row.size_bytes == 100_000
+    assert abs(row.fct_s - hand) < rtt
+    assert (row.retransmits, row.timeouts, row.bytes) == (0, 0, 100_000)
+    # the ideal: 1.5 RTT + 100 KB at 100 Mbit/s = 0.15 + 0.008 s
+    assert row.ideal_s == pytest.approx(0.158) and row.slowdown == pytest.approx(row.fct_s / 0.158)
+
+
+def test_short_flow_bytes_are_conserved_and_in_the_link_totals() -> None:
+    res = run_sim(
+        short_only(
+            {"process": "poisson", "rate": "100/s"},
+            {"dist": "uniform", "min": "1KB", "max": "200KB"},
+            rtt={"dist": "uniform", "min": "10ms", "max": "50ms"},
+        )
+    )
+    t = res.short_flows
+    done = t[t["completed"]]
+    assert len(t) > 900 and len(done) >= len(t) - 10  # the last few may still run
+    # every completed flow delivered exactly its size; unfinished ones less
+    assert (done["bytes"] == done["size_bytes"]).all()
+    assert (t.loc[~t["completed"], "bytes"] < t.loc[~t["completed"], "size_bytes"]).all()
+    # lossless: no drop and no RTO; the link carried each delivered byte at least once
+    # (headers: 52 bytes a packet; the SYNs take no link time) and beyond that only
+    # retransmitted segments (tail loss probes here, at most one MSS each) and the unsent
+    # rest of the unfinished flows
+    assert t["timeouts"].sum() == 0 and res.meta["link_totals"]["drops"] == 0
+    totals = res.meta["link_totals"]
+    on_link = totals["tx_bytes"] - HEADER * totals["tx_packets"]
+    payload = int(t["bytes"].sum())
+    rest = int((t["size_bytes"] - t["bytes"]).sum())
+    assert payload <= on_link <= payload + rest + MSS * int(t["retransmits"].sum())
+    assert totals["tx_packets"] >= sum(-(-int(s) // MSS) for s in done["size_bytes"])
+    # no FCT below the ideal (a lower bound by construction)
+    assert (done["slowdown"] >= 1).all()
+    # short flows are not connections of the flows/samples tables
+    assert len(res.flows) == 0 and len(res.samples) == 0
+
+
+def test_short_flows_deterministic_and_slots_reused() -> None:
+    data = short_only({"process": "poisson", "rate": "100/s"}, "20KB", rtt="20ms")
+    a, b = run_sim(data), run_sim(data)
+    cols = ["start_s", "size_bytes", "fct_s", "bytes", "retransmits", "timeouts"]
+    assert a.short_flows[cols].equals(b.short_flows[cols])
+    # ~1000 arrivals, each open ~70 ms: about 7 open at once on average (Little's law);
+    # the run creates a slot only when none is free
+    assert len(a.short_flows) > 900
+    assert 1 <= a.meta["short_flow_slots"] <= 40
+
+
+def test_short_flows_stay_out_of_the_headline_metrics(tmp_path) -> None:
+    from tcpfair.result import RunResult
+
+    data = scenario({"process": "poisson", "rate": "50/s"}, duration="5s", label="web")
+    res = run_sim(data)
+    met = res.metrics()
+    assert met["n_flows"] == 1 and list(met["throughput_bps"]) == ["0"]
+    sf = met["short_flows"]
+    # every 10 KB flow falls in the 10KB-100KB bucket (10 KB is its lower bound)
+    assert sf["buckets"]["10KB-100KB"]["flows"] == sf["all"]["flows"] == len(res.short_flows)
+    assert sf["buckets"]["0-10KB"]["flows"] == 0
+    fct = res.short_flows.loc[res.short_flows["completed"], "fct_s"]
+    assert sf["all"]["fct_median_s"] == pytest.approx(float(fct.median()))
+    assert sf["all"]["completed"] + sf["all"]["unfinished"] == sf["all"]["flows"]
+    assert set(res.short_flows["label"]) == {"web"}
+    # saved and loaded back
+    res.save(tmp_path / "run")
+    back = RunResult.load(tmp_path / "run")
+    assert back.short_flows.equals(res.short_flows)
