@@ -208,3 +208,25 @@ def test_short_flows_stay_out_of_the_headline_metrics(tmp_path) -> None:
     res.save(tmp_path / "run")
     back = RunResult.load(tmp_path / "run")
     assert back.short_flows.equals(res.short_flows)
+
+
+def test_tidy_columns_name_bucket_stats() -> None:
+    import pandas as pd
+
+    from tcpfair.store import group_columns
+
+    with_short = run_sim(
+        scenario({"process": "poisson", "rate": "50/s"}, duration="5s", label="web")
+    ).metrics()
+    without = from_dict(scenario({"process": "poisson", "rate": "50/s"}, duration="5s"))
+    plain = run_sim({**without.to_dict(), "flows": [without.to_dict()["flows"][0]]}).metrics()
+    cols = group_columns([with_short, plain], pd.RangeIndex(2))
+    sf = with_short["short_flows"]
+    assert cols.at[0, "fct_p99:all"] == sf["all"]["fct_p99_s"]
+    assert (
+        cols.at[0, "slowdown_median:10KB-100KB"] == sf["buckets"]["10KB-100KB"]["slowdown_median"]
+    )
+    assert cols.at[0, "short_flows:all"] == sf["all"]["flows"] > 200
+    assert cols.at[0, "short_flows:0-10KB"] == 0 and math.isnan(cols.at[0, "fct_mean:0-10KB"])
+    # a run without short flows has NaN in every short-flow column
+    assert cols.filter(like=":all").iloc[1].isna().all()
