@@ -174,8 +174,12 @@ def test_short_flow_bytes_are_conserved_and_in_the_link_totals() -> None:
     assert totals["tx_packets"] >= sum(-(-int(s) // MSS) for s in done["size_bytes"])
     # no FCT below the ideal (a lower bound by construction)
     assert (done["slowdown"] >= 1).all()
-    # short flows are not connections of the flows/samples tables
+    # short flows are not connections of the flows/samples tables; with no long-lived
+    # connection the headline metrics are empty (NaN), the short-flow block is not
     assert len(res.flows) == 0 and len(res.samples) == 0
+    met = res.metrics()
+    assert met["n_flows"] == 0 and math.isnan(met["utilization"])
+    assert met["short_flows"]["all"]["flows"] == len(t)
 
 
 def test_short_flows_deterministic_and_slots_reused() -> None:

@@ -275,7 +275,9 @@ class RunResult:
         }
         cap = self.meta.get("capacity_bps")
         out["utilization"] = (
-            m.utilization(all_thr.to_numpy(dtype=float), cap) if cap else float("nan")
+            m.utilization(all_thr.to_numpy(dtype=float), cap)
+            if cap and len(all_thr)  # no long-lived connection (short flows only): NaN
+            else float("nan")
         )
         if measured is not None:
             out["measured_flows"] = measured
