@@ -234,3 +234,17 @@ def test_tidy_columns_name_bucket_stats() -> None:
     assert cols.at[0, "short_flows:0-10KB"] == 0 and math.isnan(cols.at[0, "fct_mean:0-10KB"])
     # a run without short flows has NaN in every short-flow column
     assert cols.filter(like=":all").iloc[1].isna().all()
+
+
+def test_slot_reuse_under_loss_keeps_every_flow_whole() -> None:
+    # 2 % random loss: retransmissions, RTOs and tail probes leave timers and packets
+    # behind when flows finish; a reused slot must not see any of them
+    data = short_only({"process": "poisson", "rate": "200/s"}, "30KB", rtt="20ms")
+    data["bottleneck"]["loss"] = 0.02
+    res = run_sim(data)
+    t = res.short_flows
+    done = t[t["completed"]]
+    assert t["retransmits"].sum() > 100 and t["timeouts"].sum() > 0
+    assert len(done) >= len(t) - 20 and (done["bytes"] == 30_000).all()
+    assert (done["slowdown"] >= 1).all()
+    assert res.meta["short_flow_slots"] < len(t) / 10
