@@ -234,6 +234,12 @@ def test_tidy_columns_name_bucket_stats() -> None:
     assert cols.at[0, "short_flows:0-10KB"] == 0 and math.isnan(cols.at[0, "fct_mean:0-10KB"])
     # a run without short flows has NaN in every short-flow column
     assert cols.filter(like=":all").iloc[1].isna().all()
+    # a column is a sweep metric (--plot, [[plots]], --aggregate) where every run has it
+    from tcpfair.aggregate import metric_columns
+
+    names = metric_columns(cols.iloc[[0]])
+    assert "fct_p99:all" in names and "slowdown_p99:10KB-100KB" in names
+    assert "fct_mean:0-10KB" not in names and "fct_p99:all" not in metric_columns(cols)
 
 
 def test_slot_reuse_under_loss_keeps_every_flow_whole() -> None:
