@@ -242,10 +242,13 @@ def test_tidy_columns_name_bucket_stats() -> None:
     assert "fct_mean:0-10KB" not in names and "fct_p99:all" not in metric_columns(cols)
 
 
-def test_slot_reuse_under_loss_keeps_every_flow_whole() -> None:
+@pytest.mark.parametrize("host", [{}, {"gso": True, "ack_jitter": "2ms", "jitter": "1ms"}])
+def test_slot_reuse_under_loss_keeps_every_flow_whole(host: dict) -> None:
     # 2 % random loss: retransmissions, RTOs and tail probes leave timers and packets
-    # behind when flows finish; a reused slot must not see any of them
+    # behind when flows finish; a reused slot must not see any of them (also with GSO
+    # aggregates and jittered lines)
     data = short_only({"process": "poisson", "rate": "200/s"}, "30KB", rtt="20ms")
+    data["flows"][0].update(host)
     data["bottleneck"]["loss"] = 0.02
     res = run_sim(data)
     t = res.short_flows
