@@ -321,3 +321,44 @@ impl Sim {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pop every event up to the end and return the times at which the timer fired.
+    fn fires(q: &mut EventQueue, t: &mut Timer) -> Vec<u64> {
+        let mut out = Vec::new();
+        while let Some((now, ev)) = q.pop() {
+            if let Ev::Timer(f, kind, gen) = ev {
+                if t.on_pop(q, gen, now, f, kind) {
+                    out.push(now.0);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn an_inherited_timer_ignores_the_previous_flows_heap_entries() {
+        // the previous flow armed its RTO for t = 100 and re-armed it (lazily) twice: one
+        // live heap entry of generation 1 at 100
+        let mut q = EventQueue::new();
+        let mut old = Timer::default();
+        old.arm(&mut q, SimTime(100), 7, TimerKind::Rto);
+        old.arm(&mut q, SimTime(150), 7, TimerKind::Rto);
+        // the slot's next flow arms its RTO for 300 on the inherited timer
+        let mut t = inherited(old);
+        t.arm(&mut q, SimTime(300), 7, TimerKind::Rto);
+        assert_eq!(fires(&mut q, &mut t), vec![300]);
+    }
+
+    #[test]
+    fn an_inherited_cancelled_timer_never_fires() {
+        let mut q = EventQueue::new();
+        let mut old = Timer::default();
+        old.arm(&mut q, SimTime(100), 7, TimerKind::DelAck);
+        let mut t = inherited(old);
+        assert_eq!(fires(&mut q, &mut t), Vec::<u64>::new());
+    }
+}
