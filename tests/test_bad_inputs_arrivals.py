@@ -117,3 +117,13 @@ def test_bad_arrivals_fail_cleanly(case: str, tmp_path: Path) -> None:
         unchanged=[tmp_path],
         cwd=tmp_path,
     )
+
+
+def test_bad_arrival_rate_override_fails_cleanly(tmp_path: Path) -> None:
+    (tmp_path / "s.toml").write_text(text())
+    fails_cleanly(
+        ["run", "s.toml", "--no-plot", "-o", "out", "--set", "flows.1.arrivals.rate=fast"],
+        mentions=("flows.1.arrivals", "'fast'", '"20/s"'),
+        unchanged=[tmp_path],
+        cwd=tmp_path,
+    )
