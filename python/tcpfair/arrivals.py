@@ -60,8 +60,9 @@ _RATE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*/\s*([a-z]+)\s*
 def parse_arrival_rate(v: Any) -> float:
     """Arrivals per second from ``"20/s"``, ``"1200/min"`` or ``"3/h"``."""
     allowed = (
-        'a count per time unit, e.g. "20/s", "1200/min", "3/h"; allowed: '
-        f"{MIN_RATE_PER_S * 86_400:g}/day (1/86400 s) to {MAX_RATE_PER_S:,.0f}/s"
+        'a count per second, minute or hour, e.g. "20/s", "1200/min", "3/h"; allowed: '
+        f'at least one a day ("{MIN_RATE_PER_S * 3600:.4g}/h") and at most '
+        f"{MAX_RATE_PER_S:,.0f}/s"
     )
     if not isinstance(v, str):
         raise ValueError(f"rate is {allowed}")
