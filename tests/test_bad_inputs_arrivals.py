@@ -56,7 +56,7 @@ CASES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "rate-bare-number": (
         text(arrivals('{ process = "poisson", rate = 20 }')),
-        ("flows.1.arrivals", "a count per time unit", '"20/s"'),
+        ("flows.1.arrivals", "a count per second, minute or hour", '"20/s"'),
     ),
     "rate-unknown-unit": (
         text(arrivals('{ process = "poisson", rate = "20/day" }')),
