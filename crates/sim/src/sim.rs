@@ -267,14 +267,8 @@ impl Sim {
                     self.syn_arrives(now, pkt);
                     return;
                 }
-                let f = pkt.flow;
-                match self.link.arrive(now, pkt, &mut self.rng) {
-                    Arrival::Started(done) => {
-                        self.q.push(done, Ev::LinkDone);
-                        self.short.in_link[f as usize] += 1;
-                    }
-                    Arrival::Queued => self.short.in_link[f as usize] += 1,
-                    _ => {}
+                if let Arrival::Started(done) = self.link.arrive(now, pkt, &mut self.rng) {
+                    self.q.push(done, Ev::LinkDone);
                 }
             }
             Ev::LinkDone => {
@@ -282,7 +276,6 @@ impl Sim {
                 if let Some(t) = next {
                     self.q.push(t, Ev::LinkDone);
                 }
-                self.short.in_link[pkt.flow as usize] -= 1;
                 self.deliver(now, pkt);
             }
             Ev::Arrival(e) => self.arrival(now, e),

@@ -52,8 +52,6 @@ pub(super) struct ShortFlows {
     free: Vec<Vec<u32>>,
     /// Slots whose flow delivered its last byte but may still have packets in flight.
     draining: Vec<u32>,
-    /// Per slot of `Sim::flows` (long-lived included): its packets in the bottleneck.
-    pub in_link: Vec<u32>,
     table: ShortFlowTable,
 }
 
@@ -83,7 +81,6 @@ impl ShortFlows {
             base: cfg.flows.len(),
             slots: Vec::new(),
             draining: Vec::new(),
-            in_link: vec![0; cfg.flows.len()],
             table,
         })
     }
@@ -251,7 +248,6 @@ impl Sim {
         ));
         let placeholder = self.open(e, id as usize, 0, 1, 1, SimTime(0));
         self.flows.push(placeholder);
-        self.short.in_link.push(0);
         self.short.slots.push(Slot {
             entry: e,
             row: 0,
@@ -309,7 +305,7 @@ impl Sim {
             let over = fl.sender.stats.completion.is_some()
                 && self.fwd_lines[slot].is_empty()
                 && self.rev_lines[slot].is_empty()
-                && self.short.in_link[slot] == 0;
+                && !self.link.holds(slot as u32);
             if over {
                 self.short.record(i, fl);
                 let e = self.short.slots[i].entry as usize;
