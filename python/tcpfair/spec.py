@@ -15,6 +15,7 @@ import json
 import math
 import re
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -44,6 +45,7 @@ __all__ = [
     "CCAS",
     "NS2_CCAS",
     "STACKS",
+    "DIRECTIONS",
     "LINUX_RMEM",
     "LINUX_WMEM",
 ]
@@ -75,6 +77,10 @@ NS2_CCAS: dict[str, tuple[str, ...]] = {
 #: Largest ``cwnd_clamp`` (ns-2's ``window_``) under ``stack = "ns2"``: Vegas keeps a slot
 #: per packet of the window (crates/sim/src/ns2/mod.rs ``MAX_WINDOW``).
 NS2_MAX_WINDOW = 1 << 20
+
+#: Which way a flow's data goes: from the sender side to the receiver side across the
+#: forward bottleneck (the default), or back across the reverse one (docs/scenario.md).
+DIRECTIONS: tuple[str, ...] = ("forward", "reverse")
 
 #: Linux defaults for the maximum of net.ipv4.tcp_rmem / tcp_wmem (bytes).
 LINUX_RMEM = 6291456
@@ -276,14 +282,28 @@ def _aqm(v: Any) -> Any:
     return v
 
 
+AqmSpec = Annotated[DropTail | Red, BeforeValidator(_aqm), Field(discriminator="kind")]
+BufferSpec = Annotated[units.Buffer, BeforeValidator(_buffer)]
+
+
+class ReverseBottleneck(_Strict):
+    """``[bottleneck.reverse]``: the bottleneck from the receiver side back to the sender
+    side. Every key left out takes the forward bottleneck's value (a symmetric tbf on both
+    router ports); the MTU is the forward one's."""
+
+    rate: Rate | None = None
+    buffer: BufferSpec | None = None
+    aqm: Annotated[AqmSpec | None, BeforeValidator(_aqm)] = None
+    loss: float | None = Field(None, ge=0, lt=1)
+
+
 class Bottleneck(_Strict):
     rate: Rate
-    buffer: Annotated[units.Buffer, BeforeValidator(_buffer)] = units.Buffer("bdp", 1.0)
-    aqm: Annotated[DropTail | Red, BeforeValidator(_aqm), Field(discriminator="kind")] = DropTail(
-        kind="droptail"
-    )
+    buffer: BufferSpec = units.Buffer("bdp", 1.0)
+    aqm: AqmSpec = DropTail(kind="droptail")
     loss: float = Field(0.0, ge=0, lt=1)
     mtu: Size = 1500
+    reverse: ReverseBottleneck | None = None
 
     @field_validator("mtu")
     @classmethod
@@ -316,6 +336,7 @@ class Flow(_Strict):
     exact_base_rtt: bool = False
     delack: bool = False
     gso: bool = False
+    direction: str = "forward"
     #: short flows: an arrival process (arrivals.py); None: ``streams`` long-lived connections
     arrivals: Annotated[Arrivals | None, BeforeValidator(parse_arrivals)] = None
 
@@ -351,6 +372,13 @@ class Flow(_Strict):
                     f'{key} is not supported under stack "ns2" (its FTP source is greedy); '
                     f'remove {key} or use stack = "linux"'
                 )
+        return v
+
+    @field_validator("direction", mode="before")
+    @classmethod
+    def _direction(cls, v: Any) -> Any:
+        if not isinstance(v, str) or v not in DIRECTIONS:
+            raise ValueError(f"unknown direction; allowed: {', '.join(DIRECTIONS)}")
         return v
 
     @field_validator("delta")
@@ -443,6 +471,11 @@ class Flow(_Strict):
                 "start with arrivals is when the arrivals begin: one value, not a list or a "
                 "distribution"
             )
+        if self.direction != "forward":
+            raise ValueError(
+                'direction = "reverse" is not supported with arrivals yet (short flows send '
+                'forward); allowed: direction = "forward" (the default)'
+            )
         if self.app_rate is not None:
             raise ValueError(
                 "app_rate is not supported with arrivals (a short flow sends its size as fast "
@@ -478,6 +511,44 @@ class Measure(_Strict):
     flows: Annotated[list[str] | None, BeforeValidator(_labels)] = None
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
+
+
+def _resolved_aqm(aqm: DropTail | Red) -> dict[str, Any]:
+    if isinstance(aqm, Red):
+        return {
+            "kind": "red",
+            "min_th": float(aqm.min_th.value),
+            "max_th": float(aqm.max_th.value),
+            "max_p": aqm.max_p,
+            "wq": aqm.wq,
+            "bytes": aqm.min_th.kind == "bytes",
+            "gentle": aqm.gentle,
+        }
+    return {"kind": "droptail"}
+
+
+@dataclass(frozen=True)
+class LinkParams:
+    """One bottleneck in resolved units: exactly one of ``buffer_bytes``/``buffer_pkts`` is
+    set. ``Scenario.reverse_link()`` gives the reverse one."""
+
+    rate_bps: int
+    buffer_bytes: int | None
+    buffer_pkts: int | None
+    aqm: DropTail | Red
+    loss: float
+    mtu_bytes: int
+
+    def resolved(self) -> dict[str, Any]:
+        """The ``bottleneck.reverse`` table of the resolved form (the MTU is the forward
+        one's, so it is not repeated)."""
+        return {
+            "rate_bps": self.rate_bps,
+            "buffer_bytes": self.buffer_bytes,
+            "buffer_pkts": self.buffer_pkts,
+            "aqm": _resolved_aqm(self.aqm),
+            "loss": self.loss,
+        }
 
 
 class Scenario(_Strict):
@@ -604,6 +675,36 @@ class Scenario(_Strict):
         b = self.bottleneck
         return b.buffer.resolve(b.rate, self.mean_rtt_ns, b.mtu)
 
+    @property
+    def has_reverse(self) -> bool:
+        """Whether the run has a reverse bottleneck: some flow is reverse or
+        ``[bottleneck.reverse]`` is given. Without one, ACKs return without queue or loss."""
+        return self.bottleneck.reverse is not None or any(
+            f.direction == "reverse" for f in self.flows
+        )
+
+    def reverse_bottleneck(self) -> Bottleneck | None:
+        """The reverse bottleneck in effect (each key of ``[bottleneck.reverse]`` left out
+        takes the forward value; same MTU), or None when the run has none."""
+        if not self.has_reverse:
+            return None
+        b = self.bottleneck
+        r = b.reverse or ReverseBottleneck()
+        given = {k: getattr(r, k) for k in ("rate", "buffer", "aqm", "loss")}
+        return b.model_copy(
+            update={k: v for k, v in given.items() if v is not None} | {"reverse": None}
+        )
+
+    def reverse_link(self) -> LinkParams | None:
+        """The reverse bottleneck in resolved units (a ``bdp`` buffer: its rate × the same
+        mean RTT as the forward one), or None when the run has none. The kernel backend
+        builds its reverse port from this, the simulator from the resolved form."""
+        rb = self.reverse_bottleneck()
+        if rb is None:
+            return None
+        buf_bytes, buf_pkts = rb.buffer.resolve(rb.rate, self.mean_rtt_ns, rb.mtu)
+        return LinkParams(rb.rate, buf_bytes, buf_pkts, rb.aqm, rb.loss, rb.mtu)
+
     def connections(self) -> list[dict[str, Any]]:
         """One entry per TCP connection (streams expanded), in the simulator's units."""
         out: list[dict[str, Any]] = []
@@ -676,18 +777,6 @@ class Scenario(_Strict):
         """Canonical resolved scenario: integer SI units, streams expanded. JSON-serialisable."""
         b = self.bottleneck
         buf_bytes, buf_pkts = self.buffer_limits()
-        if isinstance(b.aqm, Red):
-            aqm: dict[str, Any] = {
-                "kind": "red",
-                "min_th": float(b.aqm.min_th.value),
-                "max_th": float(b.aqm.max_th.value),
-                "max_p": b.aqm.max_p,
-                "wq": b.aqm.wq,
-                "bytes": b.aqm.min_th.kind == "bytes",
-                "gentle": b.aqm.gentle,
-            }
-        else:
-            aqm = {"kind": "droptail"}
         out = {
             "name": self.name,
             "duration_ns": self.duration,
@@ -696,7 +785,7 @@ class Scenario(_Strict):
                 "rate_bps": b.rate,
                 "buffer_bytes": buf_bytes,
                 "buffer_pkts": buf_pkts,
-                "aqm": aqm,
+                "aqm": _resolved_aqm(b.aqm),
                 "loss": b.loss,
                 "mtu_bytes": b.mtu,
             },
@@ -707,6 +796,9 @@ class Scenario(_Strict):
                 "to_ns": self.window_end,
             },
         }
+        rev = self.reverse_link()
+        if rev is not None:  # present only when used (earlier scenarios keep their hash)
+            out["bottleneck"]["reverse"] = rev.resolved()
         # added in session 3, present only when used (earlier scenarios keep their hash)
         dists = self.distributions()
         if dists:
@@ -785,6 +877,8 @@ def _tcp_params(f: Flow) -> dict[str, Any]:
         out["delack"] = True
     if f.gso:
         out["gso"] = True
+    if f.direction != "forward":
+        out["direction"] = f.direction
     return out
 
 
@@ -794,17 +888,19 @@ def _as_written(s: Scenario) -> dict[str, Any]:
             b.kind
         ]
 
-    b = s.bottleneck
-    aqm: Any = "droptail"
-    if isinstance(b.aqm, Red):
-        aqm = {
+    def aqm(a: DropTail | Red) -> Any:
+        if not isinstance(a, Red):
+            return "droptail"
+        return {
             "kind": "red",
-            "min_th": buf(b.aqm.min_th),
-            "max_th": buf(b.aqm.max_th),
-            "max_p": b.aqm.max_p,
-            "wq": b.aqm.wq,
-            "gentle": b.aqm.gentle,
+            "min_th": buf(a.min_th),
+            "max_th": buf(a.max_th),
+            "max_p": a.max_p,
+            "wq": a.wq,
+            "gentle": a.gentle,
         }
+
+    b = s.bottleneck
     flows = []
     for f in s.flows:
         d: dict[str, Any] = {
@@ -827,6 +923,8 @@ def _as_written(s: Scenario) -> dict[str, Any]:
             d["delack"] = True
         if f.gso:
             d["gso"] = True
+        if f.direction != "forward":
+            d["direction"] = f.direction
         if f.arrivals is not None:
             d["arrivals"] = f.arrivals.written()
         for k in ("stop",):
@@ -840,17 +938,30 @@ def _as_written(s: Scenario) -> dict[str, Any]:
             if getattr(f, k) is not None:
                 d[k] = getattr(f, k)
         flows.append(d)
+    bottleneck: dict[str, Any] = {
+        "rate": f"{b.rate}bit",
+        "buffer": buf(b.buffer),
+        "aqm": aqm(b.aqm),
+        "loss": b.loss,
+        "mtu": f"{b.mtu}B",
+    }
+    if b.reverse is not None:
+        r = b.reverse
+        bottleneck["reverse"] = {
+            k: v
+            for k, v in (
+                ("rate", None if r.rate is None else f"{r.rate}bit"),
+                ("buffer", None if r.buffer is None else buf(r.buffer)),
+                ("aqm", None if r.aqm is None else aqm(r.aqm)),
+                ("loss", r.loss),
+            )
+            if v is not None
+        }
     return {
         "name": s.name,
         "duration": f"{s.duration}ns",
         "seed": s.seed,
-        "bottleneck": {
-            "rate": f"{b.rate}bit",
-            "buffer": buf(b.buffer),
-            "aqm": aqm,
-            "loss": b.loss,
-            "mtu": f"{b.mtu}B",
-        },
+        "bottleneck": bottleneck,
         "flows": flows,
         "measure": {
             "interval": f"{s.measure.interval}ns",
@@ -892,6 +1003,8 @@ def _message(err: dict[str, Any]) -> str:
         return "unknown key"
     if t == "missing":
         return "required key is missing"
+    if t in ("model_type", "model_attributes_type", "dict_type"):
+        return "expected a table of keys"
     msg = str(err["msg"])
     for prefix in ("Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):
@@ -949,6 +1062,8 @@ def _derived_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
         )
     if isinstance(b.aqm, Red):
         problems += _red_within_buffer(b.aqm, buf_bytes, buf_pkts, b.mtu, data)
+    problems += _reverse_limits(sc, data)
+    problems += _labels_within_one_direction(sc, data)
     m = sc.measure
     if sc.window_end - m.from_ < m.interval:
         problems.append(
@@ -966,14 +1081,16 @@ def _derived_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
         problems.append(("measure.flows", _written(data, "measure", "flows"), label_problem))
     n_int, n_conn, rows = sample_rows(sc)
     if rows > MAX_SAMPLE_ROWS:
-        # ceil(duration / i) · (n_conn + 1) <= MAX  ⇔  i >= duration / floor(MAX / (n_conn + 1))
-        shortest = -(-sc.duration // (MAX_SAMPLE_ROWS // (n_conn + 1)))
+        per = rows // n_int  # connections + links
+        # ceil(duration / i) · per <= MAX  ⇔  i >= duration / floor(MAX / per)
+        shortest = -(-sc.duration // (MAX_SAMPLE_ROWS // per))
+        links = "the link" if per == n_conn + 1 else "the two links"
         problems.append(
             (
                 "measure.interval",
                 _written(data, "measure", "interval"),
                 f"would record {rows:,} samples ({n_int:,} intervals × ({n_conn} connections "
-                f"+ the link)); allowed: at most {MAX_SAMPLE_ROWS:,}, so an interval of at "
+                f"+ {links})); allowed: at most {MAX_SAMPLE_ROWS:,}, so an interval of at "
                 f"least {units.format_time(shortest)} for this duration",
             )
         )
@@ -1001,16 +1118,68 @@ def _arrival_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
     return problems
 
 
+def _reverse_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, str]]:
+    """The reverse bottleneck's resolved buffer and RED thresholds, checked as the forward
+    ones are; an inherited value is named by the key it comes from."""
+    rev = sc.reverse_link()
+    if rev is None:
+        return []
+    given = sc.bottleneck.reverse or ReverseBottleneck()
+    buf_key = ("bottleneck", "reverse", "buffer") if given.buffer else ("bottleneck", "buffer")
+    problems: list[tuple[str, Any, str]] = []
+    if rev.buffer_bytes is not None and rev.buffer_bytes > MAX_BUFFER_BYTES:
+        problems.append(
+            (
+                ".".join(buf_key),
+                _written(data, *buf_key),
+                f"the reverse bottleneck's buffer resolves to {rev.buffer_bytes}B (its rate × "
+                f"mean RTT × factor); allowed: at most {_BUFFER_MAX['bytes'][1]}",
+            )
+        )
+    if isinstance(rev.aqm, Red):
+        aqm_key = ("bottleneck", "reverse", "aqm") if given.aqm else ("bottleneck", "aqm")
+        problems += _red_within_buffer(
+            rev.aqm, rev.buffer_bytes, rev.buffer_pkts, rev.mtu_bytes, data, aqm_key, "reverse "
+        )
+    return problems
+
+
+def _labels_within_one_direction(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, str]]:
+    """A label groups connections for the per-group results; a group across both
+    directions would mix two links' traffic in one line (shares of different rates)."""
+    first: dict[str, int] = {}
+    for i, f in enumerate(sc.flows):
+        label = sc.group_label(i)
+        j = first.setdefault(label, i)
+        if sc.flows[j].direction != f.direction:
+            return [
+                (
+                    f"flows.{i}.label",
+                    label,
+                    f"also labels flows.{j}, whose direction is {sc.flows[j].direction!r} "
+                    f"(this one: {f.direction!r}); allowed: one direction per label (groups "
+                    "never mix the two directions)",
+                )
+            ]
+    return []
+
+
 def sample_rows(sc: Scenario) -> tuple[int, int, int]:
     """(intervals, connections, rows) a run records: ⌈duration / interval⌉ samples of each
-    connection and of the link."""
+    connection and of the link (of each link, with a reverse bottleneck)."""
     n_int = -(-sc.duration // sc.measure.interval)
     n_conn = sum(f.streams for f in sc.flows if f.arrivals is None)  # short flows: no samples
-    return n_int, n_conn, n_int * (n_conn + 1)
+    return n_int, n_conn, n_int * (n_conn + 1 + int(sc.has_reverse))
 
 
 def _red_within_buffer(
-    red: Red, buf_bytes: int | None, buf_pkts: int | None, mtu: int, data: dict[str, Any]
+    red: Red,
+    buf_bytes: int | None,
+    buf_pkts: int | None,
+    mtu: int,
+    data: dict[str, Any],
+    key: tuple[str, ...] = ("bottleneck", "aqm"),
+    which: str = "",
 ) -> list[tuple[str, Any, str]]:
     """RED's max_th must lie within the queue limit: above it the queue overflows first and
     RED's drop curve is never reached (the thresholds would silently mean nothing)."""
@@ -1027,9 +1196,10 @@ def _red_within_buffer(
         return []
     return [
         (
-            "bottleneck.aqm.max_th",
-            _written(data, "bottleneck", "aqm", "max_th"),
-            f"above the buffer ({limit_text}); allowed: min_th < max_th <= bottleneck.buffer",
+            ".".join((*key, "max_th")),
+            _written(data, *key, "max_th"),
+            f"above the {which}buffer ({limit_text}); allowed: min_th < max_th <= "
+            + ("the reverse bottleneck's buffer" if which else "bottleneck.buffer"),
         )
     ]
 

@@ -289,6 +289,8 @@ impl Sim {
             stop_timer: Timer::default(),
             fwd_delay: SimTime(rtt / 2),
             rev_delay: SimTime(rtt - rtt / 2),
+            // short flows send forward (`direction` is refused with `arrivals`)
+            dir: 0,
             start: now,
             delivered_window: 0,
         }
@@ -305,7 +307,7 @@ impl Sim {
             let over = fl.sender.stats.completion.is_some()
                 && self.fwd_lines[slot].is_empty()
                 && self.rev_lines[slot].is_empty()
-                && !self.link.holds(slot as u32);
+                && !self.links.iter().any(|l| l.holds(slot as u32));
             if over {
                 self.short.record(i, fl);
                 let e = self.short.slots[i].entry as usize;
