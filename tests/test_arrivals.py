@@ -187,6 +187,11 @@ def test_short_flows_deterministic_and_slots_reused() -> None:
     a, b = run_sim(data), run_sim(data)
     cols = ["start_s", "size_bytes", "fct_s", "bytes", "retransmits", "timeouts"]
     assert a.short_flows[cols].equals(b.short_flows[cols])
+    # the simulator opened exactly the drawn schedule, one row per arrival
+    sch = from_dict(data).short_flow_schedule(0)
+    assert (a.short_flows["start_s"].to_numpy() * 1e9).round().astype(int).tolist() == (
+        sch.start_ns.tolist()
+    )
     # ~1000 arrivals, each open ~70 ms: about 7 open at once on average (Little's law);
     # the run creates a slot only when none is free
     assert len(a.short_flows) > 900

@@ -48,3 +48,5 @@ def test_bench_short_flow_case_counts_long_and_short_flows_apart() -> None:
     assert r["flows"] == 200 and abs(r["short_flows"] - 5000) < 4 * 5000**0.5
     # 1 Gbit/s for 5 s is at most 416,667 full-sized packets
     assert 300_000 < r["bottleneck_packets"] <= 416_667
+    # finished short flows' slots are reused: far fewer slots than short flows
+    assert 1 <= r["short_flow_slots"] < r["short_flows"] / 5

@@ -29,6 +29,8 @@ print(json.dumps({"wall_s": wall, "rss_before_kb": before, "rss_peak_kb": after,
                   "stats": {k: int(v) for k, v in out["stats"].items()},
                   "link_tx_bytes": int(out["link_totals"]["tx_bytes"]),
                   "short_flows": len(out["short_flows"]["group"]),
+                  "short_flow_slots": int(out["short_flows"]["slots"]),
+                  "drops": int(out["link_totals"]["drops"]),
                   "busy_ns": int(out["link_totals"]["busy_ns"])}))
 """
 
@@ -39,6 +41,10 @@ class BenchResult:
     flows: int
     #: short flows (arrivals) the run opened; not in ``flows`` or ``bytes_per_flow``
     short_flows: int
+    #: connection slots the short flows used (the most open at once; sim/short.rs)
+    short_flow_slots: int
+    #: packets the bottleneck dropped
+    drops: int
     simulated_s: float
     wall_s: float
     bottleneck_packets: int
@@ -156,6 +162,8 @@ def run_one(name: str, data: dict[str, Any]) -> BenchResult:
         name=name,
         flows=n,
         short_flows=m["short_flows"],
+        short_flow_slots=m["short_flow_slots"],
+        drops=m["drops"],
         simulated_s=sc.duration / 1e9,
         wall_s=wall,
         bottleneck_packets=st["bottleneck_packets"],
