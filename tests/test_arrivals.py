@@ -262,3 +262,18 @@ def test_slot_reuse_under_loss_keeps_every_flow_whole(host: dict) -> None:
     assert len(done) >= len(t) - 20 and (done["bytes"] == 30_000).all()
     assert (done["slowdown"] >= 1).all()
     assert res.meta["short_flow_slots"] < len(t) / 10
+
+
+def test_run_table_shows_short_flows_by_bucket_at_80_columns() -> None:
+    from rich.console import Console
+
+    from tcpfair.report import print_run_summary
+
+    res = run_sim(scenario({"process": "poisson", "rate": "50/s"}, duration="5s", label="web"))
+    con = Console(width=80, record=True)
+    print_run_summary(res, console=con)
+    text = con.export_text()
+    assert "short flows started in 0–5 s" in text and "…" not in text
+    row = next(line for line in text.splitlines() if "10KB-100KB" in line)
+    sf = res.metrics()["short_flows"]["buckets"]["10KB-100KB"]
+    assert f"{sf['fct_mean_s'] * 1e3:.1f}" in row and str(sf["flows"]) in row

@@ -88,10 +88,14 @@ def _print_short_flows(met: dict[str, Any], console: Console) -> None:
     if not sf:
         return
     lo, hi = sf["window"]
-    t = Table(title=f"short flows started in {lo:g}–{hi:g} s (not in the JFI or sum above)")
-    cols = ("size", "flows", "unfinished", "FCT ms mean", "median", "p99", "slowdown median", "p99")
+    t = Table(
+        title=f"short flows started in {lo:g}–{hi:g} s, FCT in ms (not in the JFI or sum above)"
+    )
+    cols = ("size", "flows", "unfinished", "FCT mean", "med", "p99", "slowdown med", "p99")
     for col in cols:
-        t.add_column(col, justify="left" if col == "size" else "right", no_wrap=col == "size")
+        t.add_column(
+            col, justify="left" if col == "size" else "right", no_wrap=col in ("size", "unfinished")
+        )
     for name, b in [*sf["buckets"].items(), ("all", sf["all"])]:
         if not b["flows"]:
             continue
