@@ -38,3 +38,15 @@ def test_bench_table_is_not_cut_at_80_columns() -> None:
     for col in ("flows", "wall s", "bottleneck pkts", "events/s", "peak RSS MB", "bytes/flow"):
         assert col in header
     assert max(len(line) for line in res.output.splitlines()) > 80
+
+
+def test_bench_short_flow_case_counts_long_and_short_flows_apart() -> None:
+    res = CliRunner().invoke(cli, ["bench", "--only", "N200-S1000", "--quick", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    (r,) = json.loads(res.output)
+    # 200 long-lived flows; Poisson arrivals at 1000/s for 5 s: 5000 ± 4·√5000
+    assert r["flows"] == 200 and abs(r["short_flows"] - 5000) < 4 * 5000**0.5
+    # 1 Gbit/s for 5 s is at most 416,667 full-sized packets
+    assert 300_000 < r["bottleneck_packets"] <= 416_667
+    # finished short flows' slots are reused: far fewer slots than short flows
+    assert 1 <= r["short_flow_slots"] < r["short_flows"] / 5

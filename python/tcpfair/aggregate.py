@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from . import metrics
-from .store import GROUP_STATS, METRIC_COLUMNS
+from .store import GROUP_STATS, METRIC_COLUMNS, SHORT_STATS
 
 __all__ = ["mean_std_ci", "aggregate", "pivot", "axis_numeric", "metric_columns"]
 
@@ -45,11 +45,12 @@ def mean_std_ci(
 def metric_columns(table: pd.DataFrame) -> list[str]:
     """The metric columns of a tidy table: the catalog's, the per-group throughputs, and
     the per-label group metrics (``mean:<label>``, ``ratio:<A>/<B>``; store.group_columns)
-    and the reverse direction's (``reverse_utilization``, …) present in every run."""
+    the reverse direction's (``reverse_utilization``, …) and the short-flow metrics
+    (``fct_p99:<bucket>``; store.short_flow_cells) present in every run."""
     thr = sorted(
         (c for c in table.columns if re.fullmatch(r"thr_g\d+_bps", c)), key=lambda c: int(c[5:-4])
     )
-    prefixes = tuple(f"{s}:" for s in (*GROUP_STATS, "ratio"))
+    prefixes = tuple(f"{s}:" for s in (*GROUP_STATS, "ratio", *SHORT_STATS))
     # a group column is a metric of the sweep when every run has that label (a default label
     # names the cca, so a sweep over cca gives columns that exist at some points only)
     groups = [

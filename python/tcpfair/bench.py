@@ -28,6 +28,9 @@ after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"wall_s": wall, "rss_before_kb": before, "rss_peak_kb": after,
                   "stats": {k: int(v) for k, v in out["stats"].items()},
                   "link_tx_bytes": int(out["link_totals"]["tx_bytes"]),
+                  "short_flows": len(out["short_flows"]["group"]),
+                  "short_flow_slots": int(out["short_flows"]["slots"]),
+                  "drops": int(out["link_totals"]["drops"]),
                   "busy_ns": int(out["link_totals"]["busy_ns"])}))
 """
 
@@ -36,6 +39,12 @@ print(json.dumps({"wall_s": wall, "rss_before_kb": before, "rss_peak_kb": after,
 class BenchResult:
     name: str
     flows: int
+    #: short flows (arrivals) the run opened; not in ``flows`` or ``bytes_per_flow``
+    short_flows: int
+    #: connection slots the short flows used (the most open at once; sim/short.rs)
+    short_flow_slots: int
+    #: packets the bottleneck dropped
+    drops: int
     simulated_s: float
     wall_s: float
     bottleneck_packets: int
@@ -65,6 +74,10 @@ def scenarios(duration: str = "60s", quick: bool = False) -> dict[str, dict[str,
     - ``A1-sack-10g``: A1-sack at 10 Gbit/s, RTT 100 ms, 1 BDP, 10 s, with 250 MB host
       buffers (2 x BDP): the start-up overshoot loses ~50,000 segments out of windows of
       ~100,000, so the cost of SACK loss detection per ACK dominates (issue 13).
+    - ``N200-S1000``: 200 SACK Reno flows and 1,000 short CUBIC flows per simulated second
+      (Poisson arrivals, Pareto sizes of mean 50 KB and shape 1.5, at most 10 MB: ~400
+      Mbit/s of offered short-flow load) sharing 1 Gbit/s, RTT 50 ms, 1 BDP (issue 10 §3:
+      short flows must not make the per-flow cost grow).
     """
     scale_dur = "5s" if quick else "20s"
     base = {"bottleneck": {"rate": "100Mbit", "buffer": "1bdp"}, "measure": {"interval": "1s"}}
@@ -110,6 +123,22 @@ def scenarios(duration: str = "60s", quick: bool = False) -> dict[str, dict[str,
         ],
         "measure": {"interval": "1s"},
     }
+    out["N200-S1000"] = {
+        "name": "N200-S1000",
+        "duration": scale_dur,
+        "bottleneck": {"rate": "1Gbit", "buffer": "1bdp"},
+        "flows": [
+            *_flows(200, "50ms", True),
+            {
+                "cca": "cubic",
+                "rtt": "50ms",
+                "arrivals": {"process": "poisson", "rate": "1000/s"},
+                "size": {"dist": "pareto", "mean": "50KB", "shape": 1.5, "max": "10MB"},
+                "label": "short",
+            },
+        ],
+        "measure": {"interval": "1s"},
+    }
     return out
 
 
@@ -126,12 +155,15 @@ def run_one(name: str, data: dict[str, Any]) -> BenchResult:
         raise RuntimeError(f"benchmark {name} failed:\n{proc.stderr}")
     m = json.loads(proc.stdout)
     st = m["stats"]
-    n = sum(f.streams for f in sc.flows)
+    n = sum(f.streams for f in sc.flows if f.arrivals is None)
     wall = max(m["wall_s"], 1e-9)
     growth_kb = max(m["rss_peak_kb"] - m["rss_before_kb"], 0)
     return BenchResult(
         name=name,
         flows=n,
+        short_flows=m["short_flows"],
+        short_flow_slots=m["short_flow_slots"],
+        drops=m["drops"],
         simulated_s=sc.duration / 1e9,
         wall_s=wall,
         bottleneck_packets=st["bottleneck_packets"],

@@ -71,6 +71,45 @@ def print_run_summary(result: RunResult, title: str = "", console: Console | Non
     console.print("  ".join(parts))
     _print_reverse(met, console)
     console.print(f"whole run (0–{_run_end(result):g} s): {met['retransmits_run']} retransmits")
+    _print_short_flows(met, console)
+
+
+def _ms(x: float) -> str:
+    return "–" if x != x else f"{x * 1e3:.1f}"
+
+
+def _x(x: float) -> str:
+    return "–" if x != x else f"{x:.2f}"
+
+
+def _print_short_flows(met: dict[str, Any], console: Console) -> None:
+    """Short flows (arrivals) by size bucket: FCT and slowdown over the completed ones."""
+    sf = met.get("short_flows")
+    if not sf:
+        return
+    lo, hi = sf["window"]
+    t = Table(
+        title=f"short flows started in {lo:g}–{hi:g} s, FCT in ms (not in the JFI or sum above)"
+    )
+    cols = ("size", "flows", "unfinished", "FCT mean", "med", "p99", "slowdown med", "p99")
+    for col in cols:
+        t.add_column(
+            col, justify="left" if col == "size" else "right", no_wrap=col in ("size", "unfinished")
+        )
+    for name, b in [*sf["buckets"].items(), ("all", sf["all"])]:
+        if not b["flows"]:
+            continue
+        t.add_row(
+            name,
+            str(b["flows"]),
+            str(b["unfinished"]),
+            _ms(b["fct_mean_s"]),
+            _ms(b["fct_median_s"]),
+            _ms(b["fct_p99_s"]),
+            _x(b["slowdown_median"]),
+            _x(b["slowdown_p99"]),
+        )
+    console.print(t)
 
 
 def _print_reverse(met: dict[str, Any], console: Console) -> None:

@@ -23,9 +23,13 @@ Tables (pandas DataFrames, column names carry their unit):
   bottleneck rate, for utilization), ``window`` (default steady-state window), ``valid``
   and ``checks``.
 - ``scenario``: the resolved scenario (``Scenario.resolved()``), or None for imports.
+- ``short_flows``: one row per short flow (entries with ``arrivals``; shortflows.py):
+  start, size, RTT, FCT, retransmissions, timeouts, slowdown. Empty without short flows.
+  Short flows have no rows in ``flows`` or ``samples``; their bytes are in ``link``.
 
 A run directory holds ``summary.json`` (meta, scenario, metrics, flows) and Parquet files
-for the three tables (four with a reverse bottleneck: ``reverse_link.parquet``);
+for the three tables (four with a reverse bottleneck: ``reverse_link.parquet``; and
+``short_flows.parquet`` when the run had short flows);
 ``RunResult.load(dir)`` gives back an equal object.
 """
 
@@ -42,6 +46,7 @@ import pandas as pd
 
 from . import metrics as m
 from .outputs import publish_run, run_target, stage_beside
+from .shortflows import empty_table, short_flow_metrics
 
 FORMAT_VERSION = 1
 
@@ -85,6 +90,7 @@ class RunResult:
     meta: dict[str, Any] = field(default_factory=dict)
     scenario: dict[str, Any] | None = None
     reverse_link: pd.DataFrame | None = None
+    short_flows: pd.DataFrame = field(default_factory=empty_table)
 
     # ------------------------------------------------------------------ windows
     def default_window(self) -> tuple[float, float]:
@@ -298,7 +304,15 @@ class RunResult:
         fwd_thr = all_thr[forward].to_numpy(dtype=float)
         # only reverse connections: the forward link carries no data
         out["utilization"] = (
-            (m.utilization(fwd_thr, cap) if len(fwd_thr) else 0.0) if cap else float("nan")
+            (
+                m.utilization(fwd_thr, cap)
+                if len(fwd_thr)
+                # no long-lived forward connection: the link carries no data (0), or only
+                # short flows, which are not in this figure (NaN)
+                else (float("nan") if len(self.short_flows) else 0.0)
+            )
+            if cap
+            else float("nan")
         )
         if measured is not None:
             out["measured_flows"] = measured
@@ -320,6 +334,8 @@ class RunResult:
         rev = self.reverse_metrics(span, all_thr)
         if rev is not None:
             out["reverse"] = rev
+        if len(self.short_flows):  # reported apart from the headline metrics (issue 10 §4)
+            out["short_flows"] = short_flow_metrics(self.short_flows, span)
         return out
 
     def reverse_metrics(
@@ -418,6 +434,8 @@ class RunResult:
         self.link.to_parquet(d / "link.parquet", index=False)
         if self.reverse_link is not None:
             self.reverse_link.to_parquet(d / "reverse_link.parquet", index=False)
+        if len(self.short_flows):
+            self.short_flows.to_parquet(d / "short_flows.parquet", index=False)
 
     @classmethod
     def load(cls, directory: str | Path) -> RunResult:
@@ -438,6 +456,11 @@ class RunResult:
                 pd.read_parquet(d / "reverse_link.parquet")
                 if (d / "reverse_link.parquet").exists()
                 else None
+            ),
+            short_flows=(
+                pd.read_parquet(d / "short_flows.parquet")
+                if (d / "short_flows.parquet").exists()
+                else empty_table()
             ),
         )
 

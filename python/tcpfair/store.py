@@ -913,12 +913,40 @@ def group_columns(mets: list[dict[str, Any]], index: pd.Index) -> pd.DataFrame:
         cells.update({f"ratio:{pair}": v for pair, v in ratios.items()})
         if "utilization_measured" in met:  # runs with [measure] flows
             cells["utilization_measured"] = met["utilization_measured"]
+        cells.update(short_flow_cells(met))
         rev = met.get("reverse")
         if isinstance(rev, dict):  # runs with a reverse bottleneck
             cells.update({f"reverse_{k}": rev.get(k) for k in REVERSE_STATS})
         for k, v in cells.items():
             cols.setdefault(k, [math.nan] * n)[i] = _num(v)
     return pd.DataFrame(cols, index=index)
+
+
+#: Short-flow columns of the tidy table, ``<stat>:<bucket>`` (docs/sweeps.md) from the
+#: ``short_flows`` block of the metrics (shortflows.py; bucket ``all`` or a size bucket).
+SHORT_STATS = {
+    "short_flows": "flows",
+    "unfinished": "unfinished",
+    "fct_mean": "fct_mean_s",
+    "fct_median": "fct_median_s",
+    "fct_p99": "fct_p99_s",
+    "slowdown_mean": "slowdown_mean",
+    "slowdown_median": "slowdown_median",
+    "slowdown_p99": "slowdown_p99",
+}
+
+
+def short_flow_cells(met: dict[str, Any]) -> dict[str, Any]:
+    sf = met.get("short_flows")
+    if not isinstance(sf, dict):
+        return {}
+    parts = {"all": sf.get("all"), **(sf.get("buckets") or {})}
+    return {
+        f"{stat}:{name}": b.get(key)
+        for name, b in parts.items()
+        if isinstance(b, dict)
+        for stat, key in SHORT_STATS.items()
+    }
 
 
 def _windowed_retransmits(df: pd.DataFrame, mets: list[dict[str, Any]]) -> pd.DataFrame:

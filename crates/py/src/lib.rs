@@ -149,6 +149,20 @@ fn output_to_dict(py: Python<'_>, out: tcpfair_sim::Output) -> PyResult<Bound<'_
     stats.set_item("bottleneck_packets", st.bottleneck_packets)?;
     stats.set_item("simulated_ns", st.simulated_ns)?;
     d.set_item("stats", stats)?;
+
+    // short flows (issue 10 §3): one row per arrival; empty without arrivals
+    let sf = out.short_flows;
+    let short = PyDict::new(py);
+    short.set_item("group", sf.group.into_pyarray(py))?;
+    short.set_item("start_ns", sf.start_ns.into_pyarray(py))?;
+    short.set_item("size_bytes", sf.size_bytes.into_pyarray(py))?;
+    short.set_item("rtt_ns", sf.rtt_ns.into_pyarray(py))?;
+    short.set_item("fct_ns", sf.fct_ns.into_pyarray(py))?;
+    short.set_item("bytes_delivered", sf.bytes_delivered.into_pyarray(py))?;
+    short.set_item("retransmits", sf.retransmits.into_pyarray(py))?;
+    short.set_item("timeouts", sf.timeouts.into_pyarray(py))?;
+    short.set_item("slots", sf.slots)?;
+    d.set_item("short_flows", short)?;
     Ok(d)
 }
 

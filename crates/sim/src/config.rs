@@ -19,6 +19,42 @@ pub struct Config {
     /// One entry per TCP connection (parallel streams are already expanded).
     pub flows: Vec<FlowConfig>,
     pub measure: MeasureConfig,
+    /// Short flows: one entry per `[[flows]]` entry with an arrival process (absent: none).
+    #[serde(default)]
+    pub short_flows: Vec<ShortFlowsConfig>,
+}
+
+/// The short flows of one `[[flows]]` entry with `arrivals` (issue 10 §3): the TCP
+/// settings once, and the schedule the Python side drew from the scenario's seed
+/// (`tcpfair.arrivals`) as three arrays, one element per short flow, in arrival order.
+/// Each short flow opens a connection at its start (handshake), transfers its size and
+/// is done; its connection slot is reused by a later arrival (crates/sim/src/sim/short.rs).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShortFlowsConfig {
+    /// Index of the `[[flows]]` entry.
+    pub group: u32,
+    pub cca: String,
+    #[serde(default)]
+    pub cca_params: BTreeMap<String, f64>,
+    pub sack: bool,
+    pub rmem_bytes: u64,
+    pub wmem_bytes: u64,
+    pub cwnd_clamp: Option<u32>,
+    pub jitter_ns: u64,
+    #[serde(default)]
+    pub ack_jitter_ns: u64,
+    /// Must be Linux (ns-2's agents have no finite transfers).
+    #[serde(default)]
+    pub stack: Stack,
+    #[serde(default)]
+    pub gso: bool,
+    /// When each short flow sends its SYN (non-decreasing).
+    pub start_ns: Vec<u64>,
+    /// Payload bytes each transfers.
+    pub size_bytes: Vec<u64>,
+    /// Base RTT of each.
+    pub rtt_ns: Vec<u64>,
 }
 
 #[derive(Clone, Debug, Deserialize)]

@@ -27,6 +27,8 @@ pub enum Ev {
     Timer(u32, TimerKind, u32),
     /// Take a measurement sample.
     Sample,
+    /// The next short flow of an arrivals entry (index into `Config::short_flows`) opens.
+    Arrival(u32),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -72,6 +72,9 @@ pub struct Bottleneck<T: Wire = Packet> {
     /// Buffer space reserved for accepted aggregates' segments still to arrive.
     reserved_bytes: u64,
     reserved_pkts: u64,
+    /// Per connection: its packets in the queue or in service (grown on demand). A short
+    /// flow's connection slot is reused only when none is left here (sim/short.rs).
+    held: Vec<u32>,
 }
 
 impl<T: Wire> Bottleneck<T> {
@@ -118,7 +121,13 @@ impl<T: Wire> Bottleneck<T> {
             aggs: Vec::new(),
             reserved_bytes: 0,
             reserved_pkts: 0,
+            held: Vec::new(),
         }
+    }
+
+    /// Does the link hold a packet of connection `flow` (queued or in service)?
+    pub fn holds(&self, flow: u32) -> bool {
+        self.held.get(flow as usize).is_some_and(|&n| n > 0)
     }
 
     pub fn rate(&self) -> Rate {
@@ -189,6 +198,11 @@ impl<T: Wire> Bottleneck<T> {
     /// Put an accepted packet on the idle link or at the back of the queue.
     fn admit(&mut self, now: SimTime, pkt: T) -> Arrival {
         self.accepted += 1;
+        let i = pkt.flow() as usize;
+        if self.held.len() <= i {
+            self.held.resize(i + 1, 0);
+        }
+        self.held[i] += 1;
         if self.in_service.is_none() {
             debug_assert!(self.queue.is_empty());
             return Arrival::Started(self.start(now, pkt));
@@ -268,6 +282,7 @@ impl<T: Wire> Bottleneck<T> {
             .in_service
             .take()
             .expect("link completion without a packet");
+        self.held[pkt.flow() as usize] -= 1;
         let wire = pkt.wire() as u64;
         let t = &mut self.totals;
         t.tx_packets += 1;
@@ -338,6 +353,22 @@ mod tests {
         let (p, next) = l.done(SimTime(120_000));
         assert_eq!((p.seg, next), (0, Some(SimTime(240_000))));
         assert_eq!(l.totals.drops, 1);
+    }
+
+    #[test]
+    fn holds_a_connection_while_its_packets_are_queued_or_in_service() {
+        let mut l = Bottleneck::new(&cfg(None, Some(1)), (SimTime(0), SimTime::MAX));
+        let mut rng = Rng::new(1);
+        let of = |flow: u32, seg: u64| Packet { flow, ..pkt(seg) };
+        assert!(!l.holds(3));
+        l.arrive(SimTime(0), of(3, 0), &mut rng); // in service
+        l.arrive(SimTime(0), of(5, 0), &mut rng); // queued
+        assert_eq!(l.arrive(SimTime(0), of(3, 1), &mut rng), Arrival::Dropped);
+        assert!(l.holds(3) && l.holds(5) && !l.holds(4));
+        l.done(SimTime(120_000));
+        assert!(!l.holds(3) && l.holds(5)); // the dropped packet is not held
+        l.done(SimTime(240_000));
+        assert!(!l.holds(5));
     }
 
     #[test]

@@ -86,6 +86,28 @@ pub struct RunStats {
     pub simulated_ns: u64,
 }
 
+/// One row per short flow (issue 10 §3), in the order of `Config::short_flows` and then
+/// of arrival.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ShortFlowTable {
+    /// The `[[flows]]` entry.
+    pub group: Vec<u32>,
+    /// When its SYN left the sender.
+    pub start_ns: Vec<u64>,
+    pub size_bytes: Vec<u64>,
+    pub rtt_ns: Vec<u64>,
+    /// Flow completion time: from the SYN leaving the sender to the receiver having the
+    /// last byte in order; -1 when it had not completed by the end of the run.
+    pub fct_ns: Vec<i64>,
+    /// Payload bytes delivered in order to the receiver.
+    pub bytes_delivered: Vec<u64>,
+    pub retransmits: Vec<u64>,
+    pub timeouts: Vec<u64>,
+    /// Connection slots the run created: the most short flows open at once (a finished
+    /// connection's slot, delay lines and timers are reused by a later arrival).
+    pub slots: u64,
+}
+
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Output {
     pub flows: Vec<FlowSummary>,
@@ -98,4 +120,5 @@ pub struct Output {
     pub reverse_link: Option<LinkSamples>,
     pub reverse_link_totals: Option<LinkTotals>,
     pub stats: RunStats,
+    pub short_flows: ShortFlowTable,
 }

@@ -48,6 +48,8 @@ use crate::tcp::{Io, Receiver, Sender, SenderParams};
 use crate::units::SimTime;
 use crate::SimError;
 
+mod short;
+
 pub struct Flow {
     /// The Linux sender and receiver (idle when the connection runs ns-2's agents).
     pub sender: Sender,
@@ -85,6 +87,10 @@ pub struct Sim {
     rec: Recorder,
     end: SimTime,
     window: (SimTime, SimTime),
+    /// Short flows (arrival processes): their slots follow the long-lived in `flows`.
+    short: short::ShortFlows,
+    seed: u64,
+    mtu: u32,
 }
 
 /// Linux `tcp_adv_win_scale = 1`: half of the receive buffer is advertised as window, the
@@ -207,6 +213,8 @@ impl Sim {
         if let Some(t) = rec.next_sample() {
             q.push(t, Ev::Sample);
         }
+        let short = short::ShortFlows::new(cfg)?;
+        short.schedule_first(&mut q);
         Ok(Sim {
             q,
             // Host delay (`jitter_ns`) goes on the data path at the sender, as in Floyd &
@@ -246,6 +254,9 @@ impl Sim {
             rec,
             end: SimTime(cfg.duration_ns),
             window,
+            short,
+            seed: cfg.seed,
+            mtu: b.mtu_bytes,
         })
     }
 
@@ -327,6 +338,7 @@ impl Sim {
                     }
                 }
             }
+            Ev::Arrival(e) => self.arrival(now, e),
             Ev::RevArrive(l) => {
                 let ack = self.rev_lines[l as usize].pop(&mut self.q, ev);
                 let fl = &mut self.flows[ack.flow as usize];
@@ -352,7 +364,8 @@ impl Sim {
             }
             Ev::Timer(f, kind, gen) => self.timer(now, f, kind, gen),
             Ev::Sample => {
-                self.rec.sample(now, &self.flows, &mut self.links);
+                let long = &self.flows[..self.short.base];
+                self.rec.sample(now, long, &mut self.links);
                 if let Some(t) = self.rec.next_sample() {
                     self.q.push(t, Ev::Sample);
                 }
@@ -418,6 +431,9 @@ impl Sim {
             return;
         }
         let (decision, bytes) = fl.rx.on_segment(&pkt);
+        if bytes > 0 && self.short.is_short(f) {
+            self.short.delivered(f, fl.rx.delivered_bytes, now);
+        }
         if let Some(mut ack) = fl.rx.take_flush() {
             ack.flow = f;
             send_ack(
@@ -562,8 +578,7 @@ impl Sim {
 
     /// Collect the output (call after the run is complete).
     pub fn finish(self) -> Output {
-        let flows = self
-            .flows
+        let flows = self.flows[..self.short.base]
             .iter()
             .enumerate()
             .map(|(i, fl)| {
@@ -598,6 +613,7 @@ impl Sim {
             reverse_link,
             reverse_link_totals: self.links.get(1).map(|l| l.totals.clone()),
             stats,
+            short_flows: self.short.into_table(&self.flows),
         }
     }
 }
@@ -696,7 +712,7 @@ fn validate(cfg: &Config) -> Result<(), SimError> {
     if cfg.measure.interval_ns == 0 {
         return Err(err("measure.interval", "must be positive".into()));
     }
-    if cfg.flows.is_empty() {
+    if cfg.flows.is_empty() && cfg.short_flows.is_empty() {
         return Err(err("flows", "at least one flow is needed".into()));
     }
     let mss = (b.mtu_bytes - HEADER_BYTES) as u64;

@@ -11,6 +11,7 @@ import pandas as pd
 from .. import __version__
 from .._core import Simulation, congestion_controls, simulate
 from ..result import RunResult
+from ..shortflows import table as short_flow_table
 from ..spec import MAX_SAMPLE_ROWS, Scenario, sample_rows
 from . import BackendError
 
@@ -163,6 +164,15 @@ def to_result(scenario: Scenario, raw: dict[str, Any], wall_s: float) -> RunResu
         "valid": True,
         "checks": [],
     }
+    n_entries = len(scenario.flows)
+    short = short_flow_table(
+        raw["short_flows"],
+        [scenario.group_label(g) for g in range(n_entries)],
+        [f.cca for f in scenario.flows],
+        res["bottleneck"]["rate_bps"],
+    )
+    if len(short):
+        meta["short_flow_slots"] = int(raw["short_flows"]["slots"])
     reverse_link = None
     if rev is not None:
         reverse_link = _link_table(raw["reverse_link"])
@@ -175,6 +185,7 @@ def to_result(scenario: Scenario, raw: dict[str, Any], wall_s: float) -> RunResu
         meta=meta,
         scenario=res,
         reverse_link=reverse_link,
+        short_flows=short,
     )
 
 

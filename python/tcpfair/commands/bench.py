@@ -57,6 +57,7 @@ def bench(only: tuple[str, ...], duration: str, quick: bool, repeat: int, fmt: s
     for col in (
         "scenario",
         "flows",
+        "short flows",
         "sim s",
         "wall s",
         "bottleneck pkts",
@@ -71,6 +72,7 @@ def bench(only: tuple[str, ...], duration: str, quick: bool, repeat: int, fmt: s
         t.add_row(
             r.name,
             str(r.flows),
+            f"{r.short_flows:,}",
             f"{r.simulated_s:g}",
             f"{r.wall_s:.3f}",
             f"{r.bottleneck_packets:,}",

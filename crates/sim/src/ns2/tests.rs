@@ -62,6 +62,7 @@ fn vegas_net(flows: Vec<FlowConfig>) -> Config {
             from_ns: 10 * S,
             to_ns: 40 * S,
         },
+        short_flows: vec![],
     }
 }
 

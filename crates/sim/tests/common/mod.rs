@@ -56,6 +56,7 @@ pub fn dumbbell(
             from_ns: 0,
             to_ns: duration_ns,
         },
+        short_flows: vec![],
     }
 }
 
