@@ -173,7 +173,14 @@ fn validate(e: &ShortFlowsConfig, mtu: u32) -> Result<(), SimError> {
     if e.cwnd_clamp.is_some_and(|w| w < 2) {
         return Err(err("cwnd_clamp", "must be at least 2".into()));
     }
-    AnyCc::from_name(&e.cca, &e.cca_params, 0).map_err(|m| err("cca", m))?;
+    AnyCc::from_name(&e.cca, &e.cca_params, 0).map_err(|pe| {
+        let k = if pe.param.is_empty() {
+            "cca".to_string()
+        } else {
+            format!("params.{}", pe.param)
+        };
+        err(&k, pe.message)
+    })?;
     Ok(())
 }
 
