@@ -339,7 +339,7 @@ def run_charts(r: RunResult, invalid: bool) -> list[str | Chart]:
         d = data[data["panel"] == panel]
         for series, part in d.groupby("series", sort=False):
             t: dict[str, Any] = {
-                "type": "scattergl" if len(part) > 2000 else "scatter",
+                "type": "scatter",  # SVG: WebGL (scattergl) needs a GPU context
                 "x": part["t_s"].to_numpy(float),
                 "y": part["value"].to_numpy(float),
                 "xaxis": "x",
@@ -534,7 +534,7 @@ def choose_axes(t: pd.DataFrame, axes: list[str]) -> tuple[str | None, str | Non
     cca = [a for a in rest if a.endswith("cca")]
     small = [a for a in rest if t[a].nunique() <= 8]
     by = (cca or small or [None])[0]
-    ys = [a for a in numeric if a not in (x, by)]
+    ys = [a for a in numeric if a != x]
     return x, by, (ys[0] if ys else None)
 
 
@@ -693,8 +693,9 @@ def line_charts(
 
 
 def _rgba(hex_colour: str, alpha: float) -> str:
-    h = hex_colour.lstrip("#")
-    r, g, b = (int(h[i : i + 2], 16) for i in (0, 2, 4))
+    from matplotlib.colors import to_rgb
+
+    r, g, b = (round(255 * c) for c in to_rgb(hex_colour))
     return f"rgba({r},{g},{b},{alpha})"
 
 

@@ -507,7 +507,9 @@ def ordered_values(values: Sequence[Any]) -> list[Any]:
 def series_colours(keys: Sequence[Any]) -> dict[Any, str]:
     """A colour per key: an algorithm's own (``CCA_COLOURS``), the others from the rest of
     the tab10 cycle in order, so no two keys share a colour while there are colours left."""
-    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    from matplotlib.colors import to_hex
+
+    cycle = [to_hex(c) for c in plt.rcParams["axes.prop_cycle"].by_key()["color"]]
     fixed = {k: c for k in keys if (c := cca_colour(k)) is not None}
     free = [c for c in cycle if c not in fixed.values()] or cycle
     out: dict[Any, str] = {}
