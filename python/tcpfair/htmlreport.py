@@ -655,6 +655,7 @@ def line_charts(
                         "type": "scatter",
                         "x": list(pos) + list(pos)[::-1],
                         "y": list(hi) + list(lo[::-1]),
+                        "mode": "lines",
                         "fill": "toself",
                         "fillcolor": _rgba(colour, 0.2),
                         "line": {"width": 0},
