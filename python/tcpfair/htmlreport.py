@@ -850,7 +850,8 @@ def plotly_js() -> str:
         return (resources.files("plotly") / "package_data" / "plotly.min.js").read_text("utf-8")
     except (ModuleNotFoundError, FileNotFoundError) as e:
         raise ReportError(
-            f"the HTML report needs the plotly package (pinned in pyproject.toml): {e}"
+            f"the HTML report needs the plotly package (pyproject.toml pins it; ./dev setup "
+            f"installs it): {e}"
         ) from None
 
 
