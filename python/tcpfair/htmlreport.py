@@ -303,18 +303,10 @@ def flow_tables(r: RunResult) -> list[str | Chart]:
 
 
 def flow_styles(r: RunResult) -> dict[Any, dict[str, Any]]:
-    """Colour and dash of each flow: an algorithm's colour (the same in every figure), a
-    second flow of the same algorithm dashed, a third dotted."""
-    ccas = [str(c) for c in r.flows["cca"]]
-    colours = sf.series_colours(list(dict.fromkeys(ccas)))
-    seen: dict[str, int] = {}
-    dashes = ("solid", "dash", "dot", "dashdot", "longdash")
-    out = {}
-    for fid, cca in zip(r.flows["flow"], ccas, strict=True):
-        k = seen.get(cca, 0)
-        seen[cca] = k + 1
-        out[fid] = {"color": colours[cca], "dash": dashes[k % len(dashes)]}
-    return out
+    """Colour and dash of each flow: its algorithm's colour (the same in every figure), a
+    second flow of the same algorithm dashed, a third dotted (``surfaces.curve_styles``)."""
+    styles = sf.curve_styles(pd.DataFrame({"curve": r.flows["flow"], "cca": r.flows["cca"]}))
+    return {f: {"color": c, "dash": sf.DASHES[k][0]} for f, (c, k) in styles.items()}
 
 
 def run_charts(r: RunResult, invalid: bool) -> list[str | Chart]:
@@ -424,20 +416,19 @@ def cdf_chart(r: RunResult) -> Chart:
 
 def cdf_from_values(values: pd.DataFrame, xlabel: str, title: str) -> Chart:
     data = sf.cdf_data(values)
-    curves = list(dict.fromkeys(data["curve"]))
-    colours = sf.series_colours([sf._cca_of(str(c)) or c for c in curves])
-    traces = [
-        {
-            "type": "scatter",
-            "mode": "lines",
-            "line": {"shape": "hv", "color": colours[sf._cca_of(str(c)) or c]},
-            "name": str(c),
-            "x": part["value"].to_numpy(float),
-            "y": part["F"].to_numpy(float),
-        }
-        for c in curves
-        for part in [data[data["curve"] == c]]
-    ]
+    traces = []
+    for c, (colour, dash) in sf.curve_styles(values).items():
+        part = data[data["curve"] == c]
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "line": {"shape": "hv", "color": colour, "dash": sf.DASHES[dash][0]},
+                "name": str(c),
+                "x": part["value"].to_numpy(float),
+                "y": part["F"].to_numpy(float),
+            }
+        )
     layout = {
         "xaxis": {"title": {"text": xlabel}},
         "yaxis": {"title": {"text": "fraction ≤ x"}, "range": [0, 1.02]},

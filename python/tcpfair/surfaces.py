@@ -259,12 +259,17 @@ def _surface3d(
     vmin: float | None = None,
     vmax: float | None = None,
 ) -> None:
-    xs, _ = _positions(list(grid.columns))
-    ys, _ = _positions(list(grid.index))
+    xs, x_numeric = _positions(list(grid.columns))
+    ys, y_numeric = _positions(list(grid.index))
     X, Y = np.meshgrid(xs, ys)
     Z = np.ma.masked_invalid(grid.to_numpy(dtype=float))
     kw: dict[str, Any] = {"norm": norm} if norm is not None else {"vmin": vmin, "vmax": vmax}
     ax.plot_surface(X, Y, Z, cmap=cmap, edgecolor="0.3", linewidth=0.2, antialiased=True, **kw)
+    # an axis of names (algorithms) is ticked with the names, not with 0, 0.25, …
+    if not x_numeric:
+        ax.set_xticks(xs, [str(v) for v in grid.columns])
+    if not y_numeric:
+        ax.set_yticks(ys, [str(v) for v in grid.index])
     ax.set_zlabel(zlabel, fontsize=8)
     ax.tick_params(labelsize=7)
 
@@ -729,6 +734,29 @@ def ecdf(values: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return v, np.arange(1, len(v) + 1) / len(v) if len(v) else np.array([])
 
 
+#: line styles of curves that share a colour (matplotlib names; plotly.js has the same idea)
+DASHES = (("solid", "-"), ("dash", "--"), ("dot", ":"), ("dashdot", "-."), ("longdash", "--"))
+
+
+def curve_styles(values: pd.DataFrame) -> dict[Any, tuple[str, int]]:
+    """Colour and dash index of each ``curve`` of ``values``: with a ``cca`` column, the
+    algorithm's colour and one dash per curve of the same algorithm (so an algorithm has
+    one colour in every figure); without one, a colour per curve."""
+    curves = list(dict.fromkeys(values["curve"]))
+    if "cca" not in values.columns:
+        colours = series_colours([_cca_of(str(c)) or c for c in curves])
+        return {c: (colours[_cca_of(str(c)) or c], 0) for c in curves}
+    cca = values.drop_duplicates("curve").set_index("curve")["cca"].astype(str)
+    colours = series_colours(list(dict.fromkeys(cca[c] for c in curves)))
+    seen: dict[str, int] = {}
+    out: dict[Any, tuple[str, int]] = {}
+    for c in curves:
+        k = seen.get(cca[c], 0)
+        seen[cca[c]] = k + 1
+        out[c] = (colours[cca[c]], k % len(DASHES))
+    return out
+
+
 def cdf_data(values: pd.DataFrame) -> pd.DataFrame:
     """``curve``, ``value``, ``F`` — the ECDF of each curve's ``value``s (a tidy frame of
     ``curve`` and ``value``), the curves in their first-seen order."""
@@ -757,16 +785,16 @@ def cdf_figure(
     data = cdf_data(values)
     if data.empty:
         raise ValueError("no values to draw a CDF of")
-    curves = list(dict.fromkeys(data["curve"]))
-    colours = series_colours([_cca_of(str(c)) or c for c in curves])
+    styles = curve_styles(values)
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for c in curves:
+    for c, (colour, dash) in styles.items():
         part = data[data["curve"] == c]
         ax.step(
             part["value"],
             part["F"],
             where="post",
-            color=colours[_cca_of(str(c)) or c],
+            color=colour,
+            linestyle=DASHES[dash][1],
             label=legend_text(c),
         )
     ax.set_xlabel(st.xlabel or xlabel)
@@ -791,10 +819,14 @@ def run_cdf_values(result: Any, metric: str, run_dir: Path | None = None) -> pd.
     metric — that table's column, None when the run has no such table."""
     if metric == "throughput":
         it = result.interval_throughputs()
-        names = dict(zip(result.flows["flow"], result.flows["label"].astype(str), strict=True))
+        f = result.flows.set_index("flow")
         long = it.melt(var_name="flow", value_name="value").dropna()
         return pd.DataFrame(
-            {"curve": long["flow"].map(names).to_numpy(), "value": long["value"] * 1e-6}
+            {
+                "curve": long["flow"].map(f["label"].astype(str)).to_numpy(),
+                "value": long["value"].to_numpy(dtype=float) * 1e-6,
+                "cca": long["flow"].map(f["cca"].astype(str)).to_numpy(),
+            }
         )
     if metric not in RUN_TABLES:
         raise ValueError(f"CDF metric {metric!r}; allowed: {', '.join(CDF_METRICS)}")
