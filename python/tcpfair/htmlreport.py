@@ -98,7 +98,7 @@ def table_html(df: pd.DataFrame, caption: str = "", classes: dict[str, str] | No
         cells = []
         for v in rec:
             text = _cell(v)
-            c = cls.get(text)
+            c = cls.get(text) or ("long" if len(text) > 150 else None)
             cells.append(f'<td class="{c}">' if c else "<td>")
             cells.append(html.escape(text) + "</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
@@ -550,29 +550,20 @@ def sweep_section(s: Any, name: str, be: str) -> tuple[Section, list[Callable[[P
     if agg.empty:
         return Section(f"Sweep {name} ({be})", blocks), figs
     x, by, y = choose_axes(done, axes)
+    title = f"{name} ({be})"
+    m0 = mets[0]
+    if x is not None and y is not None:
+        for m in mets:
+            blocks += surface_charts(agg, axes, m, x, y)
+        figs.append(lambda d: sf.surface_figure(agg, m0, x, y, d, formats=["png"], title=title))
     if x is not None:
         for m in mets:
             blocks += line_charts(agg, axes, m, x, by)
             blocks += box_charts(done, axes, m, x, by)
         if sf.flow_columns(done):
             blocks += bars_charts(done, axes, x)
-        title = f"{name} ({be})"
-        figs.append(
-            lambda d, m=mets[0]: sf.line_figure(agg, m, x, d, by=by, formats=["png"], title=title)
-        )
-        figs.append(
-            lambda d, m=mets[0]: sf.box_figure(
-                t, axes, m, x, d, by=by, formats=["png"], title=title
-            )
-        )
-    if x is not None and y is not None:
-        for m in mets:
-            blocks += surface_charts(agg, axes, m, x, y)
-        figs.append(
-            lambda d: sf.surface_figure(
-                agg, mets[0], x, y, d, formats=["png"], title=f"{name} ({be})"
-            )
-        )
+        figs.append(lambda d: sf.line_figure(agg, m0, x, d, by=by, formats=["png"], title=title))
+        figs.append(lambda d: sf.box_figure(t, axes, m0, x, d, by=by, formats=["png"], title=title))
     return Section(f"Sweep {name} ({be})", blocks), figs
 
 
@@ -601,9 +592,12 @@ def _overview(agg: pd.DataFrame, axes: list[str], t: pd.DataFrame, mets: list[st
             mean, ci = by_metric.loc[m, "mean"], by_metric.loc[m, "ci"]
             row[m] = "–" if mean != mean else f"{mean:.3f}" + ("" if ci != ci else f" ± {ci:.3f}")
         rows.append(row)
-    return table_html(
+    table = table_html(
         pd.DataFrame(rows), "mean ± half-width of the 95 % CI over the repeats (per-run values)"
     )
+    # a long table is folded, so the charts are not pages below the top
+    state = " open" if len(rows) <= 30 else ""
+    return f"<details{state}><summary>{len(rows)} points</summary>{table}</details>"
 
 
 def _facet_list(df: pd.DataFrame, axes: list[str], plotted: list[str]) -> list[dict[str, Any]]:
@@ -799,8 +793,9 @@ def surface_charts(
             "xaxis": {"title": {"text": sf.axis_label(x, list(grid.columns))}, "type": "category"},
             "yaxis": {"title": {"text": sf.axis_label(y, list(grid.index))}, "type": "category"},
         }
-        title = f"mean {sf.metric_label(metric)} over {x} × {y}" + (
-            f" — {_facet_text(where)}" if where else ""
+        title = (
+            f"mean {sf.metric_label(metric)} over {sf.axis_label(x, [])} × {sf.axis_label(y, [])}"
+            + (f" — {_facet_text(where)}" if where else "")
         )
         data = grid.stack(future_stack=True).rename(f"mean {sf.metric_label(metric)}").reset_index()
         out.append(Chart(title, [trace], layout, data, f"{metric}-surface"))
@@ -883,10 +878,10 @@ nav{padding:8px 28px;background:#eef1f4;font-size:.9em}nav a{margin-right:14px;c
 h2{border-bottom:2px solid #24323f;padding-bottom:4px;margin-top:32px}
 table{border-collapse:collapse;margin:10px 0;font-size:.88em}
 caption{text-align:left;color:#555;padding:4px 0;white-space:nowrap}
-th,td{border:1px solid #ccd;padding:3px 8px;text-align:left;vertical-align:top}
+th,td{border:1px solid #ccd;padding:3px 8px;text-align:left;vertical-align:top;max-width:34em}
 thead th{background:#eef1f4}
 table.kv th{background:#f6f7f9;font-weight:600}td.ok{background:#dff3df}td.warn{background:#fff1c9}
-td.bad{background:#f8d4d4}.grade-ok{color:#16691d}.grade-warning{color:#8a6200}
+td.bad{background:#f8d4d4}td.long{font-size:.8em;color:#444}.grade-ok{color:#16691d}.grade-warning{color:#8a6200}
 .grade-invalid{color:#b00000;font-weight:700}.chart{margin:18px 0;border:1px solid #dde;padding:6px}
 .chart h3{margin:4px 6px;font-size:1em}.chart .plot{min-height:300px}
 a.csv{font-size:.85em;margin-left:6px}
