@@ -83,7 +83,7 @@ def test_run_report_holds_the_run(inputs: dict[str, Path], tmp_path: Path) -> No
         assert f"<td>{mbit:.3f}</td>" in text
     for section in ("Summary", "Validity checks", "Flows", "Over time", "Scenario (resolved)"):
         assert f"<h2>{section}</h2>" in text
-    assert "<td>20 ms</td>" in text or "20 ms" in text  # rtt_ns shown in ms
+    assert "<td>20ms</td>" in text and "<td>40ms</td>" in text  # rtt_ns of the two flows
     charts = charts_of(text)
     names = re.findall(r'data-chart="([^"]+)"', text)
     assert names == ["run", "flow-bars", "cdf"]
@@ -224,9 +224,11 @@ def test_bad_report_inputs(
 
 
 def test_readable_scenario_values() -> None:
-    assert hr.readable(20_000_000, "rtt_ns") == "20 ms"
-    assert hr.readable(100_000_000, "rate_bps") == "100 Mbit/s"
-    assert hr.readable(150_000, "buffer_bytes") == "150 kB"
+    assert hr.readable(20_000_000, "rtt_ns") == "20ms"
+    assert hr.readable(30_000_000_000, "duration_ns") == "30s"
+    assert hr.readable(100_000_000, "rate_bps") == "100Mbit/s"
+    assert hr.readable(150_000, "buffer_bytes") == "150KB"
+    assert hr.readable(0.01, "loss") == "0.01"
     assert hr.readable(None, "stop_ns") == "—"
 
 

@@ -123,14 +123,17 @@ def _mbit(bps: float) -> float:
 
 
 # --------------------------------------------------------------------------- scenario
-_UNITS = (("_ns", 1e-6, "ms"), ("_bps", 1e-6, "Mbit/s"), ("_bytes", 1e-3, "kB"))
-
-
 def readable(value: Any, key: str = "") -> str:
-    """A resolved scenario value in words: ``rtt_ns`` 20000000 -> "20 ms"."""
-    for suffix, scale, unit in _UNITS:
-        if key.endswith(suffix) and isinstance(value, int | float) and not isinstance(value, bool):
-            return f"{value * scale:g} {unit}"
+    """A resolved scenario value in words: ``rtt_ns`` 20000000 -> "20ms" (units.format_*)."""
+    from .units import format_rate, format_size, format_time
+
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if key.endswith("_ns"):
+            return format_time(value)
+        if key.endswith("_bps"):
+            return format_rate(value) + "/s"
+        if key.endswith("_bytes"):
+            return format_size(value)
     if value is None:
         return "—"
     return json.dumps(value) if isinstance(value, dict | list) else str(value)
@@ -935,12 +938,16 @@ def render_pdf(rep: Report, path: Path) -> None:
     from matplotlib.backends.backend_pdf import PdfPages
 
     with tempfile.TemporaryDirectory() as tmp, PdfPages(path) as pdf:
-        fig = plt.figure(figsize=(8.27, 11.69))
-        fig.text(0.06, 0.96, rep.title, fontsize=15, weight="bold", va="top")
-        fig.text(0.06, 0.93, rep.subtitle, fontsize=9, va="top")
-        fig.text(0.06, 0.90, _text_summary(rep), fontsize=7, va="top", family="monospace")
-        pdf.savefig(fig)
-        plt.close(fig)
+        lines = _text_lines(rep)
+        for page in range(0, max(len(lines), 1), PDF_LINES):
+            fig = plt.figure(figsize=(8.27, 11.69))  # A4
+            if page == 0:
+                fig.text(0.06, 0.96, rep.title, fontsize=15, weight="bold", va="top")
+                fig.text(0.06, 0.93, rep.subtitle, fontsize=9, va="top")
+            text = "\n".join(lines[page : page + PDF_LINES])
+            fig.text(0.06, 0.90, text, fontsize=6.5, va="top", family="monospace")
+            pdf.savefig(fig)
+            plt.close(fig)
         for k, draw in enumerate(rep.figures):
             d = Path(tmp) / str(k)
             d.mkdir()
@@ -957,8 +964,12 @@ def render_pdf(rep: Report, path: Path) -> None:
                 plt.close(fig)
 
 
-def _text_summary(rep: Report, limit: int = 90) -> str:
-    """The report's sections as plain text lines (tables flattened), at most ``limit`` lines."""
+#: text lines on a PDF page
+PDF_LINES = 110
+
+
+def _text_lines(rep: Report) -> list[str]:
+    """The report's sections as plain text lines, tables in aligned columns."""
     import re
 
     lines: list[str] = []
@@ -968,13 +979,20 @@ def _text_summary(rep: Report, limit: int = 90) -> str:
             if isinstance(b, Chart):
                 lines.append(f"[figure] {b.title}")
                 continue
-            for row in re.findall(r"<tr>(.*?)</tr>", b) or [b]:
-                cells = re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row)
-                text = "  ".join(cells) if cells else re.sub(r"<[^>]+>", " ", row)
-                lines.append(html.unescape(re.sub(r"<[^>]+>", "", text)).strip()[:130])
-    if len(lines) > limit:
-        lines = lines[: limit - 1] + [f"… {len(lines) - limit + 1} more lines in the HTML report"]
-    return "\n".join(lines)
+            for table in re.findall(r"<table.*?</table>", b, re.S) or [b]:
+                rows = [
+                    [html.unescape(re.sub(r"<[^>]+>", "", c)) for c in cells]
+                    for r in re.findall(r"<tr>(.*?)</tr>", table)
+                    if (cells := re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r))
+                ]
+                if not rows:  # a paragraph
+                    lines.append(html.unescape(re.sub(r"<[^>]+>", " ", table)).strip()[:130])
+                    continue
+                widths = [max(len(r[i]) for r in rows if i < len(r)) for i in range(len(rows[0]))]
+                for r in rows:
+                    cells = [c.ljust(w) for c, w in zip(r, widths, strict=False)]
+                    lines.append("  ".join(cells).rstrip()[:130])
+    return lines
 
 
 __all__ = ["build", "render_html", "render_pdf", "Report", "ReportError", "Chart", "Section"]
