@@ -186,6 +186,21 @@ def test_default_output_is_beside_the_folder_and_not_overwritten(
     invoke(["report", str(run), "--no-progress", "--force"])
 
 
+def test_report_of_a_run_in_a_store_goes_beside_the_store(
+    inputs: dict[str, Path], tmp_path: Path
+) -> None:
+    import shutil
+
+    from tcpfair.store import Store
+
+    store = tmp_path / "st"
+    shutil.copytree(inputs["store"], store)
+    run_hash = Store(store, readonly=True).table()["run_hash"].iloc[0]
+    invoke(["report", str(store / "runs" / "sim" / run_hash), "--no-progress"])
+    assert (tmp_path / f"st-{run_hash}.html").is_file()
+    assert Store(store, readonly=True).check() == []  # nothing foreign in the store
+
+
 @pytest.mark.parametrize(
     "case,mentions",
     [

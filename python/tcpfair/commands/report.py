@@ -49,7 +49,7 @@ def report(
             f"{path}: not a folder; expected a run folder (summary.json) or a results store"
         )
     suffix = ".pdf" if pdf else ".html"
-    out = output if output is not None else path.resolve().with_name(path.resolve().name + suffix)
+    out = output if output is not None else default_output(path, suffix)
     if out.suffix.lower() != suffix:
         raise UserError(
             f"-o {out}: the file name must end in {suffix}" + ("" if pdf else " (or use --pdf)")
@@ -76,3 +76,14 @@ def report(
         raise UserError(str(e)) from None
     size = out.stat().st_size
     click.echo(f"report: {out} ({size / 1e6:.1f} MB)")
+
+
+def default_output(path: Path, suffix: str) -> Path:
+    """The report beside the folder (``results/demo`` -> ``results/demo.html``); for a run
+    inside a results store (``STORE/runs/<backend>/<hash>``) beside the store, as
+    ``STORE-<hash>.html``, since a store holds only what its catalog knows."""
+    d = path.resolve()
+    store = d.parent.parent.parent
+    if d.parent.parent.name == "runs" and (store / "catalog.sqlite").is_file():
+        return store.with_name(f"{store.name}-{d.name}{suffix}")
+    return d.with_name(d.name + suffix)
