@@ -99,6 +99,13 @@ def test_ecdf_by_hand() -> None:
     assert d[d["curve"] == "a"]["F"].tolist() == [0.5, 1.0]
 
 
+def test_flow_bars_take_the_algorithms_colour_unless_two_flows_share_one() -> None:
+    c = sf.flow_colours(["flow 1 (reno)", "flow 2 (cubic)"])
+    assert c == {"flow 1 (reno)": "#1f77b4", "flow 2 (cubic)": "#ff7f0e"}
+    c = sf.flow_colours(["flow 1 (reno)", "flow 2 (reno)"])
+    assert len(set(c.values())) == 2
+
+
 def test_an_algorithm_keeps_its_colour_and_others_do_not_take_it() -> None:
     c = sf.series_colours(["cubic", "flow 1", "reno", "flow 2"])
     assert c["cubic"] == sf.CCA_COLOURS["cubic"] and c["reno"] == sf.CCA_COLOURS["reno"]
@@ -158,6 +165,8 @@ def test_sweep_draws_box_bars_and_cdf_with_csv(kinds_store: Path) -> None:
         assert {f"{base}.png", f"{base}.csv"} <= names, names
     box = pd.read_csv(out / "jfi-box-flows.1.rtt.csv")
     assert len(box) == 4  # 2 points × 2 repeats, one row per run
+    bars = pd.read_csv(out / "throughput-bars-flows.1.rtt.csv")
+    assert list(dict.fromkeys(bars["flow"])) == ["flow 1 (reno)", "flow 2 (cubic)"]
 
 
 def test_sweep_cdf_pools_the_per_interval_throughputs_of_the_runs(kinds_store: Path) -> None:

@@ -564,7 +564,7 @@ def sweep_section(s: Any, name: str, be: str) -> tuple[Section, list[Callable[[P
             blocks += line_charts(agg, axes, m, x, by)
             blocks += box_charts(done, axes, m, x, by)
         if sf.flow_columns(done):
-            blocks += bars_charts(done, axes, x)
+            blocks += bars_charts(done, axes, x, sf.group_names(s, be, done, axes))
         figs.append(lambda d: sf.line_figure(agg, m0, x, d, by=by, formats=["png"], title=title))
         figs.append(lambda d: sf.box_figure(t, axes, m0, x, d, by=by, formats=["png"], title=title))
     return Section(f"Sweep {name} ({be})", blocks), figs
@@ -731,14 +731,16 @@ def box_charts(
     return out
 
 
-def bars_charts(t: pd.DataFrame, axes: list[str], x: str) -> list[str | Chart]:
-    data = sf.bars_data(t, axes, x)
+def bars_charts(
+    t: pd.DataFrame, axes: list[str], x: str, names: dict[int, str] | None = None
+) -> list[str | Chart]:
+    data = sf.bars_data(t, axes, x, names)
     out: list[str | Chart] = []
     for where in _facet_list(data, axes, [x]):
         part = sf._select(data, where)
         xs = [str(v) for v in sf.ordered_values(part[x].tolist())]
         flows = list(dict.fromkeys(part.sort_values("order")["flow"]))
-        colours = sf.series_colours(flows)
+        colours = sf.flow_colours(flows)
         traces = []
         for f in flows:
             p = part[part["flow"] == f]

@@ -675,7 +675,7 @@ def bars_figure(
         part = _select(data, where)
         xs = ordered_values(part[x].tolist())
         flows = list(dict.fromkeys(part.sort_values("order")["flow"]))
-        colours = series_colours([_cca_of(f) or f for f in flows])
+        colours = flow_colours(flows)
         fig, ax = plt.subplots(figsize=(min(10.0, max(6.0, 0.5 * len(xs) * len(flows) + 2)), 4.5))
         width = 0.8 / len(flows)
         for j, f in enumerate(flows):
@@ -688,7 +688,7 @@ def bars_figure(
                 width * 0.9,
                 yerr=np.where(np.isfinite(err), err, 0),
                 capsize=3,
-                color=colours[_cca_of(f) or f],
+                color=colours[f],
                 alpha=0.85,
                 label=legend_text(f),
             )
@@ -718,6 +718,42 @@ def bars_figure(
         base = Path(out) / f"throughput-bars-{_axis_file(x)}{_slug(where)}"
         paths += _save(fig, base, formats, csv)
     return paths
+
+
+def flow_colours(names: Sequence[str]) -> dict[str, str]:
+    """Colours of flow bars: the algorithm's (``"flow 2 (cubic)"`` is orange) when every flow
+    names a different algorithm, else one colour per flow, so bars stay apart."""
+    ccas = [_cca_of(n) for n in names]
+    if all(ccas) and len(set(ccas)) == len(ccas):
+        by_cca = series_colours(ccas)
+        return {n: by_cca[c] for n, c in zip(names, ccas, strict=True)}
+    return series_colours(list(names))
+
+
+def group_names(
+    store: Any, backend: str, table: pd.DataFrame, axes: Sequence[str]
+) -> dict[int, str]:
+    """Names of a sweep's flow groups, "flow 2 (cubic)", from the scenario of its first
+    finished run; the algorithm is left out of a flow whose algorithm is an axis."""
+    import json
+
+    done = done_runs(table)
+    if done.empty:
+        return {}
+    try:
+        summary = json.loads(
+            (store.run_dir(backend, done["run_hash"].iloc[0]) / "summary.json").read_text()
+        )
+        flows = summary["scenario"]["flows"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    out: dict[int, str] = {}
+    for f in flows:
+        g = int(f["group"])
+        if g not in out:
+            fixed = f"flows.{g}.cca" not in axes and f.get("cca")
+            out[g] = f"flow {g + 1}" + (f" ({f['cca']})" if fixed else "")
+    return out
 
 
 def _cca_of(name: str) -> str | None:

@@ -288,7 +288,10 @@ def _draw_per_flow(
     from .. import surfaces as sf
 
     if p.kind == "bars":
-        return sf.bars_figure(table, axes, p.x, out, formats, title=title, style=style)
+        names = sf.group_names(store, backend, table, axes)
+        return sf.bars_figure(
+            table, axes, p.x, out, formats, title=title, style=style, labels=names
+        )
     paths: list[Path] = []
     frames = sf.cdf_frames(store, backend, table, axes, p.metric, p.by)
     if not frames:
