@@ -560,6 +560,15 @@ def sweep_section(s: Any, name: str, be: str) -> tuple[Section, list[Callable[[P
             blocks += surface_charts(agg, axes, m, x, y)
         figs.append(lambda d: sf.surface_figure(agg, m0, x, y, d, formats=["png"], title=title))
     if x is not None:
+        others, facets = sf._facets(done, [x] + ([by] if by else []), axes=axes)
+        if len(facets) > MAX_FACETS:
+            blocks.append(
+                _para(
+                    f"{len(facets)} combinations of {', '.join(others)}: the charts below show "
+                    f"the first {MAX_FACETS}; tcpfair results STORE --plot METRIC --x AXIS "
+                    "draws every one"
+                )
+            )
         for m in mets:
             blocks += line_charts(agg, axes, m, x, by)
             blocks += box_charts(done, axes, m, x, by)
