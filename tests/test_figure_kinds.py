@@ -205,3 +205,10 @@ def test_cdf_of_a_table_the_runs_do_not_have(kinds_store: Path, tmp_path: Path) 
         cwd=tmp_path,
         code=None,
     )
+
+
+def test_a_facet_that_fixes_an_algorithm_names_the_flow_with_it() -> None:
+    part = pd.DataFrame({"flow": ["flow 1 (reno)", "flow 2"], "order": [0, 1]})
+    named = sf.with_facet_cca(part, {"flows.1.cca": "bbr"})
+    assert named["flow"].tolist() == ["flow 1 (reno)", "flow 2 (bbr)"]
+    assert sf.flow_colours(named["flow"].tolist())["flow 2 (bbr)"] == sf.CCA_COLOURS["bbr"]

@@ -746,7 +746,7 @@ def bars_charts(
     data = sf.bars_data(t, axes, x, names)
     out: list[str | Chart] = []
     for where in _facet_list(data, axes, [x]):
-        part = sf._select(data, where)
+        part = sf.with_facet_cca(sf._select(data, where), where)
         xs = [str(v) for v in sf.ordered_values(part[x].tolist())]
         flows = list(dict.fromkeys(part.sort_values("order")["flow"]))
         colours = sf.flow_colours(flows)

@@ -672,7 +672,7 @@ def bars_figure(
     _, facets = _facets(data, [x], axes=axes)
     paths: list[Path] = []
     for where in facets:
-        part = _select(data, where)
+        part = with_facet_cca(_select(data, where), where)
         xs = ordered_values(part[x].tolist())
         flows = list(dict.fromkeys(part.sort_values("order")["flow"]))
         colours = flow_colours(flows)
@@ -718,6 +718,16 @@ def bars_figure(
         base = Path(out) / f"throughput-bars-{_axis_file(x)}{_slug(where)}"
         paths += _save(fig, base, formats, csv)
     return paths
+
+
+def with_facet_cca(part: pd.DataFrame, where: dict[str, Any]) -> pd.DataFrame:
+    """Bars data of one facet with each flow named by its algorithm where the facet fixes it
+    (``flows.1.cca = bbr``: "flow 2" reads "flow 2 (bbr)")."""
+    names = [
+        f"{n} ({where[k]})" if (k := f"flows.{g}.cca") in where and "(" not in n else n
+        for n, g in zip(part["flow"], part["order"], strict=True)
+    ]
+    return part.assign(flow=names)
 
 
 def flow_colours(names: Sequence[str]) -> dict[str, str]:
