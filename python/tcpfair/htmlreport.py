@@ -255,8 +255,11 @@ def checks_html(r: RunResult) -> str:
         "warning": "run valid, with warnings",
         "invalid": "run INVALID: the numbers are not trustworthy",
     }[grade]
-    return f'<p class="grade-{grade}">{html.escape(verdict)}</p>' + table_html(
-        df, classes={"ok": "ok", "warning": "warn", "invalid": "bad"}
+    notes = (r.meta.get("kernel") or {}).get("notes") or []
+    return (
+        f'<p class="grade-{grade}">{html.escape(verdict)}</p>'
+        + table_html(df, classes={"ok": "ok", "warning": "warn", "invalid": "bad"})
+        + "".join(_para(f"note: {n}") for n in notes)
     )
 
 
