@@ -469,7 +469,7 @@ def store_report(root: Path, compare_with: Path | None, say: Progress) -> Report
         sec, figs = sweep_section(s, name, be)
         sections.append(sec)
         figures += figs
-    if other is not None:
+    if other is not None and compare_with is not None:
         say(f"comparing with {compare_with}")
         sections.append(compare_section(s, other, root, compare_with))
     total = sum(len(s.table(sweep=n, backend=b)) for n, b in pairs)
@@ -530,7 +530,7 @@ def choose_axes(t: pd.DataFrame, axes: list[str]) -> tuple[str | None, str | Non
     rest = [a for a in var if a != x]
     cca = [a for a in rest if a.endswith("cca")]
     small = [a for a in rest if t[a].nunique() <= 8]
-    by = (cca or small or [None])[0]
+    by: str | None = (cca or small)[0] if (cca or small) else None
     ys = [a for a in numeric if a != x]
     return x, by, (ys[0] if ys else None)
 
