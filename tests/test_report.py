@@ -211,6 +211,7 @@ def test_report_of_a_run_in_a_store_goes_beside_the_store(
         ("compare-run", ["--compare", "compares results stores"]),
         ("compare-not-store", ["--compare", "not a results store"]),
         ("missing-parent", ["-o", "does not exist"]),
+        ("empty-catalog", ["catalog.sqlite", "empty (0 bytes)"]),
     ],
 )
 def test_bad_report_inputs(
@@ -218,6 +219,8 @@ def test_bad_report_inputs(
 ) -> None:
     (tmp_path / "afile").write_text("x")
     (tmp_path / "empty").mkdir()
+    (tmp_path / "zero").mkdir()
+    (tmp_path / "zero" / "catalog.sqlite").write_bytes(b"")
     args = {
         "missing": ["report", str(tmp_path / "nope")],
         "file": ["report", str(tmp_path / "afile")],
@@ -232,6 +235,7 @@ def test_bad_report_inputs(
             "-o", str(tmp_path / "c.html"),
         ],
         "missing-parent": ["report", str(inputs["run"]), "-o", str(tmp_path / "no" / "r.html")],
+        "empty-catalog": ["report", str(tmp_path / "zero"), "-o", str(tmp_path / "z.html")],
     }[case]  # fmt: skip
     before = snapshot(tmp_path)
     fails_cleanly([*args, "--no-progress"], mentions=mentions)

@@ -455,7 +455,10 @@ def store_report(root: Path, compare_with: Path | None, say: Progress) -> Report
     if compare_with is not None:
         if not (compare_with / "catalog.sqlite").is_file():
             raise ReportError(f"--compare {compare_with}: not a results store (no catalog.sqlite)")
-        other = Store(compare_with, readonly=True)
+        try:
+            other = Store(compare_with, readonly=True)
+        except StoreError as e:
+            raise ReportError(f"--compare {compare_with}: {e}") from None
     pairs = s.sweeps()
     if not pairs:
         raise ReportError(f"{root}: the store holds no sweep yet")
@@ -471,7 +474,7 @@ def store_report(root: Path, compare_with: Path | None, say: Progress) -> Report
         figures += figs
     if other is not None and compare_with is not None:
         say(f"comparing with {compare_with}")
-        sections.append(compare_section(s, other, root, compare_with))
+        sections += compare_section(s, other, root, compare_with)
     total = sum(len(s.table(sweep=n, backend=b)) for n, b in pairs)
     sub = f"results store {root.name}: {len(pairs)} sweep(s), {total} runs"
     return Report(f"tcpfair report: {root.name}", sub, sections, figures)
@@ -819,11 +822,36 @@ def surface_charts(
     return out
 
 
-def compare_section(a: Any, b: Any, root_a: Path, root_b: Path) -> Section:
+def compare_pairs(a: Any, b: Any) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+    """Which sweeps to compare: each (sweep, backend) of A that B also has; else, when
+    each store holds one sweep, those two."""
+    pa, pb = a.sweeps(), b.sweeps()
+    same = [(p, p) for p in pa if p in pb]
+    if same:
+        return same
+    return [(pa[0], pb[0])] if len(pa) == 1 and len(pb) == 1 else []
+
+
+def compare_section(a: Any, b: Any, root_a: Path, root_b: Path) -> list[Section]:
+    """``tcpfair compare``'s results per pair of sweeps (``compare_pairs``), A = ``a``."""
+    pairs = compare_pairs(a, b)
+    if not pairs:
+        have = ", ".join(f"{n} ({be})" for n, be in b.sweeps())
+        return [
+            Section(
+                f"Comparison with {root_b.name}",
+                [_para(f"no sweep of {root_b.name} ({have}) matches one of {root_a.name} by name")],
+            )
+        ]
+    return [_compare_one(a, b, pa, pb, root_a, root_b) for pa, pb in pairs]
+
+
+def _compare_one(
+    a: Any, b: Any, pa: tuple[str, str], pb: tuple[str, str], root_a: Path, root_b: Path
+) -> Section:
     from .compare import compare, summary_lines
 
-    na, ba = a.select()
-    nb, bb = b.select()
+    (na, ba), (nb, bb) = pa, pb
     ta, tb = a.table(sweep=na, backend=ba), b.table(sweep=nb, backend=bb)
     la, lb = f"{root_a.name}:{na}/{ba}", f"{root_b.name}:{nb}/{bb}"
     blocks: list[str | Chart] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -74,6 +75,12 @@ def report(
             )
     except hr.ReportError as e:
         raise UserError(str(e)) from None
+    except Exception as e:
+        # a damaged store fails in its reader (StoreError, imported with the store)
+        store = sys.modules.get("tcpfair.store")
+        if store is not None and isinstance(e, store.StoreError):
+            raise UserError(str(e)) from None
+        raise
     size = out.stat().st_size
     click.echo(f"report: {out} ({size / 1e6:.1f} MB)")
 
