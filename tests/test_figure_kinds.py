@@ -212,3 +212,29 @@ def test_a_facet_that_fixes_an_algorithm_names_the_flow_with_it() -> None:
     named = sf.with_facet_cca(part, {"flows.1.cca": "bbr"})
     assert named["flow"].tolist() == ["flow 1 (reno)", "flow 2 (bbr)"]
     assert sf.flow_colours(named["flow"].tolist())["flow 2 (bbr)"] == sf.CCA_COLOURS["bbr"]
+
+
+def test_fct_cdf_reads_the_short_flows_table(kinds_store: Path, tmp_path: Path) -> None:
+    """A run with a short-flows table (written here, as issue 10's runs write it): the CDF
+    values are its completed flows' FCTs in ms; a run without one has none."""
+    import shutil
+
+    from tcpfair.store import Store
+
+    s = Store(kinds_store, readonly=True)
+    run = tmp_path / "run"
+    shutil.copytree(s.run_dir("sim", s.table()["run_hash"].iloc[0]), run)
+    assert sf.run_cdf_values(None, "fct", run) is None
+    pd.DataFrame(
+        {
+            "label": ["web", "web", "web"],
+            "cca": ["cubic"] * 3,
+            "fct_s": [0.030, float("nan"), 0.010],
+        }
+    ).to_parquet(run / "short_flows.parquet")
+    v = sf.run_cdf_values(None, "fct", run)
+    assert v is not None
+    d = sf.cdf_data(v)
+    assert d["value"].tolist() == pytest.approx([10.0, 30.0])
+    assert d["F"].tolist() == [0.5, 1.0]
+    assert sf.curve_styles(v) == {"web": (sf.CCA_COLOURS["cubic"], 0)}

@@ -256,3 +256,18 @@ def test_text_in_tables_is_escaped() -> None:
     out = hr.table_html(df)
     assert "<script>" not in out and "&lt;script&gt;" in out
     assert "</" not in hr.script_json({"t": "</script>"}).replace("<\\/", "")
+
+
+def test_run_with_short_flows_has_an_fct_cdf(inputs: dict[str, Path], tmp_path: Path) -> None:
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(inputs["run"], run)
+    pd.DataFrame({"label": ["web"] * 2, "cca": ["reno"] * 2, "fct_s": [0.02, 0.04]}).to_parquet(
+        run / "short_flows.parquet"
+    )
+    text = hr.render_html(hr.build(run))
+    assert "CDF of flow completion times" in text
+    fct = charts_of(text)[-1]
+    assert fct["data"][0]["x"] == pytest.approx([20.0, 40.0])
+    assert fct["data"][0]["line"]["color"] == "#1f77b4"  # reno's colour

@@ -188,7 +188,7 @@ def run_report(d: Path, say: Progress) -> Report:
         Section("Validity checks", [checks_html(r)]),
         Section("Flows", flow_tables(r)),
         Section("Over time", run_charts(r, invalid)),
-        Section("Per flow", [bars_chart_run(r), cdf_chart(r)]),
+        Section("Per flow", [bars_chart_run(r), cdf_chart(r), *fct_chart(r, d)]),
         Section("Scenario (resolved)", [scenario_html(sc)] if sc else [_para("not recorded")]),
     ]
     lo, hi = r.default_window()
@@ -418,6 +418,14 @@ def cdf_chart(r: RunResult) -> Chart:
     values = sf.run_cdf_values(r, "throughput")
     assert values is not None
     return cdf_from_values(values, sf.cdf_xlabel("throughput"), "CDF of per-interval throughput")
+
+
+def fct_chart(r: RunResult, d: Path) -> list[str | Chart]:
+    """The CDF of the short flows' completion times, when the run has a short-flows table."""
+    values = sf.run_cdf_values(r, "fct", d)
+    if values is None or not np.isfinite(values["value"]).any():
+        return []
+    return [cdf_from_values(values, sf.cdf_xlabel("fct"), "CDF of flow completion times")]
 
 
 def cdf_from_values(values: pd.DataFrame, xlabel: str, title: str) -> Chart:

@@ -860,9 +860,10 @@ def cdf_figure(
 
 
 def run_cdf_values(result: Any, metric: str, run_dir: Path | None = None) -> pd.DataFrame | None:
-    """``curve`` (the flow's label) and ``value`` of one run for a CDF: ``throughput`` — the
-    per-interval throughput of each flow in the measurement window (Mbit/s); a ``RUN_TABLES``
-    metric — that table's column, None when the run has no such table."""
+    """``curve`` (the flow's label), ``value`` and ``cca`` of one run for a CDF:
+    ``throughput`` — the per-interval throughput of each flow in the measurement window
+    (Mbit/s); a ``RUN_TABLES`` metric — that table's column (``fct``: NaN for a flow that did
+    not complete, which a CDF leaves out), None when the run has no such table."""
     if metric == "throughput":
         it = result.interval_throughputs()
         f = result.flows.set_index("flow")
@@ -884,7 +885,10 @@ def run_cdf_values(result: Any, metric: str, run_dir: Path | None = None) -> pd.
     if column not in t.columns:
         return None
     label = t["label"].astype(str) if "label" in t.columns else pd.Series("flows", index=t.index)
-    return pd.DataFrame({"curve": label.to_numpy(), "value": t[column].to_numpy(float) * scale})
+    out = pd.DataFrame({"curve": label.to_numpy(), "value": t[column].to_numpy(float) * scale})
+    if "cca" in t.columns:
+        out["cca"] = t["cca"].astype(str).to_numpy()
+    return out
 
 
 def cdf_xlabel(metric: str) -> str:
