@@ -271,3 +271,20 @@ def test_run_with_short_flows_has_an_fct_cdf(inputs: dict[str, Path], tmp_path: 
     fct = charts_of(text)[-1]
     assert fct["data"][0]["x"] == pytest.approx([20.0, 40.0])
     assert fct["data"][0]["line"]["color"] == "#1f77b4"  # reno's colour
+
+
+def test_csv_links_hold_the_charts_data(inputs: dict[str, Path]) -> None:
+    import base64
+    import io
+
+    text = hr.render_html(hr.build(inputs["run"]))
+    links = re.findall(r'href="data:text/csv;charset=utf-8;base64,([^"]+)"', text)
+    assert len(links) == 3
+    run_csv = pd.read_csv(io.StringIO(base64.b64decode(links[0]).decode()))
+    assert list(run_csv.columns) == ["panel", "series", "t_s", "value"]
+    from tcpfair.plots import run_panel_data
+    from tcpfair.result import RunResult
+
+    expected = run_panel_data(RunResult.load(inputs["run"]))
+    assert len(run_csv) == len(expected)
+    assert run_csv["value"].to_numpy() == pytest.approx(expected["value"].to_numpy(float))

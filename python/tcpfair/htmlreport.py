@@ -10,11 +10,11 @@ the file is opened. The page is built from ``Section``s of HTML blocks and ``Cha
 
 from __future__ import annotations
 
+import base64
 import csv
 import html
 import json
 import math
-import urllib.parse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -916,8 +916,8 @@ def script_json(x: Any) -> str:
 def csv_link(chart: Chart, i: int) -> str:
     if chart.table is None:
         return ""
-    text = chart.table.to_csv(index=False)
-    href = "data:text/csv;charset=utf-8," + urllib.parse.quote(text)
+    data = base64.b64encode(chart.table.to_csv(index=False).encode("utf-8")).decode("ascii")
+    href = "data:text/csv;charset=utf-8;base64," + data  # a third over the CSV's size
     return (
         f'<a class="csv" download="{html.escape(chart.name)}-{i}.csv" href="{href}">data (CSV)</a>'
     )
