@@ -288,3 +288,18 @@ def test_csv_links_hold_the_charts_data(inputs: dict[str, Path]) -> None:
     expected = run_panel_data(RunResult.load(inputs["run"]))
     assert len(run_csv) == len(expected)
     assert run_csv["value"].to_numpy() == pytest.approx(expected["value"].to_numpy(float))
+
+
+def test_progress_lines_name_each_sweep(inputs: dict[str, Path], tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from tcpfair.cli import cli
+
+    out = tmp_path / "p.html"
+    r = CliRunner().invoke(cli, ["report", str(inputs["store"]), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "report: sweep report-sweep (sim): 1 of 1" in r.stderr
+    assert r.stdout.strip() == f"report: {out} ({out.stat().st_size / 1e6:.1f} MB)"
+    r = CliRunner().invoke(cli, ["report", str(inputs["store"]), "-o", str(out), "--force",
+                                 "--no-progress"])  # fmt: skip
+    assert r.exit_code == 0 and r.stderr == ""
