@@ -66,9 +66,6 @@ class Report:
     #: matplotlib figures for the PDF: callables drawing into a folder, returning PNG paths
     figures: list[Callable[[Path], list[Path]]] = field(default_factory=list)
 
-    def charts(self) -> list[Chart]:
-        return [b for s in self.sections for b in s.blocks if isinstance(b, Chart)]
-
 
 # --------------------------------------------------------------------------- entry point
 def build(path: Path, compare_with: Path | None = None, progress: Progress | None = None) -> Report:
