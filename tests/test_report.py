@@ -303,3 +303,20 @@ def test_progress_lines_name_each_sweep(inputs: dict[str, Path], tmp_path: Path)
     r = CliRunner().invoke(cli, ["report", str(inputs["store"]), "-o", str(out), "--force",
                                  "--no-progress"])  # fmt: skip
     assert r.exit_code == 0 and r.stderr == ""
+
+
+def test_default_chart_axes() -> None:
+    """x: the first numeric axis; one line per algorithm; y: the next numeric axis; an axis
+    that moves with another (a zip partner) or does not vary is not chosen."""
+    t = pd.DataFrame(
+        {
+            "flows.1.cca": ["reno", "cubic"] * 4,
+            "flows.1.rtt": ["20ms", "20ms", "80ms", "80ms"] * 2,
+            "flows.0.rtt": ["20ms", "20ms", "80ms", "80ms"] * 2,  # zipped with flows.1.rtt
+            "bottleneck.buffer": ["1bdp"] * 4 + ["2bdp"] * 4,
+            "seed": [1] * 8,
+        }
+    )
+    axes = list(t.columns)
+    assert hr.choose_axes(t, axes) == ("flows.1.rtt", "flows.1.cca", "bottleneck.buffer")
+    assert hr.choose_axes(t[["seed"]], ["seed"]) == (None, None, None)
