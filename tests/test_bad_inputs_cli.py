@@ -25,6 +25,10 @@ SCENARIO = str(ROOT / "scenarios" / "lab10-reno-vs-reno.toml")
         (["nosuch"], ["No such command 'nosuch'"]),
         (["fairness", "--from", "x", "a.json"], ["tcpfair fairness", "--from"]),
         (["compare", "{tmp}/a", "{tmp}/b"], ["tcpfair compare", "does not exist"]),
+        (["report"], ["tcpfair report", "Missing argument 'RUN_DIR|STORE'"]),
+        (["report", "{tmp}/nothing"], ["{tmp}/nothing", "not a folder"]),
+        (["report", "{tmp}", "-o", "{tmp}/r.html"], ["{tmp}", "neither a run folder"]),
+        (["report", "{tmp}", "--pdf", "-o", "{tmp}/r.html"], ["-o", "{tmp}/r.html", ".pdf"]),
     ],
     ids=[
         "sweep-file-is-a-directory",
@@ -37,6 +41,10 @@ SCENARIO = str(ROOT / "scenarios" / "lab10-reno-vs-reno.toml")
         "unknown-command",
         "fairness-from-not-a-number",
         "compare-missing-stores",
+        "report-missing-path",
+        "report-path-not-a-folder",
+        "report-neither-run-nor-store",
+        "report-pdf-with-html-name",
     ],
 )
 def test_usage_errors_are_one_line(args: list[str], mentions: list[str], tmp_path: Path) -> None:

@@ -242,6 +242,27 @@ SWEEP_CASES: dict[str, tuple[str, list[str]]] = {
         '[[plots]]\nkind = "pie"\nmetric = "jfi"\nx = "flows.1.rtt"\n',
         ["plots.0.kind", "surface, line"],
     ),
+    "plots-cdf-with-x": (
+        '[[plots]]\nkind = "cdf"\nmetric = "throughput"\nx = "flows.1.rtt"\n',
+        ["plots.0.x", "a cdf has the metric on its x axis", "by = AXIS"],
+    ),
+    "plots-cdf-unknown-metric": (
+        '[[plots]]\nkind = "cdf"\nmetric = "jfi"\n',
+        ["plots.0.metric", "throughput, fct", "'jfi'"],
+    ),
+    "plots-bars-not-throughput": (
+        '[[plots]]\nkind = "bars"\nmetric = "jfi"\nx = "flows.1.rtt"\n',
+        ["plots.0.metric", "'throughput'", "'jfi'"],
+    ),
+    "plots-bars-with-by": (
+        '[[plots]]\nkind = "bars"\nmetric = "throughput"\nx = "flows.1.rtt"\n'
+        'by = "bottleneck.buffer"\n',
+        ["plots.0.by", "one bar per flow"],
+    ),
+    "plots-box-without-x": (
+        '[[plots]]\nkind = "box"\nmetric = "jfi"\n',
+        ["plots.0.x", "required"],
+    ),
 }
 
 

@@ -66,6 +66,8 @@ CASES = {
         "gif",
     ),
     "results-missing-store": (lambda t: ["results", str(t / "nostore")], 2, "nostore"),
+    "report-help": (lambda t: ["report", "--help"], 0, "RUN_DIR|STORE"),
+    "report-missing-path": (lambda t: ["report", str(t / "nothing")], 2, "not a folder"),
 }
 
 

@@ -21,6 +21,7 @@ COMMANDS = {
     "bench": "tcpfair.commands.bench:bench",
     "doctor": "tcpfair.commands.doctor:doctor",
     "repro": "tcpfair.commands.repro:repro",
+    "report": "tcpfair.commands.report:report",
 }
 
 HELP = {
@@ -33,6 +34,7 @@ HELP = {
     "bench": "Simulator speed on the standard scenarios.",
     "doctor": "What this machine can run; --cleanup removes leftovers of crashed runs.",
     "repro": "Run a source study; its published numbers beside ours, with verdicts.",
+    "report": "One self-contained HTML report (or --pdf) of a run or a results store.",
 }
 
 

@@ -75,7 +75,7 @@ _SWEEP_KEYS = {
     "backend",
     "plots",
 }
-_PLOT_KINDS = ("surface", "line")
+_PLOT_KINDS = ("surface", "line", "box", "bars", "cdf")
 
 
 class SweepError(ValueError):
@@ -556,15 +556,14 @@ def _load_plots(
             v = p.get(k)
             if v is not None and v not in axes and f"axes.{v}" not in broken:
                 problems.append((f"{where}.{k}", f"{v!r} is not an axis; axes: {', '.join(axes)}"))
-        if p.get("x") is None:
-            problems.append((f"{where}.x", "required: the axis on the x axis"))
+        _check_kind_keys(p, where, problems)
         if kind == "surface" and p.get("y") is None:
             problems.append((f"{where}.y", "a surface needs a y axis"))
         out.append(
             Plot(
                 kind=str(kind),
                 metric=str(p.get("metric")),
-                x=str(p.get("x")),
+                x=str(p.get("x")) if p.get("x") is not None else "",
                 y=p.get("y"),
                 by=p.get("by"),
                 title=p.get("title") if isinstance(p.get("title"), str) else None,
@@ -575,6 +574,37 @@ def _load_plots(
             )
         )
     return out
+
+
+def _check_kind_keys(p: dict[str, Any], where: str, problems: list[tuple[str, str]]) -> None:
+    """What each kind needs: ``x`` (all but ``cdf``, whose x axis is the metric itself), the
+    metrics ``bars`` (per-flow ``throughput``) and ``cdf`` (``throughput``, ``fct``) draw."""
+    from .surfaces import CDF_METRICS
+
+    kind, metric = p.get("kind"), p.get("metric")
+    if kind == "cdf":
+        if p.get("x") is not None:
+            problems.append(
+                (
+                    f"{where}.x",
+                    "a cdf has the metric on its x axis; use by = AXIS for one curve "
+                    "per value of an axis",
+                )
+            )
+        if isinstance(metric, str) and metric not in CDF_METRICS:
+            problems.append(
+                (f"{where}.metric", f"a cdf draws one of {', '.join(CDF_METRICS)} (got {metric!r})")
+            )
+        return
+    if p.get("x") is None:
+        problems.append((f"{where}.x", "required: the axis on the x axis"))
+    if kind == "bars":
+        if isinstance(metric, str) and metric != "throughput":
+            problems.append(
+                (f"{where}.metric", f"bars draw each flow's 'throughput' (got {metric!r})")
+            )
+        if p.get("by") is not None:
+            problems.append((f"{where}.by", "bars have one bar per flow; by is not allowed"))
 
 
 def _check_plot_style(

@@ -241,7 +241,7 @@ def _draw(
     store: Any, sweep: str, backend: str, plots: list[Any], out: Path, formats: list[str]
 ) -> list[Path]:
     from ..aggregate import aggregate
-    from ..surfaces import PlotStyle, line_figure, surface_figure
+    from ..surfaces import PlotStyle, box_figure, line_figure, surface_figure
 
     table = store.table(sweep=sweep, backend=backend)
     axes = store.sweep_axes(sweep, backend)
@@ -250,18 +250,67 @@ def _draw(
         return []
     paths: list[Path] = []
     for p in plots:
+        title = f"{sweep} ({backend})"
+        style = PlotStyle(p.title, p.xlabel, p.ylabel, p.log_x, p.log_y)
+        if p.kind in ("bars", "cdf"):
+            paths += _draw_per_flow(store, backend, table, axes, p, out, formats, title, style)
+            continue
         if p.metric not in set(agg["metric"]):
             raise UserError(
                 f"plots: unknown metric {p.metric!r}; metrics: {', '.join(dict.fromkeys(agg['metric']))}"
             )
-        title = f"{sweep} ({backend})"
-        style = PlotStyle(p.title, p.xlabel, p.ylabel, p.log_x, p.log_y)
-        if p.kind == "surface":
+        if p.kind == "box":
+            paths += box_figure(
+                table, axes, p.metric, p.x, out, by=p.by, formats=formats, title=title, style=style
+            )
+        elif p.kind == "surface":
             paths += surface_figure(agg, p.metric, p.x, p.y, out, formats, title=title, style=style)
         else:
             paths += line_figure(
                 agg, p.metric, p.x, out, by=p.by, formats=formats, title=title, style=style
             )
+    return paths
+
+
+def _draw_per_flow(
+    store: Any,
+    backend: str,
+    table: Any,
+    axes: list[str],
+    p: Any,
+    out: Path,
+    formats: list[str],
+    title: str,
+    style: Any,
+) -> list[Path]:
+    """``bars`` (per-flow throughput over the repeats) and ``cdf`` (values of the runs'
+    samples or per-run tables, pooled over the repeats of a point) figures."""
+    from .. import surfaces as sf
+
+    if p.kind == "bars":
+        names = sf.group_names(store, backend, table, axes)
+        return sf.bars_figure(
+            table, axes, p.x, out, formats, title=title, style=style, labels=names
+        )
+    paths: list[Path] = []
+    frames = sf.cdf_frames(store, backend, table, axes, p.metric, p.by)
+    if not frames:
+        raise UserError(
+            f"plots: no run has values for a cdf of {p.metric!r}"
+            + (f" (a {sf.RUN_TABLES[p.metric][0]} table)" if p.metric in sf.RUN_TABLES else "")
+        )
+    for where, values in frames:
+        slug = sf._slug(where)
+        paths += sf.cdf_figure(
+            values,
+            out / f"{p.metric}-cdf{slug}",
+            sf.cdf_xlabel(p.metric),
+            formats,
+            title=" ".join(
+                s for s in (title, ", ".join(f"{k}={v}" for k, v in where.items())) if s
+            ),
+            style=style,
+        )
     return paths
 
 
