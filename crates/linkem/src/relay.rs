@@ -1,6 +1,7 @@
-//! The AF_PACKET relay: frames arriving on interface `a` leave on `b` (data direction) and
-//! vice versa (ACK direction), each after its class's delay, the optional user-space
-//! bottleneck and loss. Stats are printed as one JSON object per line on stdout.
+//! The AF_PACKET relay: frames arriving on interface `a` leave on `b` (forward data) and
+//! vice versa (their ACKs, and reverse-direction data), each after its class's delay, the
+//! direction's optional user-space bottleneck (`queue` / `rev_queue`) and loss (`loss` /
+//! `rev_loss`). Stats are printed as one JSON object per line on stdout.
 
 use std::io::{self, Write};
 use std::sync::Mutex;
@@ -349,9 +350,15 @@ pub fn run(cfg: &Config) -> io::Result<()> {
     let mut rev_delays: Vec<i64> = cfg.classes.iter().map(|c| c.rev_delay_ns).collect();
     fwd_delays.push(0);
     rev_delays.push(0);
-    // a → b carries data: loss and the bottleneck act there. b → a carries ACKs.
+    // a → b carries the forward data; b → a their ACKs and, with a reverse queue, the
+    // reverse flows' data: each direction has its own bottleneck and loss.
     let data = Link::new(fwd_delays, cfg.loss, cfg.seed, cfg.queue.as_ref());
-    let acks = Link::new(rev_delays, 0.0, cfg.seed.wrapping_add(1), None);
+    let acks = Link::new(
+        rev_delays,
+        cfg.rev_loss,
+        cfg.seed.wrapping_add(1),
+        cfg.rev_queue.as_ref(),
+    );
     let shared = [
         Mutex::new(DirSnapshot::default()),
         Mutex::new(DirSnapshot::default()),
