@@ -15,6 +15,7 @@ import json
 import math
 import re
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -43,6 +44,7 @@ __all__ = [
     "CCAS",
     "NS2_CCAS",
     "STACKS",
+    "DIRECTIONS",
     "LINUX_RMEM",
     "LINUX_WMEM",
 ]
@@ -74,6 +76,10 @@ NS2_CCAS: dict[str, tuple[str, ...]] = {
 #: Largest ``cwnd_clamp`` (ns-2's ``window_``) under ``stack = "ns2"``: Vegas keeps a slot
 #: per packet of the window (crates/sim/src/ns2/mod.rs ``MAX_WINDOW``).
 NS2_MAX_WINDOW = 1 << 20
+
+#: Which way a flow's data goes: from the sender side to the receiver side across the
+#: forward bottleneck (the default), or back across the reverse one (docs/scenario.md).
+DIRECTIONS: tuple[str, ...] = ("forward", "reverse")
 
 #: Linux defaults for the maximum of net.ipv4.tcp_rmem / tcp_wmem (bytes).
 LINUX_RMEM = 6291456
@@ -275,14 +281,28 @@ def _aqm(v: Any) -> Any:
     return v
 
 
+AqmSpec = Annotated[DropTail | Red, BeforeValidator(_aqm), Field(discriminator="kind")]
+BufferSpec = Annotated[units.Buffer, BeforeValidator(_buffer)]
+
+
+class ReverseBottleneck(_Strict):
+    """``[bottleneck.reverse]``: the bottleneck from the receiver side back to the sender
+    side. Every key left out takes the forward bottleneck's value (a symmetric tbf on both
+    router ports); the MTU is the forward one's."""
+
+    rate: Rate | None = None
+    buffer: BufferSpec | None = None
+    aqm: Annotated[AqmSpec | None, BeforeValidator(_aqm)] = None
+    loss: float | None = Field(None, ge=0, lt=1)
+
+
 class Bottleneck(_Strict):
     rate: Rate
-    buffer: Annotated[units.Buffer, BeforeValidator(_buffer)] = units.Buffer("bdp", 1.0)
-    aqm: Annotated[DropTail | Red, BeforeValidator(_aqm), Field(discriminator="kind")] = DropTail(
-        kind="droptail"
-    )
+    buffer: BufferSpec = units.Buffer("bdp", 1.0)
+    aqm: AqmSpec = DropTail(kind="droptail")
     loss: float = Field(0.0, ge=0, lt=1)
     mtu: Size = 1500
+    reverse: ReverseBottleneck | None = None
 
     @field_validator("mtu")
     @classmethod
@@ -315,6 +335,7 @@ class Flow(_Strict):
     exact_base_rtt: bool = False
     delack: bool = False
     gso: bool = False
+    direction: str = "forward"
 
     @field_validator("cca")
     @classmethod
@@ -348,6 +369,13 @@ class Flow(_Strict):
                     f'{key} is not supported under stack "ns2" (its FTP source is greedy); '
                     f'remove {key} or use stack = "linux"'
                 )
+        return v
+
+    @field_validator("direction", mode="before")
+    @classmethod
+    def _direction(cls, v: Any) -> Any:
+        if not isinstance(v, str) or v not in DIRECTIONS:
+            raise ValueError(f"unknown direction; allowed: {', '.join(DIRECTIONS)}")
         return v
 
     @field_validator("delta")
@@ -450,6 +478,44 @@ class Measure(_Strict):
     flows: Annotated[list[str] | None, BeforeValidator(_labels)] = None
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
+
+
+def _resolved_aqm(aqm: DropTail | Red) -> dict[str, Any]:
+    if isinstance(aqm, Red):
+        return {
+            "kind": "red",
+            "min_th": float(aqm.min_th.value),
+            "max_th": float(aqm.max_th.value),
+            "max_p": aqm.max_p,
+            "wq": aqm.wq,
+            "bytes": aqm.min_th.kind == "bytes",
+            "gentle": aqm.gentle,
+        }
+    return {"kind": "droptail"}
+
+
+@dataclass(frozen=True)
+class LinkParams:
+    """One bottleneck in resolved units: exactly one of ``buffer_bytes``/``buffer_pkts`` is
+    set. ``Scenario.reverse_link()`` gives the reverse one."""
+
+    rate_bps: int
+    buffer_bytes: int | None
+    buffer_pkts: int | None
+    aqm: DropTail | Red
+    loss: float
+    mtu_bytes: int
+
+    def resolved(self) -> dict[str, Any]:
+        """The ``bottleneck.reverse`` table of the resolved form (the MTU is the forward
+        one's, so it is not repeated)."""
+        return {
+            "rate_bps": self.rate_bps,
+            "buffer_bytes": self.buffer_bytes,
+            "buffer_pkts": self.buffer_pkts,
+            "aqm": _resolved_aqm(self.aqm),
+            "loss": self.loss,
+        }
 
 
 class Scenario(_Strict):
@@ -558,6 +624,36 @@ class Scenario(_Strict):
         b = self.bottleneck
         return b.buffer.resolve(b.rate, self.mean_rtt_ns, b.mtu)
 
+    @property
+    def has_reverse(self) -> bool:
+        """Whether the run has a reverse bottleneck: some flow is reverse or
+        ``[bottleneck.reverse]`` is given. Without one, ACKs return without queue or loss."""
+        return self.bottleneck.reverse is not None or any(
+            f.direction == "reverse" for f in self.flows
+        )
+
+    def reverse_bottleneck(self) -> Bottleneck | None:
+        """The reverse bottleneck in effect (each key of ``[bottleneck.reverse]`` left out
+        takes the forward value; same MTU), or None when the run has none."""
+        if not self.has_reverse:
+            return None
+        b = self.bottleneck
+        r = b.reverse or ReverseBottleneck()
+        given = {k: getattr(r, k) for k in ("rate", "buffer", "aqm", "loss")}
+        return b.model_copy(
+            update={k: v for k, v in given.items() if v is not None} | {"reverse": None}
+        )
+
+    def reverse_link(self) -> LinkParams | None:
+        """The reverse bottleneck in resolved units (a ``bdp`` buffer: its rate × the same
+        mean RTT as the forward one), or None when the run has none. The kernel backend
+        builds its reverse port from this, the simulator from the resolved form."""
+        rb = self.reverse_bottleneck()
+        if rb is None:
+            return None
+        buf_bytes, buf_pkts = rb.buffer.resolve(rb.rate, self.mean_rtt_ns, rb.mtu)
+        return LinkParams(rb.rate, buf_bytes, buf_pkts, rb.aqm, rb.loss, rb.mtu)
+
     def connections(self) -> list[dict[str, Any]]:
         """One entry per TCP connection (streams expanded), in the simulator's units."""
         out: list[dict[str, Any]] = []
@@ -593,6 +689,8 @@ class Scenario(_Strict):
                     out[-1]["delack"] = True
                 if f.gso:
                     out[-1]["gso"] = True
+                if f.direction != "forward":
+                    out[-1]["direction"] = f.direction
         return out
 
     def group_label(self, g: int) -> str:
@@ -603,18 +701,6 @@ class Scenario(_Strict):
         """Canonical resolved scenario: integer SI units, streams expanded. JSON-serialisable."""
         b = self.bottleneck
         buf_bytes, buf_pkts = self.buffer_limits()
-        if isinstance(b.aqm, Red):
-            aqm: dict[str, Any] = {
-                "kind": "red",
-                "min_th": float(b.aqm.min_th.value),
-                "max_th": float(b.aqm.max_th.value),
-                "max_p": b.aqm.max_p,
-                "wq": b.aqm.wq,
-                "bytes": b.aqm.min_th.kind == "bytes",
-                "gentle": b.aqm.gentle,
-            }
-        else:
-            aqm = {"kind": "droptail"}
         out = {
             "name": self.name,
             "duration_ns": self.duration,
@@ -623,7 +709,7 @@ class Scenario(_Strict):
                 "rate_bps": b.rate,
                 "buffer_bytes": buf_bytes,
                 "buffer_pkts": buf_pkts,
-                "aqm": aqm,
+                "aqm": _resolved_aqm(b.aqm),
                 "loss": b.loss,
                 "mtu_bytes": b.mtu,
             },
@@ -634,6 +720,9 @@ class Scenario(_Strict):
                 "to_ns": self.window_end,
             },
         }
+        rev = self.reverse_link()
+        if rev is not None:  # present only when used (earlier scenarios keep their hash)
+            out["bottleneck"]["reverse"] = rev.resolved()
         # added in session 3, present only when used (earlier scenarios keep their hash)
         dists = self.distributions()
         if dists:
@@ -681,17 +770,19 @@ def _as_written(s: Scenario) -> dict[str, Any]:
             b.kind
         ]
 
-    b = s.bottleneck
-    aqm: Any = "droptail"
-    if isinstance(b.aqm, Red):
-        aqm = {
+    def aqm(a: DropTail | Red) -> Any:
+        if not isinstance(a, Red):
+            return "droptail"
+        return {
             "kind": "red",
-            "min_th": buf(b.aqm.min_th),
-            "max_th": buf(b.aqm.max_th),
-            "max_p": b.aqm.max_p,
-            "wq": b.aqm.wq,
-            "gentle": b.aqm.gentle,
+            "min_th": buf(a.min_th),
+            "max_th": buf(a.max_th),
+            "max_p": a.max_p,
+            "wq": a.wq,
+            "gentle": a.gentle,
         }
+
+    b = s.bottleneck
     flows = []
     for f in s.flows:
         d: dict[str, Any] = {
@@ -714,6 +805,8 @@ def _as_written(s: Scenario) -> dict[str, Any]:
             d["delack"] = True
         if f.gso:
             d["gso"] = True
+        if f.direction != "forward":
+            d["direction"] = f.direction
         for k in ("stop",):
             if getattr(f, k) is not None:
                 d[k] = f"{getattr(f, k)}ns"
@@ -725,17 +818,30 @@ def _as_written(s: Scenario) -> dict[str, Any]:
             if getattr(f, k) is not None:
                 d[k] = getattr(f, k)
         flows.append(d)
+    bottleneck: dict[str, Any] = {
+        "rate": f"{b.rate}bit",
+        "buffer": buf(b.buffer),
+        "aqm": aqm(b.aqm),
+        "loss": b.loss,
+        "mtu": f"{b.mtu}B",
+    }
+    if b.reverse is not None:
+        r = b.reverse
+        bottleneck["reverse"] = {
+            k: v
+            for k, v in (
+                ("rate", None if r.rate is None else f"{r.rate}bit"),
+                ("buffer", None if r.buffer is None else buf(r.buffer)),
+                ("aqm", None if r.aqm is None else aqm(r.aqm)),
+                ("loss", r.loss),
+            )
+            if v is not None
+        }
     return {
         "name": s.name,
         "duration": f"{s.duration}ns",
         "seed": s.seed,
-        "bottleneck": {
-            "rate": f"{b.rate}bit",
-            "buffer": buf(b.buffer),
-            "aqm": aqm,
-            "loss": b.loss,
-            "mtu": f"{b.mtu}B",
-        },
+        "bottleneck": bottleneck,
         "flows": flows,
         "measure": {
             "interval": f"{s.measure.interval}ns",
@@ -777,6 +883,8 @@ def _message(err: dict[str, Any]) -> str:
         return "unknown key"
     if t == "missing":
         return "required key is missing"
+    if t in ("model_type", "model_attributes_type", "dict_type"):
+        return "expected a table of keys"
     msg = str(err["msg"])
     for prefix in ("Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):
@@ -834,6 +942,7 @@ def _derived_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
         )
     if isinstance(b.aqm, Red):
         problems += _red_within_buffer(b.aqm, buf_bytes, buf_pkts, b.mtu, data)
+    problems += _reverse_limits(sc, data)
     m = sc.measure
     if sc.window_end - m.from_ < m.interval:
         problems.append(
@@ -864,16 +973,48 @@ def _derived_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
     return problems
 
 
+def _reverse_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, str]]:
+    """The reverse bottleneck's resolved buffer and RED thresholds, checked as the forward
+    ones are; an inherited value is named by the key it comes from."""
+    rev = sc.reverse_link()
+    if rev is None:
+        return []
+    given = sc.bottleneck.reverse or ReverseBottleneck()
+    buf_key = ("bottleneck", "reverse", "buffer") if given.buffer else ("bottleneck", "buffer")
+    problems: list[tuple[str, Any, str]] = []
+    if rev.buffer_bytes is not None and rev.buffer_bytes > MAX_BUFFER_BYTES:
+        problems.append(
+            (
+                ".".join(buf_key),
+                _written(data, *buf_key),
+                f"the reverse bottleneck's buffer resolves to {rev.buffer_bytes}B (its rate × "
+                f"mean RTT × factor); allowed: at most {_BUFFER_MAX['bytes'][1]}",
+            )
+        )
+    if isinstance(rev.aqm, Red):
+        aqm_key = ("bottleneck", "reverse", "aqm") if given.aqm else ("bottleneck", "aqm")
+        problems += _red_within_buffer(
+            rev.aqm, rev.buffer_bytes, rev.buffer_pkts, rev.mtu_bytes, data, aqm_key, "reverse "
+        )
+    return problems
+
+
 def sample_rows(sc: Scenario) -> tuple[int, int, int]:
     """(intervals, connections, rows) a run records: ⌈duration / interval⌉ samples of each
-    connection and of the link."""
+    connection and of the link (of each link, with a reverse bottleneck)."""
     n_int = -(-sc.duration // sc.measure.interval)
     n_conn = sum(f.streams for f in sc.flows)
-    return n_int, n_conn, n_int * (n_conn + 1)
+    return n_int, n_conn, n_int * (n_conn + 1 + int(sc.has_reverse))
 
 
 def _red_within_buffer(
-    red: Red, buf_bytes: int | None, buf_pkts: int | None, mtu: int, data: dict[str, Any]
+    red: Red,
+    buf_bytes: int | None,
+    buf_pkts: int | None,
+    mtu: int,
+    data: dict[str, Any],
+    key: tuple[str, ...] = ("bottleneck", "aqm"),
+    which: str = "",
 ) -> list[tuple[str, Any, str]]:
     """RED's max_th must lie within the queue limit: above it the queue overflows first and
     RED's drop curve is never reached (the thresholds would silently mean nothing)."""
@@ -890,9 +1031,10 @@ def _red_within_buffer(
         return []
     return [
         (
-            "bottleneck.aqm.max_th",
-            _written(data, "bottleneck", "aqm", "max_th"),
-            f"above the buffer ({limit_text}); allowed: min_th < max_th <= bottleneck.buffer",
+            ".".join((*key, "max_th")),
+            _written(data, *key, "max_th"),
+            f"above the {which}buffer ({limit_text}); allowed: min_th < max_th <= "
+            + ("the reverse bottleneck's buffer" if which else "bottleneck.buffer"),
         )
     ]
 
