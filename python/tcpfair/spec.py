@@ -33,6 +33,7 @@ from pydantic import (
 
 from . import units
 from ._files import TooLargeError, read_bytes_limited
+from .arrivals import MAX_ARRIVALS, Arrivals, Schedule, parse_arrivals, schedule
 from .distributions import Varied, parse_varied, rng_for
 from .outputs import name_problem
 
@@ -336,6 +337,8 @@ class Flow(_Strict):
     delack: bool = False
     gso: bool = False
     direction: str = "forward"
+    #: short flows: an arrival process (arrivals.py); None: ``streams`` long-lived connections
+    arrivals: Annotated[Arrivals | None, BeforeValidator(parse_arrivals)] = None
 
     @field_validator("cca")
     @classmethod
@@ -447,7 +450,32 @@ class Flow(_Strict):
             raise ValueError(f"vegas needs alpha <= beta, got alpha={self.alpha} beta={self.beta}")
         if self.stop is not None and isinstance(self.start, int) and self.stop <= self.start:
             raise ValueError("stop must be after start")
+        if self.arrivals is not None:
+            self._short_flows()
         return self
+
+    def _short_flows(self) -> None:
+        """What an entry with ``arrivals`` needs (docs/scenario.md, "Short flows")."""
+        if self.size is None:
+            raise ValueError(
+                "arrivals needs size (each short flow's transfer: one value, a list or a "
+                'distribution, e.g. size = { dist = "pareto", mean = "100KB", shape = 1.2 })'
+            )
+        if self.streams != 1:
+            raise ValueError(
+                f"streams = {self.streams} with arrivals: each arrival opens one connection "
+                "(set the rate instead); allowed: streams = 1 (the default)"
+            )
+        if not isinstance(self.start, int):
+            raise ValueError(
+                "start with arrivals is when the arrivals begin: one value, not a list or a "
+                "distribution"
+            )
+        if self.app_rate is not None:
+            raise ValueError(
+                "app_rate is not supported with arrivals (a short flow sends its size as fast "
+                "as TCP allows); allowed: no app_rate"
+            )
 
     def params(self) -> dict[str, float]:
         out = {
@@ -565,8 +593,16 @@ class Scenario(_Strict):
         """Why ``measure.flows`` does not name existing entries' labels, or None."""
         if self.measure.flows is None:
             return None
-        labels = [self.group_label(g) for g in range(len(self.flows))]
+        short = set(self.short_flow_entries())
+        labels = [self.group_label(g) for g in range(len(self.flows)) if g not in short]
         unknown = [x for x in self.measure.flows if x not in labels]
+        only_short = [x for x in unknown if x in {self.group_label(g) for g in short}]
+        if only_short:
+            return (
+                f"{', '.join(map(repr, only_short))} labels only short flows (arrivals), which "
+                "are reported in the short-flows table, never in the headline metrics; "
+                f"allowed: labels of long-lived entries ({', '.join(map(repr, labels))})"
+            )
         if not unknown:
             return None
         return (
@@ -592,6 +628,8 @@ class Scenario(_Strict):
         distribution (their resolved form, which the content hash covers)."""
         out: dict[str, dict[str, Any]] = {}
         for g, f in enumerate(self.flows):
+            if f.arrivals is not None:  # in resolved()["arrivals"]
+                continue
             d = {
                 k: getattr(f, k).canonical()
                 for k in ("rtt", "start", "size")
@@ -609,10 +647,18 @@ class Scenario(_Strict):
     @property
     def mean_rtt_ns(self) -> float:
         """Mean base RTT of the flows (the reference for ``bdp`` buffers, as in Lab 11); an
-        entry with a list or a distribution counts with the mean of its connections' RTTs."""
+        entry with a list or a distribution counts with the mean of its connections' RTTs.
+        Entries with ``arrivals`` (short flows) count only when there is no other, with
+        their distribution's mean."""
+        short = set(self.short_flow_entries())
+        if len(short) == len(self.flows):
+            return sum(f.rtt if isinstance(f.rtt, int) else f.rtt.mean() for f in self.flows) / len(
+                self.flows
+            )
         per_entry = [
             f.rtt if isinstance(f.rtt, int) else float(np.mean(self.entry_values(g)["rtt"]))
             for g, f in enumerate(self.flows)
+            if g not in short
         ]
         return sum(per_entry) / len(per_entry)
 
@@ -658,39 +704,63 @@ class Scenario(_Strict):
         """One entry per TCP connection (streams expanded), in the simulator's units."""
         out: list[dict[str, Any]] = []
         for g, f in enumerate(self.flows):
+            if f.arrivals is not None:  # short flows: in resolved()["arrivals"]
+                continue
             vals = self.entry_values(g)
             for k in range(f.streams):
                 out.append(
                     {
                         "id": len(out),
                         "group": g,
-                        "cca": f.cca,
-                        "cca_params": f.params(),
                         "rtt_ns": vals["rtt"][k],
                         "start_ns": vals["start"][k],
                         "stop_ns": f.stop,
                         "size_bytes": vals["size"][k],
                         "app_rate_bps": f.app_rate,
-                        "sack": f.sack,
-                        "rmem_bytes": f.rmem,
-                        "wmem_bytes": f.wmem,
-                        "cwnd_clamp": f.cwnd_clamp,
-                        "jitter_ns": f.jitter,
+                        **_tcp_params(f),
                     }
                 )
-                if f.ack_jitter:
-                    # added in session 2: left out at its neutral default, so the content
-                    # hashes (and stored sweep results) of earlier scenarios stay valid
-                    out[-1]["ack_jitter_ns"] = f.ack_jitter
-                if f.stack != "linux":
-                    # likewise: only a non-default stack appears in the resolved form
-                    out[-1]["stack"] = f.stack
-                if f.delack:
-                    out[-1]["delack"] = True
-                if f.gso:
-                    out[-1]["gso"] = True
-                if f.direction != "forward":
-                    out[-1]["direction"] = f.direction
+        return out
+
+    def arrival_window(self, g: int) -> tuple[int, int]:
+        """[start, stop) of entry ``g``'s arrivals, ns (stop defaults to the end of the run)."""
+        f = self.flows[g]
+        assert isinstance(f.start, int)
+        return f.start, f.stop if f.stop is not None else self.duration
+
+    def short_flow_schedule(self, g: int) -> Schedule:
+        """The short flows of entry ``g`` (which has ``arrivals``): start, size and RTT of
+        each, from the scenario's seed (arrivals.py) — what the simulator and the kernel
+        backend's traffic generator run. ``.pairs()`` gives (start ns, size bytes)."""
+        f = self.flows[g]
+        if f.arrivals is None or f.size is None:
+            raise ValueError(f"flows.{g} has no arrivals")
+        lo, hi = self.arrival_window(g)
+        return schedule(f.arrivals, lo, hi, f.size, f.rtt, self.seed, g)
+
+    def short_flow_entries(self) -> list[int]:
+        """Indices of the entries with ``arrivals``."""
+        return [g for g, f in enumerate(self.flows) if f.arrivals is not None]
+
+    def _arrivals_resolved(self) -> list[dict[str, Any]]:
+        """The resolved form of each arrivals entry: the process and the distributions (what
+        the content hash covers), not the draws."""
+        out = []
+        for g in self.short_flow_entries():
+            f = self.flows[g]
+            assert f.arrivals is not None
+            lo, hi = self.arrival_window(g)
+            out.append(
+                {
+                    "group": g,
+                    **f.arrivals.canonical(),
+                    "start_ns": lo,
+                    "stop_ns": hi,
+                    "rtt": f.rtt.canonical() if isinstance(f.rtt, Varied) else f.rtt,
+                    "size": f.size.canonical() if isinstance(f.size, Varied) else f.size,
+                    **_tcp_params(f),
+                }
+            )
         return out
 
     def group_label(self, g: int) -> str:
@@ -729,6 +799,8 @@ class Scenario(_Strict):
             out["distributions"] = dists
         if self.measure.flows is not None:
             out["measure"]["flows"] = list(self.measure.flows)
+        if self.short_flow_entries():  # added in session 4, present only when used
+            out["arrivals"] = self._arrivals_resolved()
         return out
 
     def to_json(self) -> str:
@@ -740,7 +812,21 @@ class Scenario(_Strict):
         r = self.resolved()
         r.pop("distributions", None)
         r["measure"].pop("flows", None)
+        if r.pop("arrivals", None) is not None:
+            r["short_flows"] = [self._short_flows_config(g) for g in self.short_flow_entries()]
         return json.dumps(r, sort_keys=True, separators=(",", ":"))
+
+    def _short_flows_config(self, g: int) -> dict[str, Any]:
+        """An arrivals entry as the simulator takes it: the TCP settings once, and the
+        schedule as three arrays (crates/sim/src/config.rs ``ShortFlowsConfig``)."""
+        sch = self.short_flow_schedule(g)
+        return {
+            "group": g,
+            **_tcp_params(self.flows[g]),
+            "start_ns": sch.start_ns.tolist(),
+            "size_bytes": sch.size_bytes.tolist(),
+            "rtt_ns": sch.rtt_ns.tolist(),
+        }
 
     def hash(self) -> str:
         """Content hash of the resolved scenario (name excluded: it does not change the run).
@@ -762,6 +848,32 @@ class Scenario(_Strict):
 
     def with_seed(self, seed: int) -> Scenario:
         return self.model_copy(update={"seed": seed})
+
+
+def _tcp_params(f: Flow) -> dict[str, Any]:
+    """The TCP settings of each connection of an entry, in the simulator's units. The keys
+    added since session 2 appear only when not at their default (earlier content hashes
+    and stored sweep results stay valid)."""
+    out: dict[str, Any] = {
+        "cca": f.cca,
+        "cca_params": f.params(),
+        "sack": f.sack,
+        "rmem_bytes": f.rmem,
+        "wmem_bytes": f.wmem,
+        "cwnd_clamp": f.cwnd_clamp,
+        "jitter_ns": f.jitter,
+    }
+    if f.ack_jitter:
+        out["ack_jitter_ns"] = f.ack_jitter
+    if f.stack != "linux":
+        out["stack"] = f.stack
+    if f.delack:
+        out["delack"] = True
+    if f.gso:
+        out["gso"] = True
+    if f.direction != "forward":
+        out["direction"] = f.direction
+    return out
 
 
 def _as_written(s: Scenario) -> dict[str, Any]:
@@ -807,6 +919,8 @@ def _as_written(s: Scenario) -> dict[str, Any]:
             d["gso"] = True
         if f.direction != "forward":
             d["direction"] = f.direction
+        if f.arrivals is not None:
+            d["arrivals"] = f.arrivals.written()
         for k in ("stop",):
             if getattr(f, k) is not None:
                 d[k] = f"{getattr(f, k)}ns"
@@ -954,6 +1068,7 @@ def _derived_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
                 "an interval no longer than measure.to - measure.from",
             )
         )
+    problems += _arrival_limits(sc, data)
     label_problem = sc.measured_label_problem()
     if label_problem:
         problems.append(("measure.flows", _written(data, "measure", "flows"), label_problem))
@@ -999,11 +1114,32 @@ def _reverse_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
     return problems
 
 
+def _arrival_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, str]]:
+    """Each arrivals entry expects at most MAX_ARRIVALS short flows (rate × window)."""
+    problems = []
+    for g in sc.short_flow_entries():
+        a = sc.flows[g].arrivals
+        assert a is not None
+        lo, hi = sc.arrival_window(g)
+        expected = a.rate * (hi - lo) / 1e9
+        if expected > MAX_ARRIVALS:
+            problems.append(
+                (
+                    f"flows.{g}.arrivals.rate",
+                    _written(data, "flows", g, "arrivals", "rate"),
+                    f"expects {expected:,.0f} short flows between {units.format_time(lo)} and "
+                    f"{units.format_time(hi)}; allowed: at most {MAX_ARRIVALS:,} per entry "
+                    "(a lower rate or a shorter window)",
+                )
+            )
+    return problems
+
+
 def sample_rows(sc: Scenario) -> tuple[int, int, int]:
     """(intervals, connections, rows) a run records: ⌈duration / interval⌉ samples of each
     connection and of the link (of each link, with a reverse bottleneck)."""
     n_int = -(-sc.duration // sc.measure.interval)
-    n_conn = sum(f.streams for f in sc.flows)
+    n_conn = sum(f.streams for f in sc.flows if f.arrivals is None)  # short flows: no samples
     return n_int, n_conn, n_int * (n_conn + 1 + int(sc.has_reverse))
 
 

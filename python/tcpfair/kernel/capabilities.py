@@ -275,6 +275,12 @@ def scenario_problems(sc: Scenario, caps: Capabilities, gso: bool) -> list[str]:
                 "in Linux and "
                 "cannot be set per flow; the kernel backend runs only the defaults"
             )
+        if f.arrivals is not None:
+            probs.append(
+                f"flows.{i}.arrivals: short flows (an arrival process) run on the simulator "
+                "only for now; allowed on the kernel backend: long-lived entries"
+            )
+            continue
         vals = sc.entry_values(i)
         if min(vals["rtt"]) < MIN_RTT_NS:
             probs.append(
