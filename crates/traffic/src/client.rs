@@ -24,6 +24,8 @@ pub struct Record {
     pub id: u64,
     /// Scheduled start (offset from t0) and the CLOCK_MONOTONIC time connect() was called.
     pub start_ns: i64,
+    /// The scheduled size (bytes to send).
+    pub size: u64,
     pub connect_ns: Option<i64>,
     pub local_port: Option<u16>,
     pub bytes_sent: u64,
@@ -113,6 +115,7 @@ pub fn run(s: &Schedule) -> Vec<Record> {
             Arc::new(Mutex::new(Record {
                 id: f.id,
                 start_ns: f.start_ns,
+                size: f.size,
                 ..Record::default()
             }))
         })
