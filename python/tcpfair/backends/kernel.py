@@ -243,17 +243,21 @@ def parse_group(
             "no server report: samples count bytes sent, not delivered"
         )
         return tables, tables.samples
-    srv = parse_iperf3(
+    srv_tables = parse_iperf3(
         _sorted_connected(server, "remote_port"),
         label=label,
         group=group,
         flow_offset=first_flow,
         time_offset_s=offset_s,
         source=f"iperf3 server of flows.{group}",
-    ).samples
+    )
+    srv = srv_tables.samples
     snd = tables.samples
     if reverse:
         srv, snd = snd, srv  # the client received, the server sent
+        # the sender's own TCP_INFO (mean RTT) is in the server's report
+        rtt = srv_tables.flows.set_index("flow")["mean_rtt_s"]
+        tables.flows["mean_rtt_s"] = tables.flows["flow"].map(rtt).to_numpy(dtype=float)
     srv = _fold_short_tail(srv)
     srv = srv.assign(_k=srv.groupby("flow").cumcount())
     snd = snd.assign(_k=snd.groupby("flow").cumcount())[
@@ -459,7 +463,9 @@ def run_checks(
     checks.append(V.goodput_check(by_dir["forward"], goodput_cap))
     if rev is not None:
         cap = V.goodput_capacity_bps(rev.rate_bps, rev.mtu_bytes)
-        checks.append(V.goodput_check(by_dir["reverse"], cap, "goodput.capacity.reverse"))
+        checks.append(
+            V.goodput_check(by_dir["reverse"], cap, "goodput.capacity.reverse", "reverse ")
+        )
     for key, p, name in (
         ("a2b", sc.bottleneck.loss, "loss.rate"),
         ("b2a", rev.loss if rev else 0.0, "loss.rate.reverse"),

@@ -224,7 +224,11 @@ def lateness_checks(
     ]
 
 
-def goodput_check(sum_bps: float, capacity_bps: float, name: str = "goodput.capacity") -> Check:
+def goodput_check(
+    sum_bps: float, capacity_bps: float, name: str = "goodput.capacity", which: str = ""
+) -> Check:
+    """The flows through a bottleneck got at most its goodput capacity (``which``:
+    "reverse " for the reverse bottleneck's)."""
     ratio = sum_bps / capacity_bps if capacity_bps else float("nan")
     return check(
         name,
@@ -232,7 +236,7 @@ def goodput_check(sum_bps: float, capacity_bps: float, name: str = "goodput.capa
         sum_bps,
         capacity_bps,
         f"sum of goodput {sum_bps / 1e6:.2f} Mbit/s = {100 * ratio:.1f} % of the "
-        "bottleneck's goodput "
+        f"{which}bottleneck's goodput "
         f"capacity {capacity_bps / 1e6:.2f} Mbit/s (above {100 * (1 + GOODPUT_SLACK):g} % "
         "means the "
         "bottleneck did not shape)",
