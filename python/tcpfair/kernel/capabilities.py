@@ -295,11 +295,6 @@ def _arrival_problems(i: int, sc: Scenario, caps: Capabilities) -> list[str]:
             f"flows.{i}.rtt: {f.rtt / 1e6:g} ms is below what the namespaces can emulate "
             f"accurately ({MIN_RTT_NS / 1e6:g} ms minimum)"
         )
-    if f.app_rate is not None:
-        probs.append(
-            f"flows.{i}.app_rate: the short-flow generator sends each flow's size as fast as "
-            "TCP allows; allowed on the kernel backend with arrivals: no app_rate"
-        )
     return probs
 
 
