@@ -216,6 +216,7 @@ SHORT = (
     '[[flows]]\ncca = "reno"\nrtt = {rtt}\nsize = "20KB"\n'
     'arrivals = {{ process = "poisson", rate = "20/s" }}\n'
 )
+LONG = '[[flows]]\ncca = "reno"\nrtt = "20ms"\n'
 
 
 def traffic(make: Callable[[Path], Path]) -> Callable[[Path], dict[str, str]]:
@@ -267,13 +268,25 @@ SHORT_CASES = [
 ]
 
 
+def test_kernel_short_flows_only_fails_cleanly(tmp_path: Path) -> None:
+    """Metrics need a long-lived connection: a run of short flows alone is refused in one
+    line before anything is created (it failed in the metrics, after the run, before)."""
+    (tmp_path / "s.toml").write_text(SHORT.format(rtt='"20ms"'))
+    fails_cleanly(
+        ["run", "s.toml", "--backend", "kernel"],
+        mentions=("every [[flows]] entry has arrivals", "add an entry without arrivals"),
+        unchanged=[tmp_path],
+        cwd=tmp_path,
+    )
+
+
 @pytest.mark.parametrize("case", SHORT_CASES, ids=[c.id for c in SHORT_CASES])
 def test_kernel_short_flow_bad_input_fails_cleanly(
     tmp_path: Path, case: Case, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     values = {"rtt": '"20ms"'}
     values.update(case.scenario or {})
-    (tmp_path / "s.toml").write_text(SHORT.format(**values))
+    (tmp_path / "s.toml").write_text(SHORT.format(**values) + LONG)
     env = {"TCPFAIR_LINKEM": os.environ.get("TCPFAIR_LINKEM", "")}
     env.setdefault("TCPFAIR_TRAFFIC", os.environ.get("TCPFAIR_TRAFFIC", ""))
     env.update(case.env(tmp_path))

@@ -74,6 +74,11 @@ class KernelBackend:
                     f'kernel backend: flows.{i}.stack = "{f.stack}" runs only in the simulator '
                     '(--backend sim); the kernel backend runs Linux TCP (stack = "linux")'
                 )
+        if all(f.arrivals is not None for f in scenario.flows):
+            raise BackendError(
+                "kernel backend: every [[flows]] entry has arrivals; the run's metrics need "
+                "at least one long-lived connection: add an entry without arrivals"
+            )
         gso = [f.gso for f in scenario.flows]
         if any(gso) and not all(gso):
             on, off = gso.index(True), gso.index(False)
