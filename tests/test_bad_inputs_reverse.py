@@ -91,6 +91,12 @@ CASES: dict[str, tuple[str, tuple[str, ...]]] = {
         text(bottleneck=RED % "15pkt", reverse='[bottleneck.reverse]\nbuffer = "10pkt"'),
         ("bottleneck.aqm.max_th", "'15pkt'", "above the reverse buffer (10pkt)"),
     ),
+    "label-across-directions": (
+        text(extra1='direction = "reverse"\nlabel = "bg"').replace(
+            'cca = "reno"\nrtt = "20ms"', 'cca = "reno"\nrtt = "20ms"\nlabel = "bg"'
+        ),
+        ("flows.1.label", "'bg'", "also labels flows.0", "one direction per label"),
+    ),
 }
 
 

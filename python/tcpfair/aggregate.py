@@ -45,7 +45,7 @@ def mean_std_ci(
 def metric_columns(table: pd.DataFrame) -> list[str]:
     """The metric columns of a tidy table: the catalog's, the per-group throughputs, and
     the per-label group metrics (``mean:<label>``, ``ratio:<A>/<B>``; store.group_columns)
-    present in every run."""
+    and the reverse direction's (``reverse_utilization``, …) present in every run."""
     thr = sorted(
         (c for c in table.columns if re.fullmatch(r"thr_g\d+_bps", c)), key=lambda c: int(c[5:-4])
     )
@@ -56,7 +56,7 @@ def metric_columns(table: pd.DataFrame) -> list[str]:
         c
         for c in table.columns
         if isinstance(c, str)
-        and (c.startswith(prefixes) or c == "utilization_measured")
+        and (c.startswith(prefixes) or c == "utilization_measured" or c.startswith("reverse_"))
         and table[c].notna().all()
     ]
     return [c for c in METRIC_COLUMNS if c in table.columns] + thr + groups

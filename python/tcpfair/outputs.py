@@ -70,6 +70,7 @@ _NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 #: The files a run folder holds (RunResult.save, and the figure ``tcpfair run`` draws).
 RUN_FILES = frozenset(
     {"summary.json", "flows.parquet", "samples.parquet", "link.parquet", "throughput.png"}
+    | {"reverse_link.parquet"}  # runs with a reverse bottleneck
     | {f"run.{fmt}" for fmt in ("png", "svg", "pdf", "csv")}
 )
 

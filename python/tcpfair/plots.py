@@ -218,10 +218,16 @@ def run_panel_data(
     add("cwnd", _per_flow(result, "cwnd_bytes", 1e-3))
     add("rtt", _per_flow(result, "srtt_s", 1e3))
     for panel, column, scale in (("queue", "queue_bytes", 1e-3), ("queue_pkts", "queue_pkts", 1)):
-        add(panel, _queue(result.link, column, scale))
+        two_way = result.reverse_link is not None
+        add(panel, _queue(result.link, column, scale, "forward " if two_way else ""))
+        if result.reverse_link is not None:  # the reverse bottleneck's, in the same panel
+            add(panel, _queue(result.reverse_link, column, scale, "reverse "))
     span = result.data_span()
-    if span is not None and result.flows["flow"].nunique() > 1:
-        it = result.interval_throughputs(span)
+    # JFI over the forward connections (reverse ones share another link)
+    dirs = result.directions()
+    fwd = dirs.index[(dirs == "forward").to_numpy()]
+    if span is not None and fwd.nunique() > 1:
+        it = result.interval_throughputs(span)[fwd]
         if len(it):
             jfi = jain_series(it.to_numpy(dtype=float))
             add("jfi", [pd.DataFrame({"series": "jfi", "t_s": it.index, "value": jfi}).dropna()])
@@ -236,16 +242,17 @@ def run_panel_data(
     )
 
 
-def _queue(link: pd.DataFrame, column: str, scale: float) -> list[pd.DataFrame]:
+def _queue(link: pd.DataFrame, column: str, scale: float, prefix: str = "") -> list[pd.DataFrame]:
     """The bottleneck queue (``column`` × ``scale``) and, as series ``drops``, its value at
-    the samples whose interval had drops; nothing when the link was not sampled."""
+    the samples whose interval had drops; nothing when the link was not sampled. The
+    series names start with ``prefix`` (``"reverse "`` for the reverse bottleneck)."""
     if not len(link) or column not in link or not link[column].notna().any():
         return []
     q = link.dropna(subset=[column])
     d = q[q["drops"].fillna(0) > 0]
     return [
-        pd.DataFrame({"series": "queue", "t_s": q["t_s"], "value": q[column] * scale}),
-        pd.DataFrame({"series": "drops", "t_s": d["t_s"], "value": d[column] * scale}),
+        pd.DataFrame({"series": prefix + "queue", "t_s": q["t_s"], "value": q[column] * scale}),
+        pd.DataFrame({"series": prefix + "drops", "t_s": d["t_s"], "value": d[column] * scale}),
     ]
 
 
@@ -275,8 +282,9 @@ def run_panel(
         d = data[data["panel"] == panel]
         for series, part in d.groupby("series", sort=False):
             x, y = part["t_s"].to_numpy(dtype=float), part["value"].to_numpy(dtype=float)
-            if series == "drops":
-                ax.plot(x, y, "x", color="red", label="drops", markersize=4)
+            if str(series).endswith("drops"):
+                mark = "+" if series == "reverse drops" else "x"
+                ax.plot(x, y, mark, color="red", label=series, markersize=4)
                 continue
             label = legend.get(series, str(series))
             kw = {"color": colours[series]} if series in colours else {}

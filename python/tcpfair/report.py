@@ -22,11 +22,18 @@ def print_run_summary(result: RunResult, title: str = "", console: Console | Non
     retr = result.flow_retransmits()
     retr_col = "retransmits" + (" (run)" if retr["whole_run"].any() else "")
     t = Table(title=f"{title}  window {lo:g}–{hi:g} s" if title else f"window {lo:g}–{hi:g} s")
-    for col in ("flow", "label", "cca", "rtt", "throughput", "share", retr_col):
-        t.add_column(col, justify="left" if col in ("label", "cca", "rtt") else "right")
-    total = float(thr.sum()) or 1.0
+    dirs = result.directions()
+    two_way = bool((dirs == "reverse").any())
+    cols = ("flow", "label", "cca", *(("direction",) if two_way else ()), "rtt", "throughput")
+    for col in (*cols, "share", retr_col):
+        t.add_column(
+            col, justify="left" if col in ("label", "cca", "direction", "rtt") else "right"
+        )
+    # a connection's share is of its own direction's total
+    totals = {d: float(thr[(dirs == d).to_numpy()].sum()) or 1.0 for d in set(dirs)}
     for _, row in result.flows.iterrows():
         x = float(thr.get(row["flow"], 0.0))
+        total = totals[dirs[row["flow"]]]
         rtt = "" if row["rtt_s"] != row["rtt_s"] else f"{row['rtt_s'] * 1e3:g} ms"
         r = float(retr.at[row["flow"], "retransmits"])
         retr_text = "–" if r != r else f"{r:.0f}"  # NaN: unknown (e.g. iperf3 receiver side)
@@ -34,6 +41,7 @@ def print_run_summary(result: RunResult, title: str = "", console: Console | Non
             str(row["flow"]),
             escape(str(row["label"])),  # a user's label is text, never rich markup
             str(row["cca"]),
+            *((str(dirs[row["flow"]]),) if two_way else ()),
             rtt,
             format_rate(x) + "/s",
             f"{100 * x / total:.1f} %",
@@ -61,7 +69,32 @@ def print_run_summary(result: RunResult, title: str = "", console: Console | Non
         if um is not None and um == um:
             parts[-1] += f" (measured connections {100 * um:.1f} %)"
     console.print("  ".join(parts))
+    _print_reverse(met, console)
     console.print(f"whole run (0–{_run_end(result):g} s): {met['retransmits_run']} retransmits")
+
+
+def _print_reverse(met: dict[str, Any], console: Console) -> None:
+    """The reverse direction's line (its connections apart from the headline metrics)."""
+    rev = met.get("reverse")
+    if rev is None:
+        return
+    parts = [f"reverse: {rev['connections']} connections, sum {format_rate(rev['sum_bps'])}/s"]
+    if rev["connections"] > 1:
+        parts.append(f"JFI {rev['jfi']:.4f}")
+    if rev["utilization"] == rev["utilization"]:
+        parts.append(f"utilization {100 * rev['utilization']:.1f} %")
+    if rev["queue_mean_bytes"] == rev["queue_mean_bytes"]:
+        parts.append(
+            f"queue mean {rev['queue_mean_bytes'] / 1e3:.1f} kB, max "
+            f"{rev['queue_max_bytes'] / 1e3:.1f} kB"
+        )
+    parts.append(f"drops {rev['drops']} (ACKs {rev['ack_drops']})")
+    console.print("  ".join(parts))
+    scope = "forward connections" if met.get("measured_flows") is None else "[measure] flows"
+    console.print(
+        f"(JFI, min/max and sum above: {scope}; utilization: the forward link) reverse "
+        f"connections' ACKs lost on the forward link: {rev['forward_ack_drops']}"
+    )
 
 
 def _print_groups(met: dict[str, Any], console: Console) -> None:

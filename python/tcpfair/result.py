@@ -7,20 +7,26 @@ Tables (pandas DataFrames, column names carry their unit):
   NaN when unknown), ``start_s``, ``bytes`` (delivered over the whole run),
   ``retransmits``, ``mean_rtt_s`` (measured mean, NaN when unknown); simulator runs add
   ``size_bytes`` (the connection's transfer size, drawn when the scenario gives a list or
-  a distribution; NaN for bulk).
+  a distribution; NaN for bulk), and runs with a reverse bottleneck ``direction``
+  (``forward`` or ``reverse``).
 - ``samples``: long form, one row per (flow, interval) — ``flow``, ``t_s`` (end of the
   interval, seconds since the run started), ``dt_s`` (interval length), ``bytes``
   (delivered in the interval), ``throughput_bps``, ``cwnd_bytes``, ``srtt_s``,
   ``retransmits`` (NaN where the source does not know a value).
 - ``link``: bottleneck samples — ``t_s``, ``queue_bytes``, ``queue_pkts``, ``drops``
-  (in the interval), ``tx_bytes`` (in the interval). Empty when unknown.
+  (in the interval), ``tx_bytes`` (in the interval). Empty when unknown. With a reverse
+  bottleneck it is the forward one's, with ``ack_drops`` (the reverse connections' ACKs
+  lost on it in the interval, included in ``drops``).
+- ``reverse_link``: the reverse bottleneck's samples (same columns; its ``ack_drops`` are
+  the forward connections' ACKs), or None when the run has none.
 - ``meta``: backend, versions, scenario hash, seed, wall time, ``capacity_bps`` (the
   bottleneck rate, for utilization), ``window`` (default steady-state window), ``valid``
   and ``checks``.
 - ``scenario``: the resolved scenario (``Scenario.resolved()``), or None for imports.
 
 A run directory holds ``summary.json`` (meta, scenario, metrics, flows) and Parquet files
-for the three tables; ``RunResult.load(dir)`` gives back an equal object.
+for the three tables (four with a reverse bottleneck: ``reverse_link.parquet``);
+``RunResult.load(dir)`` gives back an equal object.
 """
 
 from __future__ import annotations
@@ -78,6 +84,7 @@ class RunResult:
     link: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LINK_COLUMNS))
     meta: dict[str, Any] = field(default_factory=dict)
     scenario: dict[str, Any] | None = None
+    reverse_link: pd.DataFrame | None = None
 
     # ------------------------------------------------------------------ windows
     def default_window(self) -> tuple[float, float]:
@@ -204,6 +211,19 @@ class RunResult:
         thr = g["bytes"].sum() * 8 / g["dt_s"].sum()
         return thr.reindex(self.flows["flow"].to_numpy(), fill_value=0.0).astype(float)
 
+    def directions(self) -> pd.Series:
+        """Each connection's direction (``forward``/``reverse``), indexed by flow id; every
+        connection is forward in a result without a ``direction`` column."""
+        ids = self.flows["flow"].to_numpy()
+        if "direction" not in self.flows:
+            return pd.Series("forward", index=ids)
+        return pd.Series(self.flows["direction"].to_numpy(), index=ids)
+
+    def _capacity(self, direction: str) -> float | None:
+        key = "reverse_capacity_bps" if direction == "reverse" else "capacity_bps"
+        cap = self.meta.get(key)
+        return float(cap) if cap else None
+
     def measured_labels(self) -> list[str] | None:
         """The labels ``[measure] flows`` names (the headline metrics' connections), or
         None: every connection."""
@@ -222,10 +242,12 @@ class RunResult:
         """
         thr = self.flow_throughputs(window)
         labels = self.flows.set_index("flow")["label"].reindex(thr.index)
-        cap = self.meta.get("capacity_bps")
+        dirs = self.directions().reindex(thr.index)
         out: dict[str, dict[str, Any]] = {}
         for label in dict.fromkeys(labels):
             x = thr[labels == label].to_numpy(dtype=float)
+            # a group's share is of its own direction's link (labels never span directions)
+            cap = self._capacity(str(dirs[labels == label].iloc[0]))
             out[str(label)] = {
                 "connections": int(len(x)),
                 "sum_bps": float(x.sum()),
@@ -248,12 +270,17 @@ class RunResult:
         ``sum_bps``, ``cov``, ``jfi_per_interval_mean``, ``n_flows``) cover the connections
         of those labels only; ``utilization`` is always the whole link's and
         ``utilization_measured`` the measured connections' part of it. Per-group results
-        are under ``groups`` and ``group_ratios`` (``groups()``)."""
+        are under ``groups`` and ``group_ratios`` (``groups()``).
+
+        With reverse connections the default measured set is the forward ones,
+        ``utilization`` is the forward link's (forward connections over its rate), and the
+        reverse direction is reported apart under ``reverse`` (``reverse_metrics()``)."""
         span = self._window(window)
         lo, hi = span
         all_thr = self.flow_throughputs(span)
         measured = self.measured_labels()
-        thr = all_thr
+        forward = (self.directions().reindex(all_thr.index) == "forward").to_numpy()
+        thr = all_thr if forward.all() else all_thr[forward]
         if measured is not None:
             keep = self.flows.set_index("flow")["label"].reindex(all_thr.index).isin(measured)
             thr = all_thr[keep.to_numpy()]
@@ -268,8 +295,10 @@ class RunResult:
             "throughput_bps": {str(k): float(v) for k, v in all_thr.items()},
         }
         cap = self.meta.get("capacity_bps")
+        fwd_thr = all_thr[forward].to_numpy(dtype=float)
+        # only reverse connections: the forward link carries no data
         out["utilization"] = (
-            m.utilization(all_thr.to_numpy(dtype=float), cap) if cap else float("nan")
+            (m.utilization(fwd_thr, cap) if len(fwd_thr) else 0.0) if cap else float("nan")
         )
         if measured is not None:
             out["measured_flows"] = measured
@@ -288,7 +317,45 @@ class RunResult:
         out["retransmits_whole_run_flows"] = [int(f) for f in retr.index[retr["whole_run"]]]
         rt = self.flows["retransmits"].to_numpy(dtype=float)
         out["retransmits_run"] = int(np.nansum(rt))
+        rev = self.reverse_metrics(span, all_thr)
+        if rev is not None:
+            out["reverse"] = rev
         return out
+
+    def reverse_metrics(
+        self,
+        window: tuple[float | None, float | None] | None = None,
+        thr: pd.Series | None = None,
+    ) -> dict[str, Any] | None:
+        """The reverse direction over the window, or None when the run has no reverse
+        bottleneck: its connections (``connections``, ``sum_bps``, ``jfi``,
+        ``utilization`` = their sum over the reverse rate), the reverse link's queue
+        (``queue_mean_bytes``, ``queue_max_bytes``, sampled), ``drops`` and ``ack_drops``
+        (the forward connections' ACKs it lost), and ``forward_ack_drops`` (the reverse
+        connections' ACKs lost on the forward link)."""
+        rl = self.reverse_link
+        if rl is None:
+            return None
+        span = self._window(window)
+        if thr is None:
+            thr = self.flow_throughputs(span)
+        back = (self.directions().reindex(thr.index) == "reverse").to_numpy()
+        x = thr[back].to_numpy(dtype=float)
+        cap = self._capacity("reverse")
+        lo, hi = span
+        rw = rl[(rl["t_s"] > lo) & (rl["t_s"] <= hi)]
+        fw = self.link[(self.link["t_s"] > lo) & (self.link["t_s"] <= hi)]
+        return {
+            "connections": int(len(x)),
+            "sum_bps": float(x.sum()),
+            "jfi": m.jain(x) if len(x) else float("nan"),
+            "utilization": float(x.sum() / cap) if cap else float("nan"),
+            "queue_mean_bytes": float(rw["queue_bytes"].mean()) if len(rw) else float("nan"),
+            "queue_max_bytes": float(rw["queue_bytes"].max()) if len(rw) else float("nan"),
+            "drops": int(rw["drops"].sum()),
+            "ack_drops": int(rw["ack_drops"].sum()) if "ack_drops" in rw else 0,
+            "forward_ack_drops": int(fw["ack_drops"].sum()) if "ack_drops" in fw else 0,
+        }
 
     def flow_retransmits(
         self, window: tuple[float | None, float | None] | None = None
@@ -349,6 +416,8 @@ class RunResult:
         self.flows.to_parquet(d / "flows.parquet", index=False)
         self.samples.to_parquet(d / "samples.parquet", index=False)
         self.link.to_parquet(d / "link.parquet", index=False)
+        if self.reverse_link is not None:
+            self.reverse_link.to_parquet(d / "reverse_link.parquet", index=False)
 
     @classmethod
     def load(cls, directory: str | Path) -> RunResult:
@@ -365,6 +434,11 @@ class RunResult:
             link=pd.read_parquet(d / "link.parquet"),
             meta=summary["meta"],
             scenario=summary["scenario"],
+            reverse_link=(
+                pd.read_parquet(d / "reverse_link.parquet")
+                if (d / "reverse_link.parquet").exists()
+                else None
+            ),
         )
 
 

@@ -1057,6 +1057,7 @@ def _derived_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
     if isinstance(b.aqm, Red):
         problems += _red_within_buffer(b.aqm, buf_bytes, buf_pkts, b.mtu, data)
     problems += _reverse_limits(sc, data)
+    problems += _labels_within_one_direction(sc, data)
     m = sc.measure
     if sc.window_end - m.from_ < m.interval:
         problems.append(
@@ -1133,6 +1134,26 @@ def _arrival_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
                 )
             )
     return problems
+
+
+def _labels_within_one_direction(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, str]]:
+    """A label groups connections for the per-group results; a group across both
+    directions would mix two links' traffic in one line (shares of different rates)."""
+    first: dict[str, int] = {}
+    for i, f in enumerate(sc.flows):
+        label = sc.group_label(i)
+        j = first.setdefault(label, i)
+        if sc.flows[j].direction != f.direction:
+            return [
+                (
+                    f"flows.{i}.label",
+                    label,
+                    f"also labels flows.{j}, whose direction is {sc.flows[j].direction!r} "
+                    f"(this one: {f.direction!r}); allowed: one direction per label (groups "
+                    "never mix the two directions)",
+                )
+            ]
+    return []
 
 
 def sample_rows(sc: Scenario) -> tuple[int, int, int]:

@@ -881,10 +881,24 @@ GROUP_STATS = {
 }
 
 
+#: The reverse direction's columns of the tidy table, ``reverse_<stat>``, from
+#: ``RunResult.reverse_metrics()`` (runs with a reverse bottleneck).
+REVERSE_STATS = (
+    "utilization",
+    "sum_bps",
+    "jfi",
+    "queue_mean_bytes",
+    "drops",
+    "ack_drops",
+    "forward_ack_drops",
+)
+
+
 def group_columns(mets: list[dict[str, Any]], index: pd.Index) -> pd.DataFrame:
     """``<stat>:<label>`` and ``ratio:<A>/<B>`` columns from the runs' metrics (NaN where a
-    run has no such group: runs stored before per-group results, or another label set), and
-    ``utilization_measured`` where runs have ``[measure] flows``."""
+    run has no such group: runs stored before per-group results, or another label set),
+    ``utilization_measured`` where runs have ``[measure] flows`` and ``reverse_<stat>``
+    where they have a reverse bottleneck."""
     cols: dict[str, list[float]] = {}
     n = len(mets)
     for i, met in enumerate(mets):
@@ -899,6 +913,9 @@ def group_columns(mets: list[dict[str, Any]], index: pd.Index) -> pd.DataFrame:
         cells.update({f"ratio:{pair}": v for pair, v in ratios.items()})
         if "utilization_measured" in met:  # runs with [measure] flows
             cells["utilization_measured"] = met["utilization_measured"]
+        rev = met.get("reverse")
+        if isinstance(rev, dict):  # runs with a reverse bottleneck
+            cells.update({f"reverse_{k}": rev.get(k) for k in REVERSE_STATS})
         for k, v in cells.items():
             cols.setdefault(k, [math.nan] * n)[i] = _num(v)
     return pd.DataFrame(cols, index=index)

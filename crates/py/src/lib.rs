@@ -130,7 +130,30 @@ fn output_to_dict(py: Python<'_>, out: tcpfair_sim::Output) -> PyResult<Bound<'_
     samples.set_item("inflight_bytes", s.inflight_bytes.into_pyarray(py))?;
     d.set_item("samples", samples)?;
 
-    let l = out.link;
+    // A run with a reverse bottleneck adds the ACK-drop counts and the reverse link's
+    // series and totals; a run without one keeps exactly the keys it always had.
+    let reverse = out.reverse_link.is_some();
+    d.set_item("link", link_dict(py, out.link, reverse)?)?;
+    d.set_item("link_totals", totals_dict(py, &out.link_totals, reverse)?)?;
+    if let (Some(l), Some(t)) = (out.reverse_link, out.reverse_link_totals) {
+        d.set_item("reverse_link", link_dict(py, l, true)?)?;
+        d.set_item("reverse_link_totals", totals_dict(py, &t, true)?)?;
+    }
+
+    let st = out.stats;
+    let stats = PyDict::new(py);
+    stats.set_item("events", st.events)?;
+    stats.set_item("bottleneck_packets", st.bottleneck_packets)?;
+    stats.set_item("simulated_ns", st.simulated_ns)?;
+    d.set_item("stats", stats)?;
+    Ok(d)
+}
+
+fn link_dict(
+    py: Python<'_>,
+    l: tcpfair_sim::output::LinkSamples,
+    ack_drops: bool,
+) -> PyResult<Bound<'_, PyDict>> {
     let link = PyDict::new(py);
     link.set_item("t_ns", l.t_ns.into_pyarray(py))?;
     link.set_item("queue_bytes", l.queue_bytes.into_pyarray(py))?;
@@ -138,9 +161,17 @@ fn output_to_dict(py: Python<'_>, out: tcpfair_sim::Output) -> PyResult<Bound<'_
     link.set_item("drops", l.drops.into_pyarray(py))?;
     link.set_item("random_losses", l.random_losses.into_pyarray(py))?;
     link.set_item("tx_bytes", l.tx_bytes.into_pyarray(py))?;
-    d.set_item("link", link)?;
+    if ack_drops {
+        link.set_item("ack_drops", l.ack_drops.into_pyarray(py))?;
+    }
+    Ok(link)
+}
 
-    let t = out.link_totals;
+fn totals_dict<'py>(
+    py: Python<'py>,
+    t: &tcpfair_sim::output::LinkTotals,
+    ack_drops: bool,
+) -> PyResult<Bound<'py, PyDict>> {
     let totals = PyDict::new(py);
     totals.set_item("tx_packets", t.tx_packets)?;
     totals.set_item("tx_bytes", t.tx_bytes)?;
@@ -150,15 +181,12 @@ fn output_to_dict(py: Python<'_>, out: tcpfair_sim::Output) -> PyResult<Bound<'_
     totals.set_item("max_queue_pkts", t.max_queue_pkts)?;
     totals.set_item("busy_ns", t.busy_ns)?;
     totals.set_item("tx_bytes_window", t.tx_bytes_window)?;
-    d.set_item("link_totals", totals)?;
-
-    let st = out.stats;
-    let stats = PyDict::new(py);
-    stats.set_item("events", st.events)?;
-    stats.set_item("bottleneck_packets", st.bottleneck_packets)?;
-    stats.set_item("simulated_ns", st.simulated_ns)?;
-    d.set_item("stats", stats)?;
-    Ok(d)
+    if ack_drops {
+        totals.set_item("ack_drops", t.ack_drops)?;
+        totals.set_item("ack_tx_packets", t.ack_tx_packets)?;
+        totals.set_item("ack_tx_bytes", t.ack_tx_bytes)?;
+    }
+    Ok(totals)
 }
 
 /// Names of the congestion controls the simulator implements.

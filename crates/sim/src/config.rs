@@ -34,6 +34,50 @@ pub struct BottleneckConfig {
     pub loss: f64,
     /// IP MTU; a full-sized segment is `mtu_bytes` on the wire (IP + TCP + options + payload).
     pub mtu_bytes: u32,
+    /// The reverse bottleneck (receiver side → sender side; same MTU). With it — or with
+    /// any reverse flow, which brings a copy of this link — every connection's ACKs cross
+    /// the opposite direction's bottleneck; without, ACKs return without queue or loss.
+    #[serde(default)]
+    pub reverse: Option<LinkConfig>,
+}
+
+/// One direction's link parameters (`BottleneckConfig` less the shared MTU).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    pub rate_bps: u64,
+    pub buffer_bytes: Option<u64>,
+    pub buffer_pkts: Option<u64>,
+    pub aqm: AqmConfig,
+    /// Bernoulli loss probability per packet (data or ACK) entering the link.
+    pub loss: f64,
+}
+
+impl BottleneckConfig {
+    /// The reverse bottleneck as a whole config, if the run has one: the `reverse` table,
+    /// or (`any_reverse_flow`) a copy of the forward link.
+    pub fn reverse_config(&self, any_reverse_flow: bool) -> Option<BottleneckConfig> {
+        let r = match &self.reverse {
+            Some(r) => r.clone(),
+            None if any_reverse_flow => LinkConfig {
+                rate_bps: self.rate_bps,
+                buffer_bytes: self.buffer_bytes,
+                buffer_pkts: self.buffer_pkts,
+                aqm: self.aqm.clone(),
+                loss: self.loss,
+            },
+            None => return None,
+        };
+        Some(BottleneckConfig {
+            rate_bps: r.rate_bps,
+            buffer_bytes: r.buffer_bytes,
+            buffer_pkts: r.buffer_pkts,
+            aqm: r.aqm,
+            loss: r.loss,
+            mtu_bytes: self.mtu_bytes,
+            reverse: None,
+        })
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -103,6 +147,30 @@ pub struct FlowConfig {
     /// `tcp_tso_autosize`, which the bottleneck accepts or drops whole (`stack = linux`).
     #[serde(default)]
     pub gso: bool,
+    /// Which bottleneck the data crosses; its ACKs cross the other one.
+    #[serde(default)]
+    pub direction: Direction,
+}
+
+/// Which way a connection's data goes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Sender side → receiver side, across the forward bottleneck.
+    #[default]
+    Forward,
+    /// Receiver side → sender side, across the reverse bottleneck.
+    Reverse,
+}
+
+impl Direction {
+    /// Index of the link the data crosses (0 forward, 1 reverse).
+    pub fn link(self) -> usize {
+        match self {
+            Direction::Forward => 0,
+            Direction::Reverse => 1,
+        }
+    }
 }
 
 /// The TCP implementation a connection models.

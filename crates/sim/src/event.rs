@@ -21,8 +21,8 @@ pub enum Ev {
     FwdArrive(u32),
     /// The head of a reverse delay line (index; an ACK) reaches its sender.
     RevArrive(u32),
-    /// The bottleneck finished serializing its head packet.
-    LinkDone,
+    /// A bottleneck (0 forward, 1 reverse) finished serializing its head packet.
+    LinkDone(u8),
     /// A flow timer fired (lazy: checked against the timer's generation).
     Timer(u32, TimerKind, u32),
     /// Take a measurement sample.
@@ -343,7 +343,7 @@ mod tests {
         q.push(SimTime(5), Ev::FwdArrive(1));
         q.push(SimTime(4), Ev::Timer(0, TimerKind::DelAck, 1));
         q.push(SimTime(5), Ev::Timer(0, TimerKind::Tlp, 1));
-        q.push(SimTime(6), Ev::LinkDone);
+        q.push(SimTime(6), Ev::LinkDone(0));
         let order: Vec<Ev> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(
             order,
@@ -352,7 +352,7 @@ mod tests {
                 Ev::Timer(0, TimerKind::Rto, 1),
                 Ev::FwdArrive(1),
                 Ev::Timer(0, TimerKind::Tlp, 1),
-                Ev::LinkDone
+                Ev::LinkDone(0)
             ]
         );
     }

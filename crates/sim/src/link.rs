@@ -17,7 +17,7 @@
 
 use crate::aqm::Red;
 use crate::config::{AqmConfig, BottleneckConfig};
-use crate::packet::Packet;
+use crate::packet::{Packet, Wire};
 use crate::rng::Rng;
 use crate::units::{Rate, SimTime};
 use std::collections::VecDeque;
@@ -44,17 +44,21 @@ pub struct IntervalCounters {
     pub drops: u64,
     pub random_losses: u64,
     pub tx_bytes: u64,
+    /// ACKs lost on this link (overflow, AQM or random loss); included in the above.
+    pub ack_drops: u64,
 }
 
+/// One direction of the bottleneck. `T` is what it queues: data packets, or (with a
+/// reverse bottleneck) `Frame`s — one direction's data and the other direction's ACKs.
 #[derive(Debug)]
-pub struct Bottleneck {
+pub struct Bottleneck<T: Wire = Packet> {
     rate: Rate,
     limit: Limit,
     red: Option<Red>,
     loss: f64,
-    queue: VecDeque<Packet>,
+    queue: VecDeque<T>,
     q_bytes: u64,
-    in_service: Option<Packet>,
+    in_service: Option<T>,
     /// When the packet in service finishes.
     busy_until: SimTime,
     window: (SimTime, SimTime),
@@ -70,8 +74,8 @@ pub struct Bottleneck {
     reserved_pkts: u64,
 }
 
-impl Bottleneck {
-    pub fn new(cfg: &BottleneckConfig, window: (SimTime, SimTime)) -> Bottleneck {
+impl<T: Wire> Bottleneck<T> {
+    pub fn new(cfg: &BottleneckConfig, window: (SimTime, SimTime)) -> Bottleneck<T> {
         let rate = Rate(cfg.rate_bps);
         let limit = match (cfg.buffer_bytes, cfg.buffer_pkts) {
             (_, Some(p)) => Limit::Pkts(p),
@@ -137,46 +141,40 @@ impl Bottleneck {
     }
 
     /// Whether `n` more packets of `pkt`'s size fit in the buffer.
-    fn fits(&self, pkt: &Packet, n: u64) -> bool {
+    fn fits(&self, pkt: &T, n: u64) -> bool {
         match self.limit {
-            Limit::Bytes(b) => self.q_bytes + self.reserved_bytes + n * pkt.wire as u64 <= b,
+            Limit::Bytes(b) => self.q_bytes + self.reserved_bytes + n * pkt.wire() as u64 <= b,
             Limit::Pkts(p) => self.queue.len() as u64 + self.reserved_pkts + n <= p,
         }
     }
 
     /// Remember the fate of `pkt`'s aggregate for the segments that follow it.
-    fn decide(&mut self, pkt: &Packet, fate: Arrival) -> Arrival {
-        if pkt.agg > 1 {
-            let i = pkt.flow as usize;
+    fn decide(&mut self, pkt: &T, fate: Arrival) -> Arrival {
+        if pkt.agg() > 1 {
+            let i = pkt.flow() as usize;
             if self.aggs.len() <= i {
                 self.aggs.resize(i + 1, (Arrival::Queued, 0, 0));
             }
             debug_assert_eq!(self.aggs[i].1, 0, "aggregate started before the last ended");
-            self.aggs[i] = (fate, pkt.agg - 1, pkt.wire);
+            let (agg, wire) = (pkt.agg(), pkt.wire());
+            self.aggs[i] = (fate, agg - 1, wire);
             if fate == Arrival::Queued {
-                self.reserved_bytes += (pkt.agg - 1) as u64 * pkt.wire as u64;
-                self.reserved_pkts += (pkt.agg - 1) as u64;
+                self.reserved_bytes += (agg - 1) as u64 * wire as u64;
+                self.reserved_pkts += (agg - 1) as u64;
             }
         }
         fate
     }
 
     /// A segment that follows the first of its GSO aggregate: it shares that one's fate.
-    fn follow(&mut self, now: SimTime, pkt: Packet) -> Arrival {
-        let slot = &mut self.aggs[pkt.flow as usize];
+    fn follow(&mut self, now: SimTime, pkt: T) -> Arrival {
+        let slot = &mut self.aggs[pkt.flow() as usize];
         debug_assert!(slot.1 > 0, "GSO segment without its aggregate's head");
         slot.1 -= 1;
         let (fate, _, wire) = *slot;
         match fate {
-            Arrival::RandomLoss => {
-                self.totals.random_losses += 1;
-                self.interval.random_losses += 1;
-                Arrival::RandomLoss
-            }
-            Arrival::Dropped => {
-                self.drop();
-                Arrival::Dropped
-            }
+            Arrival::RandomLoss => self.random_loss(&pkt),
+            Arrival::Dropped => self.drop(&pkt),
             _ => {
                 self.reserved_bytes -= wire as u64;
                 self.reserved_pkts -= 1;
@@ -189,13 +187,13 @@ impl Bottleneck {
     }
 
     /// Put an accepted packet on the idle link or at the back of the queue.
-    fn admit(&mut self, now: SimTime, pkt: Packet) -> Arrival {
+    fn admit(&mut self, now: SimTime, pkt: T) -> Arrival {
         self.accepted += 1;
         if self.in_service.is_none() {
             debug_assert!(self.queue.is_empty());
             return Arrival::Started(self.start(now, pkt));
         }
-        self.q_bytes += pkt.wire as u64;
+        self.q_bytes += pkt.wire() as u64;
         self.queue.push_back(pkt);
         let t = &mut self.totals;
         t.max_queue_bytes = t.max_queue_bytes.max(self.q_bytes);
@@ -203,20 +201,35 @@ impl Bottleneck {
         Arrival::Queued
     }
 
-    fn drop(&mut self) {
+    fn drop(&mut self, pkt: &T) -> Arrival {
         self.totals.drops += 1;
         self.interval.drops += 1;
+        self.count_ack_loss(pkt);
+        Arrival::Dropped
     }
 
-    /// A data packet reaches the bottleneck at `now`.
-    pub fn arrive(&mut self, now: SimTime, pkt: Packet, rng: &mut Rng) -> Arrival {
-        if pkt.agg == 0 {
+    fn random_loss(&mut self, pkt: &T) -> Arrival {
+        self.totals.random_losses += 1;
+        self.interval.random_losses += 1;
+        self.count_ack_loss(pkt);
+        Arrival::RandomLoss
+    }
+
+    fn count_ack_loss(&mut self, pkt: &T) {
+        if pkt.is_ack() {
+            self.totals.ack_drops += 1;
+            self.interval.ack_drops += 1;
+        }
+    }
+
+    /// A packet reaches the bottleneck at `now`.
+    pub fn arrive(&mut self, now: SimTime, pkt: T, rng: &mut Rng) -> Arrival {
+        if pkt.agg() == 0 {
             return self.follow(now, pkt);
         }
         if self.loss > 0.0 && rng.bernoulli(self.loss) {
-            self.totals.random_losses += 1;
-            self.interval.random_losses += 1;
-            return self.decide(&pkt, Arrival::RandomLoss);
+            let fate = self.random_loss(&pkt);
+            return self.decide(&pkt, fate);
         }
         if let Some(red) = self.red.as_mut() {
             let q = if red.bytes {
@@ -224,24 +237,24 @@ impl Bottleneck {
             } else {
                 self.queue.len() as f64
             };
-            if red.should_drop(now, q, pkt.wire, rng) {
-                self.drop();
-                return self.decide(&pkt, Arrival::Dropped);
+            if red.should_drop(now, q, pkt.wire(), rng) {
+                let fate = self.drop(&pkt);
+                return self.decide(&pkt, fate);
             }
             red.on_busy();
         }
         // The packets of the aggregate that would wait in the buffer.
-        let waiting = pkt.agg as u64 - u64::from(self.in_service.is_none());
+        let waiting = pkt.agg() as u64 - u64::from(self.in_service.is_none());
         if !self.fits(&pkt, waiting) {
-            self.drop();
-            return self.decide(&pkt, Arrival::Dropped);
+            let fate = self.drop(&pkt);
+            return self.decide(&pkt, fate);
         }
         self.decide(&pkt, Arrival::Queued);
         self.admit(now, pkt)
     }
 
-    fn start(&mut self, now: SimTime, pkt: Packet) -> SimTime {
-        let tx = self.rate.tx_time(pkt.wire as u64);
+    fn start(&mut self, now: SimTime, pkt: T) -> SimTime {
+        let tx = self.rate.tx_time(pkt.wire() as u64);
         self.totals.busy_ns += tx.0;
         self.in_service = Some(pkt);
         self.busy_until = now + tx;
@@ -250,21 +263,26 @@ impl Bottleneck {
 
     /// The packet in service finished serializing at `now`. Returns it, and the completion
     /// time of the next one if the queue was not empty.
-    pub fn done(&mut self, now: SimTime) -> (Packet, Option<SimTime>) {
+    pub fn done(&mut self, now: SimTime) -> (T, Option<SimTime>) {
         let pkt = self
             .in_service
             .take()
             .expect("link completion without a packet");
+        let wire = pkt.wire() as u64;
         let t = &mut self.totals;
         t.tx_packets += 1;
-        t.tx_bytes += pkt.wire as u64;
+        t.tx_bytes += wire;
         if now >= self.window.0 && now < self.window.1 {
-            t.tx_bytes_window += pkt.wire as u64;
+            t.tx_bytes_window += wire;
         }
-        self.interval.tx_bytes += pkt.wire as u64;
+        self.interval.tx_bytes += wire;
+        if pkt.is_ack() {
+            t.ack_tx_packets += 1;
+            t.ack_tx_bytes += wire;
+        }
         let next = match self.queue.pop_front() {
             Some(n) => {
-                self.q_bytes -= n.wire as u64;
+                self.q_bytes -= n.wire() as u64;
                 Some(self.start(now, n))
             }
             None => {
@@ -290,6 +308,7 @@ mod tests {
             aqm: AqmConfig::Droptail,
             loss: 0.0,
             mtu_bytes: 1500,
+            reverse: None,
         }
     }
 

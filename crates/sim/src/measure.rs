@@ -1,11 +1,12 @@
 //! Sampling: every `interval`, one row per started connection (bytes delivered in order
 //! since its previous sample — or since its start — cwnd, SRTT, retransmissions, bytes in
-//! flight) and one bottleneck row (queue at the sample time; drops, random losses and
-//! transmitted bytes during the interval). Sample times are `k·interval`, `k ≥ 1`, up to
+//! flight) and one row per bottleneck (queue at the sample time; drops, random losses,
+//! ACK drops and transmitted bytes during the interval). Sample times are `k·interval`, `k ≥ 1`, up to
 //! the end of the run.
 
 use crate::link::{Bottleneck, IntervalCounters};
 use crate::output::{FlowSamples, LinkSamples};
+use crate::packet::Wire;
 use crate::sim::Flow;
 use crate::units::SimTime;
 
@@ -16,11 +17,12 @@ pub struct Recorder {
     last_delivered: Vec<u64>,
     last_retx: Vec<u64>,
     flows: FlowSamples,
-    link: LinkSamples,
+    /// One series per bottleneck: forward, then reverse if there is one.
+    links: Vec<LinkSamples>,
 }
 
 impl Recorder {
-    pub fn new(interval_ns: u64, duration_ns: u64, n_flows: usize) -> Recorder {
+    pub fn new(interval_ns: u64, duration_ns: u64, n_flows: usize, n_links: usize) -> Recorder {
         let n_samples = (duration_ns / interval_ns.max(1)) as usize;
         let rows = n_samples.saturating_mul(n_flows).min(1 << 20);
         let mut flows = FlowSamples::default();
@@ -38,7 +40,7 @@ impl Recorder {
             last_delivered: vec![0; n_flows],
             last_retx: vec![0; n_flows],
             flows,
-            link: LinkSamples::default(),
+            links: vec![LinkSamples::default(); n_links],
         }
     }
 
@@ -49,7 +51,7 @@ impl Recorder {
         (t <= self.duration).then_some(SimTime(t))
     }
 
-    pub fn sample(&mut self, now: SimTime, flows: &[Flow], link: &mut Bottleneck) {
+    pub fn sample<T: Wire>(&mut self, now: SimTime, flows: &[Flow], links: &mut [Bottleneck<T>]) {
         for (i, fl) in flows.iter().enumerate() {
             if fl.start >= now {
                 continue;
@@ -88,22 +90,25 @@ impl Recorder {
             self.last_delivered[i] = d;
             self.last_retx[i] = r;
         }
-        let c = std::mem::take(&mut link.interval);
-        let IntervalCounters {
-            drops,
-            random_losses,
-            tx_bytes,
-        } = c;
-        let l = &mut self.link;
-        l.t_ns.push(now.0);
-        l.queue_bytes.push(link.queue_bytes());
-        l.queue_pkts.push(link.queue_pkts());
-        l.drops.push(drops);
-        l.random_losses.push(random_losses);
-        l.tx_bytes.push(tx_bytes);
+        for (link, l) in links.iter_mut().zip(self.links.iter_mut()) {
+            let IntervalCounters {
+                drops,
+                random_losses,
+                tx_bytes,
+                ack_drops,
+            } = std::mem::take(&mut link.interval);
+            l.t_ns.push(now.0);
+            l.queue_bytes.push(link.queue_bytes());
+            l.queue_pkts.push(link.queue_pkts());
+            l.drops.push(drops);
+            l.random_losses.push(random_losses);
+            l.tx_bytes.push(tx_bytes);
+            l.ack_drops.push(ack_drops);
+        }
     }
 
-    pub fn into_columns(self) -> (FlowSamples, LinkSamples) {
-        (self.flows, self.link)
+    /// The flows' series and each bottleneck's (forward first).
+    pub fn into_columns(self) -> (FlowSamples, Vec<LinkSamples>) {
+        (self.flows, self.links)
     }
 }

@@ -52,6 +52,9 @@ pub struct LinkSamples {
     pub random_losses: Vec<u64>,
     /// Bytes that finished serialization on the bottleneck during the interval.
     pub tx_bytes: Vec<u64>,
+    /// ACKs lost on this link during the interval (included in `drops` and
+    /// `random_losses`); always 0 without a reverse bottleneck, where ACKs skip the links.
+    pub ack_drops: Vec<u64>,
 }
 
 /// Bottleneck totals over the whole run.
@@ -67,6 +70,11 @@ pub struct LinkTotals {
     pub busy_ns: u64,
     /// Bytes serialized inside the measurement window.
     pub tx_bytes_window: u64,
+    /// ACKs lost on this link (included in `drops` and `random_losses`).
+    pub ack_drops: u64,
+    /// ACKs serialized on this link and their bytes (included in `tx_packets`/`tx_bytes`).
+    pub ack_tx_packets: u64,
+    pub ack_tx_bytes: u64,
 }
 
 /// Counters describing the run itself, for benchmarks.
@@ -82,7 +90,12 @@ pub struct RunStats {
 pub struct Output {
     pub flows: Vec<FlowSummary>,
     pub samples: FlowSamples,
+    /// The forward bottleneck (sender side → receiver side).
     pub link: LinkSamples,
     pub link_totals: LinkTotals,
+    /// The reverse bottleneck, when the dumbbell has one (`BottleneckConfig::reverse` or a
+    /// reverse flow): the same series and totals.
+    pub reverse_link: Option<LinkSamples>,
+    pub reverse_link_totals: Option<LinkTotals>,
     pub stats: RunStats,
 }

@@ -57,3 +57,75 @@ pub const SYN_BYTES: u32 = 60;
 /// IP (20) + TCP (20) + timestamp option (12, RFC 7323 incl. padding): Linux's header bytes
 /// per segment with timestamps on, so MSS = MTU − 52 (1448 for a 1500-byte MTU).
 pub const HEADER_BYTES: u32 = 52;
+
+/// What a bottleneck queues: it needs a frame's size, its connection and its GSO mark.
+pub trait Wire {
+    /// Bytes on the wire (IP packet).
+    fn wire(&self) -> u32;
+    /// The connection it belongs to.
+    fn flow(&self) -> u32;
+    /// `Packet::agg`: 1 for a frame of its own, n for the head of a GSO aggregate of n,
+    /// 0 for the segments that follow a head.
+    fn agg(&self) -> u32;
+    /// An acknowledgement (counted apart when a link drops it).
+    fn is_ack(&self) -> bool {
+        false
+    }
+}
+
+impl Wire for Packet {
+    fn wire(&self) -> u32 {
+        self.wire
+    }
+    fn flow(&self) -> u32 {
+        self.flow
+    }
+    fn agg(&self) -> u32 {
+        self.agg
+    }
+}
+
+/// Bytes of a Linux ACK on the wire: the headers of a segment (`HEADER_BYTES`, with the
+/// timestamp option) plus, when it carries SACK blocks, the SACK option (kind, length and
+/// 8 bytes a block, padded to 4 bytes by two NOPs): 52, 64, 72 or 80 bytes.
+pub fn linux_ack_bytes(ack: &Ack) -> u32 {
+    match ack.nsack {
+        0 => HEADER_BYTES,
+        n => HEADER_BYTES + 4 + 8 * n as u32,
+    }
+}
+
+/// A frame on a bottleneck when the dumbbell has a reverse bottleneck: each link carries
+/// one direction's data and the other direction's ACKs. The ACK is boxed so that a frame
+/// stays the size of a data packet (the forward link of a run without reverse traffic
+/// queues data only).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Frame {
+    Data(Packet),
+    /// An ACK and its bytes on the wire.
+    Ack(Box<(Ack, u32)>),
+}
+
+impl Wire for Frame {
+    fn wire(&self) -> u32 {
+        match self {
+            Frame::Data(p) => p.wire,
+            Frame::Ack(a) => a.1,
+        }
+    }
+    fn flow(&self) -> u32 {
+        match self {
+            Frame::Data(p) => p.flow,
+            Frame::Ack(a) => a.0.flow,
+        }
+    }
+    fn agg(&self) -> u32 {
+        match self {
+            Frame::Data(p) => p.agg,
+            Frame::Ack(_) => 1,
+        }
+    }
+    fn is_ack(&self) -> bool {
+        matches!(self, Frame::Ack(_))
+    }
+}

@@ -10,6 +10,25 @@
 //! itself adds serialization (and queueing) but no propagation delay, so a flow's minimum
 //! RTT is `rtt + mtu/rate` for a full segment.
 //!
+//! With a reverse bottleneck (`bottleneck.reverse`, or any flow with `direction =
+//! "reverse"`) the dumbbell is mirrored:
+//!
+//! ```text
+//!  forward sender ──(rtt/2)──► forward bottleneck ──► forward receiver
+//!                             ▲                          │ ACK
+//!  reverse receiver ◄─────────┼── reverse bottleneck ◄───┼──(rtt/2)── reverse sender
+//!          │ ACK ─────────────┘                          │
+//!  forward sender ◄──(rtt − rtt/2)── reverse bottleneck ◄┘
+//! ```
+//!
+//! A reverse connection's data crosses the reverse bottleneck after its `rtt/2` access
+//! delay, exactly as a forward one's crosses the forward bottleneck; every ACK leaves its
+//! receiver straight into the bottleneck opposite to its data (queued behind that
+//! direction's data, serialized at its rate, subject to its buffer, AQM and random loss)
+//! and then takes the `rtt − rtt/2` return delay. An ACK is `HEADER_BYTES` (52) on the
+//! wire plus its SACK option (`packet::linux_ack_bytes`), 40 bytes under ns-2's agents.
+//! Without a reverse bottleneck ACKs skip the links: no queue, no loss (as above).
+//!
 //! A connection starts with a handshake at `start`: the SYN crosses the bottleneck behind
 //! whatever is queued there (it takes no buffer space and is never dropped), the SYN-ACK
 //! returns, and data flows from then on with the handshake RTT as the first RTT sample —
@@ -17,13 +36,13 @@
 //! queue starts with that queue in its minimum RTT.
 
 use crate::cc::AnyCc;
-use crate::config::{Config, Stack};
+use crate::config::{BottleneckConfig, Config, Direction, Stack};
 use crate::event::{DelayLine, Ev, EventQueue, Timer, TimerKind};
 use crate::link::{Arrival, Bottleneck};
 use crate::measure::Recorder;
 use crate::ns2::Ns2Conn;
 use crate::output::{FlowSummary, Output, RunStats};
-use crate::packet::{Ack, Packet, HEADER_BYTES, SYN_BYTES};
+use crate::packet::{linux_ack_bytes, Ack, Frame, Packet, HEADER_BYTES, SYN_BYTES};
 use crate::rng::Rng;
 use crate::tcp::receiver::{AckDecision, DELACK_TIMEOUT};
 use crate::tcp::{Io, Receiver, Sender, SenderParams};
@@ -45,6 +64,8 @@ pub struct Flow {
     stop_timer: Timer,
     fwd_delay: SimTime,
     rev_delay: SimTime,
+    /// The link its data crosses (0 forward, 1 reverse); its ACKs cross the other one.
+    dir: usize,
     pub start: SimTime,
     pub delivered_window: u64,
 }
@@ -58,7 +79,8 @@ pub struct Sim {
     /// measurably bias Vegas's base-RTT estimate between identical flows.
     fwd_lines: Vec<DelayLine<Packet>>,
     rev_lines: Vec<DelayLine<Ack>>,
-    link: Bottleneck,
+    /// The forward bottleneck, then the reverse one if the dumbbell has it.
+    links: Vec<Bottleneck<Frame>>,
     pub flows: Vec<Flow>,
     rng: Rng,
     rec: Recorder,
@@ -86,6 +108,10 @@ impl Sim {
         let b = &cfg.bottleneck;
         let linux_mss = b.mtu_bytes - HEADER_BYTES;
         let window = (SimTime(cfg.measure.from_ns), SimTime(cfg.measure.to_ns));
+        let any_reverse = cfg.flows.iter().any(|f| f.direction == Direction::Reverse);
+        let link_cfgs: Vec<BottleneckConfig> = std::iter::once(b.clone())
+            .chain(b.reverse_config(any_reverse))
+            .collect();
         let mut q = EventQueue::new();
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
@@ -98,8 +124,8 @@ impl Sim {
                         * crate::ns2::rtt::TCP_TICK;
                     // the path's true minimum RTT: propagation + one full packet's
                     // serialization at the bottleneck (for `exact_base_rtt`)
-                    let min_rtt =
-                        f.rtt_ns as f64 / 1e9 + b.mtu_bytes as f64 * 8.0 / b.rate_bps as f64;
+                    let rate = link_cfgs[f.direction.link()].rate_bps;
+                    let min_rtt = f.rtt_ns as f64 / 1e9 + b.mtu_bytes as f64 * 8.0 / rate as f64;
                     let mut conn = Ns2Conn::new(
                         i as u32,
                         &f.cca,
@@ -151,6 +177,7 @@ impl Sim {
                 stop_timer: Timer::default(),
                 fwd_delay: SimTime(f.rtt_ns / 2),
                 rev_delay: SimTime(f.rtt_ns - f.rtt_ns / 2),
+                dir: f.direction.link(),
                 start: SimTime(f.start_ns),
                 delivered_window: 0,
             };
@@ -162,7 +189,12 @@ impl Sim {
             }
             flows.push(fl);
         }
-        let mut rec = Recorder::new(cfg.measure.interval_ns, cfg.duration_ns, cfg.flows.len());
+        let mut rec = Recorder::new(
+            cfg.measure.interval_ns,
+            cfg.duration_ns,
+            cfg.flows.len(),
+            link_cfgs.len(),
+        );
         if let Some(t) = rec.next_sample() {
             q.push(t, Ev::Sample);
         }
@@ -196,7 +228,10 @@ impl Sim {
                     )
                 })
                 .collect(),
-            link: Bottleneck::new(b, window),
+            links: link_cfgs
+                .iter()
+                .map(|c| Bottleneck::new(c, window))
+                .collect(),
             flows,
             rng: Rng::new(cfg.seed),
             rec,
@@ -228,9 +263,9 @@ impl Sim {
         limit >= self.end || self.q.is_empty()
     }
 
-    /// Bytes waiting in the bottleneck queue now.
+    /// Bytes waiting in the (forward) bottleneck queue now.
     pub fn link_queue_bytes(&self) -> u64 {
-        self.link.queue_bytes()
+        self.links[0].queue_bytes()
     }
 
     /// Simulated time reached so far.
@@ -256,16 +291,32 @@ impl Sim {
                     self.syn_arrives(now, pkt);
                     return;
                 }
-                if let Arrival::Started(done) = self.link.arrive(now, pkt, &mut self.rng) {
-                    self.q.push(done, Ev::LinkDone);
+                let d = self.flows[pkt.flow as usize].dir;
+                let fate = self.links[d].arrive(now, Frame::Data(pkt), &mut self.rng);
+                if let Arrival::Started(done) = fate {
+                    self.q.push(done, Ev::LinkDone(d as u8));
                 }
             }
-            Ev::LinkDone => {
-                let (pkt, next) = self.link.done(now);
+            Ev::LinkDone(d) => {
+                let (frame, next) = self.links[d as usize].done(now);
                 if let Some(t) = next {
-                    self.q.push(t, Ev::LinkDone);
+                    self.q.push(t, Ev::LinkDone(d));
                 }
-                self.deliver(now, pkt);
+                match frame {
+                    Frame::Data(pkt) => self.deliver(now, pkt),
+                    Frame::Ack(b) => {
+                        // through the reverse path's bottleneck: now the return delay
+                        let ack = b.0;
+                        let fl = &self.flows[ack.flow as usize];
+                        let l = fl.rev_line;
+                        self.rev_lines[l as usize].push(
+                            &mut self.q,
+                            now + fl.rev_delay,
+                            ack,
+                            Ev::RevArrive(l),
+                        );
+                    }
+                }
             }
             Ev::RevArrive(l) => {
                 let ack = self.rev_lines[l as usize].pop(&mut self.q, ev);
@@ -292,7 +343,7 @@ impl Sim {
             }
             Ev::Timer(f, kind, gen) => self.timer(now, f, kind, gen),
             Ev::Sample => {
-                self.rec.sample(now, &self.flows, &mut self.link);
+                self.rec.sample(now, &self.flows, &mut self.links);
                 if let Some(t) = self.rec.next_sample() {
                     self.q.push(t, Ev::Sample);
                 }
@@ -303,9 +354,14 @@ impl Sim {
     /// A SYN reaches the bottleneck. It is delayed by the queue in front of it (so a
     /// connection opened into a standing queue measures that queue in its first RTT, as in
     /// Linux) but takes no buffer space and is never dropped; the receiver answers at once.
+    /// With a reverse bottleneck the SYN-ACK is likewise delayed by the opposite link's
+    /// queue as it stands when the SYN arrives (same size as the SYN, never dropped).
     fn syn_arrives(&mut self, now: SimTime, syn: Packet) {
         let fl = &self.flows[syn.flow as usize];
-        let at_receiver = now + self.link.sojourn(now, syn.wire);
+        let mut at_receiver = now + self.links[fl.dir].sojourn(now, syn.wire);
+        if self.links.len() > 1 {
+            at_receiver = at_receiver + self.links[1 - fl.dir].sojourn(now, syn.wire);
+        }
         let synack = Ack {
             flow: syn.flow,
             syn: true,
@@ -333,12 +389,14 @@ impl Sim {
             match decision {
                 crate::ns2::SinkAck::Now(ack) => {
                     fl.delack.cancel();
-                    let l = fl.rev_line;
-                    self.rev_lines[l as usize].push(
+                    send_ack(
                         &mut self.q,
-                        now + fl.rev_delay,
+                        &mut self.rev_lines,
+                        &mut self.links,
+                        &mut self.rng,
+                        fl,
+                        now,
                         ack,
-                        Ev::RevArrive(l),
                     );
                 }
                 crate::ns2::SinkAck::Delay => fl.delack.arm(
@@ -353,8 +411,15 @@ impl Sim {
         let (decision, bytes) = fl.rx.on_segment(&pkt);
         if let Some(mut ack) = fl.rx.take_flush() {
             ack.flow = f;
-            let l = fl.rev_line;
-            self.rev_lines[l as usize].push(&mut self.q, now + fl.rev_delay, ack, Ev::RevArrive(l));
+            send_ack(
+                &mut self.q,
+                &mut self.rev_lines,
+                &mut self.links,
+                &mut self.rng,
+                fl,
+                now,
+                ack,
+            );
         }
         if bytes > 0 && now >= self.window.0 && now < self.window.1 {
             fl.delivered_window += bytes;
@@ -364,12 +429,14 @@ impl Sim {
                 fl.delack.cancel();
                 fl.comp_ack.cancel();
                 ack.flow = f;
-                let l = fl.rev_line;
-                self.rev_lines[l as usize].push(
+                send_ack(
                     &mut self.q,
-                    now + fl.rev_delay,
+                    &mut self.rev_lines,
+                    &mut self.links,
+                    &mut self.rng,
+                    fl,
+                    now,
                     ack,
-                    Ev::RevArrive(l),
                 );
             }
             AckDecision::Delay => {
@@ -408,8 +475,15 @@ impl Sim {
         }
         if let (Some(c), TimerKind::DelAck) = (fl.ns2.as_mut(), kind) {
             if let Some(ack) = c.sink.on_delack_timeout() {
-                let l = fl.rev_line;
-                self.rev_lines[l as usize].push(q, now + fl.rev_delay, ack, Ev::RevArrive(l));
+                send_ack(
+                    q,
+                    &mut self.rev_lines,
+                    &mut self.links,
+                    &mut self.rng,
+                    fl,
+                    now,
+                    ack,
+                );
             }
             return;
         }
@@ -423,8 +497,15 @@ impl Sim {
                 fl.delack.cancel();
                 fl.comp_ack.cancel();
                 ack.flow = f;
-                let l = fl.rev_line;
-                self.rev_lines[l as usize].push(q, now + fl.rev_delay, ack, Ev::RevArrive(l));
+                send_ack(
+                    q,
+                    &mut self.rev_lines,
+                    &mut self.links,
+                    &mut self.rng,
+                    fl,
+                    now,
+                    ack,
+                );
             }
             return;
         }
@@ -495,17 +576,48 @@ impl Sim {
             .collect();
         let stats = RunStats {
             events: self.q.popped,
-            bottleneck_packets: self.link.accepted,
+            bottleneck_packets: self.links.iter().map(|l| l.accepted).sum(),
             simulated_ns: self.end.0,
         };
-        let (samples, link) = self.rec.into_columns();
+        let (samples, mut series) = self.rec.into_columns();
+        let reverse_link = (series.len() > 1).then(|| series.remove(1));
         Output {
             flows,
             samples,
-            link,
-            link_totals: self.link.totals.clone(),
+            link: series.remove(0),
+            link_totals: self.links[0].totals.clone(),
+            reverse_link,
+            reverse_link_totals: self.links.get(1).map(|l| l.totals.clone()),
             stats,
         }
+    }
+}
+
+/// An ACK leaves the receiver of connection `fl` at `now`. Without a reverse bottleneck it
+/// reaches the sender after the return delay (no queue, no loss: the ACK path as it always
+/// was); with one it first enters the bottleneck opposite to the connection's data
+/// (`Ev::LinkDone` then puts it on the return delay line), where it may queue or be lost.
+fn send_ack(
+    q: &mut EventQueue,
+    rev_lines: &mut [DelayLine<Ack>],
+    links: &mut [Bottleneck<Frame>],
+    rng: &mut Rng,
+    fl: &Flow,
+    now: SimTime,
+    ack: Ack,
+) {
+    if links.len() < 2 {
+        let l = fl.rev_line;
+        rev_lines[l as usize].push(q, now + fl.rev_delay, ack, Ev::RevArrive(l));
+        return;
+    }
+    let wire = match fl.ns2 {
+        Some(_) => crate::ns2::agent::HEADER_BYTES,
+        None => linux_ack_bytes(&ack),
+    };
+    let d = 1 - fl.dir;
+    if let Arrival::Started(done) = links[d].arrive(now, Frame::Ack(Box::new((ack, wire))), rng) {
+        q.push(done, Ev::LinkDone(d as u8));
     }
 }
 
@@ -516,28 +628,21 @@ fn err(key: &str, message: String) -> SimError {
     }
 }
 
-/// Checks the simulator needs beyond what `tcpfair.spec` validates (the config may also
-/// come from elsewhere). Each error names the scenario key.
-fn validate(cfg: &Config) -> Result<(), SimError> {
-    let b = &cfg.bottleneck;
+/// One bottleneck's rate, loss, buffer and RED parameters; errors name `prefix.<key>`.
+fn validate_link(b: &BottleneckConfig, prefix: &str) -> Result<(), SimError> {
+    let key = |k: &str| format!("{prefix}.{k}");
     if b.rate_bps == 0 {
-        return Err(err("bottleneck.rate", "must be positive".into()));
-    }
-    if b.mtu_bytes < 576 || b.mtu_bytes > 65536 {
-        return Err(err(
-            "bottleneck.mtu",
-            format!("must be between 576B and 65536B, got {}B", b.mtu_bytes),
-        ));
+        return Err(err(&key("rate"), "must be positive".into()));
     }
     if !(0.0..1.0).contains(&b.loss) {
         return Err(err(
-            "bottleneck.loss",
+            &key("loss"),
             format!("must be in [0, 1), got {}", b.loss),
         ));
     }
     if b.buffer_bytes.is_none() && b.buffer_pkts.is_none() {
         return Err(err(
-            "bottleneck.buffer",
+            &key("buffer"),
             "one of buffer_bytes/buffer_pkts must be set".into(),
         ));
     }
@@ -551,16 +656,33 @@ fn validate(cfg: &Config) -> Result<(), SimError> {
     {
         if !(0.0 <= min_th && min_th < max_th) {
             return Err(err(
-                "bottleneck.aqm",
+                &key("aqm"),
                 format!("need 0 <= min_th < max_th, got {min_th} and {max_th}"),
             ));
         }
         if !(max_p > 0.0 && max_p <= 1.0 && wq > 0.0 && wq <= 1.0) {
             return Err(err(
-                "bottleneck.aqm",
+                &key("aqm"),
                 format!("max_p and wq must be in (0, 1], got {max_p} and {wq}"),
             ));
         }
+    }
+    Ok(())
+}
+
+/// Checks the simulator needs beyond what `tcpfair.spec` validates (the config may also
+/// come from elsewhere). Each error names the scenario key.
+fn validate(cfg: &Config) -> Result<(), SimError> {
+    let b = &cfg.bottleneck;
+    if b.mtu_bytes < 576 || b.mtu_bytes > 65536 {
+        return Err(err(
+            "bottleneck.mtu",
+            format!("must be between 576B and 65536B, got {}B", b.mtu_bytes),
+        ));
+    }
+    validate_link(b, "bottleneck")?;
+    if let Some(r) = b.reverse_config(false) {
+        validate_link(&r, "bottleneck.reverse")?;
     }
     if cfg.measure.interval_ns == 0 {
         return Err(err("measure.interval", "must be positive".into()));

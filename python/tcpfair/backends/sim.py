@@ -138,16 +138,10 @@ def to_result(scenario: Scenario, raw: dict[str, Any], wall_s: float) -> RunResu
             "retransmits": np.asarray(s["retransmits"], dtype=np.float64),
         }
     )
-    lk = raw["link"]
-    link = pd.DataFrame(
-        {
-            "t_s": np.asarray(lk["t_ns"], dtype=np.float64) / 1e9,
-            "queue_bytes": np.asarray(lk["queue_bytes"], dtype=np.int64),
-            "queue_pkts": np.asarray(lk["queue_pkts"], dtype=np.int64),
-            "drops": np.asarray(lk["drops"], dtype=np.int64),
-            "tx_bytes": np.asarray(lk["tx_bytes"], dtype=np.int64),
-        }
-    )
+    rev = res["bottleneck"].get("reverse")
+    if rev is not None:  # runs without a reverse bottleneck keep their columns as they were
+        flows["direction"] = [c.get("direction", "forward") for c in conns]
+    link = _link_table(raw["link"])
     meta = {
         "backend": "sim",
         "versions": {"tcpfair": __version__},
@@ -169,4 +163,31 @@ def to_result(scenario: Scenario, raw: dict[str, Any], wall_s: float) -> RunResu
         "valid": True,
         "checks": [],
     }
-    return RunResult(flows=flows, samples=samples, link=link, meta=meta, scenario=res)
+    reverse_link = None
+    if rev is not None:
+        reverse_link = _link_table(raw["reverse_link"])
+        meta["reverse_capacity_bps"] = rev["rate_bps"]
+        meta["reverse_link_totals"] = {k: int(v) for k, v in raw["reverse_link_totals"].items()}
+    return RunResult(
+        flows=flows,
+        samples=samples,
+        link=link,
+        meta=meta,
+        scenario=res,
+        reverse_link=reverse_link,
+    )
+
+
+def _link_table(lk: dict[str, Any]) -> pd.DataFrame:
+    """One bottleneck's samples; ``ack_drops`` where the run has a reverse bottleneck (the
+    simulator reports it only then)."""
+    cols = {
+        "t_s": np.asarray(lk["t_ns"], dtype=np.float64) / 1e9,
+        "queue_bytes": np.asarray(lk["queue_bytes"], dtype=np.int64),
+        "queue_pkts": np.asarray(lk["queue_pkts"], dtype=np.int64),
+        "drops": np.asarray(lk["drops"], dtype=np.int64),
+        "tx_bytes": np.asarray(lk["tx_bytes"], dtype=np.int64),
+    }
+    if "ack_drops" in lk:
+        cols["ack_drops"] = np.asarray(lk["ack_drops"], dtype=np.int64)
+    return pd.DataFrame(cols)

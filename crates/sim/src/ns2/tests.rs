@@ -36,6 +36,7 @@ fn ns2_flow(id: u32, cca: &str, rtt_ns: u64, params: &[(&str, f64)]) -> FlowConf
         stack: Stack::Ns2,
         delack: false,
         gso: false,
+        direction: Default::default(),
     }
 }
 
@@ -53,6 +54,7 @@ fn vegas_net(flows: Vec<FlowConfig>) -> Config {
             aqm: AqmConfig::Droptail,
             loss: 0.0,
             mtu_bytes: 1040,
+            reverse: None,
         },
         flows,
         measure: MeasureConfig {

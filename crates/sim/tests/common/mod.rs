@@ -26,6 +26,7 @@ pub fn flow(id: u32, cca: &str, rtt_ns: u64) -> FlowConfig {
         stack: Default::default(),
         delack: false,
         gso: false,
+        direction: Default::default(),
     }
 }
 
@@ -47,6 +48,7 @@ pub fn dumbbell(
             aqm: AqmConfig::Droptail,
             loss: 0.0,
             mtu_bytes: 1500,
+            reverse: None,
         },
         flows,
         measure: MeasureConfig {
