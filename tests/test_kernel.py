@@ -554,6 +554,9 @@ def test_a_reverse_flow_and_short_flows_at_50mbit_leave_nothing_behind(tmp_path:
     assert r.flows.set_index("flow").loc[1, "bytes"] > 1_000_000
     rev = r.meta["reverse_link_totals"]
     assert rev["drops"] > 0 and rev["max_queue_bytes"] > 125_000 / 2
+    assert r.reverse_link is not None and r.reverse_link["queue_bytes"].max() > 125_000 / 2
+    assert r.flows.set_index("flow")["direction"].to_dict() == {0: "forward", 1: "reverse"}
+    assert r.metrics()["reverse"]["connections"] == 1
     assert rev["tx_bytes"] > r.flows.set_index("flow").loc[1, "bytes"]
     assert any(c["name"] == "emulator.reverse.lateness_mean" for c in r.meta["checks"])
     # every scheduled short flow ran, with the simulator's draws, and completed
@@ -562,7 +565,7 @@ def test_a_reverse_flow_and_short_flows_at_50mbit_leave_nothing_behind(tmp_path:
     assert len(short) == len(want) > 50
     assert short["size_bytes"].tolist() == want.size_bytes.tolist()
     assert short["error"].isna().all()
-    assert (short["bytes_delivered"] == short["size_bytes"]).all()
+    assert (short["bytes"] == short["size_bytes"]).all() and short["completed"].all()
     # an FCT is at least the handshake and half a round trip for the data: 1.5 RTT
     assert (short["fct_s"] >= 0.030).all()
     assert set(short["cca"]) == {"cubic"}

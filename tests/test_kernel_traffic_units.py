@@ -14,6 +14,7 @@ from tcpfair.kernel import topology as T
 from tcpfair.kernel import validate as V
 from tcpfair.kernel.capabilities import KERNEL_CCA, Capabilities, traffic_missing
 from tcpfair.kernel.runner import KernelOptions, reverse_queue, setup_commands
+from tcpfair.shortflows import SHORT_COLUMNS
 from tcpfair.spec import from_dict
 
 KCCA = {k: v for k, v in KERNEL_CCA.items() if v is not None}
@@ -160,12 +161,17 @@ def test_fct_is_the_servers_last_byte_minus_the_clients_connect() -> None:
         server_rec(4000, t0 + 6_000_000, t0 + 35_000_000),
         server_rec(4001, t0 + 7_000_000, t0 + 9_000_000, nbytes=60, eof=False),
     ]
-    df = SF.table(3, client, server, t0, 0.02)
-    assert list(df.columns) == SF.SHORT_COLUMNS
+    df = SF.table(3, "web", client, server, t0, 0.02, 10e6)
+    assert list(df.columns) == [*SHORT_COLUMNS, "start_late_s", "error"]
     assert df["fct_s"].iloc[0] == 0.030
+    assert bool(df["completed"].iloc[0]) and df["label"].iloc[0] == "web"
+    # the ideal FCT at the link rate: 1.5 RTT + size at 10 Mbit/s = 0.03 + 0.00008 s
+    assert df["ideal_s"].iloc[0] == 1.5 * 0.02 + 100 * 8 / 10e6
+    assert df["slowdown"].iloc[0] == 0.030 / df["ideal_s"].iloc[0]
     assert df["start_s"].iloc[0] == 0.005
     assert df["start_late_s"].iloc[0] == (5_000_000 - 0) / 1e9
-    assert math.isnan(df["fct_s"].iloc[1]) and df["bytes_delivered"].iloc[1] == 60
+    assert math.isnan(df["fct_s"].iloc[1]) and df["bytes"].iloc[1] == 60
+    assert not df["completed"].iloc[1] and not df["completed"].iloc[2]
     assert df["error"].iloc[1] == "not completed"
     assert math.isnan(df["fct_s"].iloc[2]) and df["start_s"].iloc[2] == 2000 / 1e9
     assert (df["retransmits"].iloc[0], df["timeouts"].iloc[0]) == (2.0, 1.0)

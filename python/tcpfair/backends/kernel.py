@@ -308,9 +308,9 @@ def to_result(
             notes.append(f"flows.{g.index}: iperf3 reported {n} streams, {g.streams} configured")
         fl["rtt_s"] = g.rtt_ns / 1e9
         fl["start_s"] = res["flows"][g.first_flow]["start_ns"] / 1e9
-        if "direction" in FLOW_COLUMNS:
+        if sc.reverse_link() is not None:  # as the simulator: only with a reverse link
             fl["direction"] = g.direction
-        flows_parts.append(fl[FLOW_COLUMNS])
+        flows_parts.append(fl[[*FLOW_COLUMNS, *(["direction"] if "direction" in fl else [])]])
         sample_parts.append(recv_samples[SAMPLE_COLUMNS])
         notes += [f"flows.{g.index}: {x}" for x in tables.info.get("notes", [])]
     for i, f in enumerate(sc.flows):
@@ -375,10 +375,15 @@ def to_result(
             "notes": notes,
         },
     }
-    if raw.rev_queue is not None:
+    rev_table = None
+    if rev is not None:
+        rev_table, meta["reverse_link_totals"] = rev
+        meta["reverse_capacity_bps"] = float(res["bottleneck"]["reverse"]["rate_bps"])
         meta["kernel"]["linkem_rev_queue"] = raw.rev_queue
-    result = RunResult(flows=flows, samples=samples, link=link, meta=meta, scenario=res)
-    _attach(result, rev, short)
+    result = RunResult(
+        flows=flows, samples=samples, link=link, meta=meta, scenario=res, reverse_link=rev_table
+    )
+    _attach_short_flows(result, short)
     checks = run_checks(sc, raw, result, goodput_cap, short)
     meta["checks"] = checks
     meta["grade"] = V.overall(checks)
@@ -405,32 +410,26 @@ def short_flows_table(sc: Scenario, raw: RawRun) -> pd.DataFrame | None:
             )
         except SF.TrafficOutputError as e:
             raise BackendError(f"kernel backend: {e}") from None
-        parts.append(SF.table(g.index, client, server, raw.t0_mono_ns, g.rtt_ns / 1e9))
+        rev = g.reverse and sc.reverse_link()
+        rate = rev.rate_bps if rev else sc.bottleneck.rate
+        label = sc.group_label(g.index)
+        parts.append(SF.table(g.index, label, client, server, raw.t0_mono_ns, g.rtt_ns / 1e9, rate))
     if not parts:
         return None
-    return pd.concat(parts, ignore_index=True)
+    out = pd.concat(parts, ignore_index=True)
+    out["flow"] = np.arange(len(out), dtype=np.int64)  # row number, as in the simulator's
+    return out
 
 
-def _attach(
-    result: RunResult,
-    rev: tuple[pd.DataFrame, dict[str, int]] | None,
-    short: pd.DataFrame | None,
-) -> None:
-    """Per-direction link data and short flows go where the result keeps them: its own
-    tables when ``RunResult`` has them, else into ``meta`` (records, nothing lost)."""
-    names = {f.name for f in dataclasses.fields(result)}
-    if rev is not None:
-        table, totals = rev
-        result.meta["reverse_link_totals"] = totals
-        if "reverse_link" in names:
-            result.reverse_link = table  # type: ignore[attr-defined]
-        else:
-            result.meta["reverse_link"] = table.to_dict(orient="records")
-    if short is not None:
-        if "short_flows" in names:
-            result.short_flows = short  # type: ignore[attr-defined]
-        else:
-            result.meta["short_flows"] = short.to_dict(orient="records")
+def _attach_short_flows(result: RunResult, short: pd.DataFrame | None) -> None:
+    """The short flows go into the result's ``short_flows`` table where ``RunResult`` has
+    one, else into ``meta["short_flows"]`` (records: nothing is lost)."""
+    if short is None:
+        return
+    if "short_flows" in {f.name for f in dataclasses.fields(result)}:
+        result.short_flows = short  # type: ignore[attr-defined]
+    else:
+        result.meta["short_flows"] = short.to_dict(orient="records")
 
 
 def run_checks(

@@ -21,23 +21,14 @@ import math
 from collections import defaultdict
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-#: the columns of the kernel backend's short-flows table
-SHORT_COLUMNS = [
-    "group",
-    "flow",
-    "start_s",
-    "size_bytes",
-    "rtt_s",
-    "fct_s",
-    "bytes_delivered",
-    "retransmits",
-    "timeouts",
-    "start_late_s",
-    "cca",
-    "error",
-]
+from ..shortflows import SHORT_COLUMNS, ideal_fct_s
+
+#: the short-flows table's columns (tcpfair.shortflows, the simulator's too), then two the
+#: kernel backend adds: how late the generator opened the flow, and what went wrong
+KERNEL_COLUMNS = [*SHORT_COLUMNS, "start_late_s", "error"]
 
 
 class TrafficOutputError(ValueError):
@@ -82,14 +73,18 @@ def match(
 
 def table(
     group: int,
+    label: str,
     client: list[dict[str, Any]],
     server: list[dict[str, Any]],
     t0_mono_ns: int,
     rtt_s: float,
+    rate_bps: float,
 ) -> pd.DataFrame:
-    """One row per scheduled short flow of ``group``; ``fct_s`` is NaN for a flow that did
-    not complete (all ``size`` bytes read and the client's close seen) — such a flow is
-    kept, with its ``error``, never dropped."""
+    """One row per scheduled short flow of ``group`` (columns ``KERNEL_COLUMNS``; ``flow``
+    numbers the rows from 0 — the caller renumbers across entries). ``fct_s`` is NaN for a
+    flow that did not complete (all ``size`` bytes read and the client's close seen): such
+    a flow is kept, with its ``error``, never dropped. ``rate_bps``: the rate of the
+    bottleneck its data crosses (for ``ideal_s``)."""
     rows = []
     for r, c in zip(client, match(client, server), strict=True):
         size = int(r["size"])
@@ -98,25 +93,32 @@ def table(
         done = c is not None and bool(c.get("eof")) and delivered == size
         fct = (c["last_byte_ns"] - connect) / 1e9 if done and connect is not None else math.nan
         start_ns = connect - t0_mono_ns if connect is not None else int(r["start_ns"])
+        late = (
+            (connect - t0_mono_ns - int(r["start_ns"])) / 1e9 if connect is not None else math.nan
+        )
         rows.append(
             {
-                "group": group,
                 "flow": int(r["id"]),
+                "group": group,
+                "label": label,
+                "cca": r.get("cca") or "",
                 "start_s": start_ns / 1e9,
                 "size_bytes": size,
                 "rtt_s": rtt_s,
                 "fct_s": fct,
-                "bytes_delivered": delivered,
+                "completed": done and connect is not None,
+                "bytes": delivered,
                 "retransmits": _num(r.get("total_retrans")),
                 "timeouts": _num(r.get("timeouts")),
-                "start_late_s": (connect - t0_mono_ns - int(r["start_ns"])) / 1e9
-                if connect is not None
-                else math.nan,
-                "cca": r.get("cca") or "",
+                "start_late_s": late,
                 "error": r.get("error") or (None if done else "not completed"),
             }
         )
-    return pd.DataFrame(rows, columns=SHORT_COLUMNS)
+    df = pd.DataFrame(rows, columns=[c for c in KERNEL_COLUMNS if c not in ("ideal_s", "slowdown")])
+    size = df["size_bytes"].to_numpy(dtype=float)
+    df["ideal_s"] = ideal_fct_s(size, np.full(len(df), rtt_s), rate_bps)
+    df["slowdown"] = df["fct_s"].to_numpy(dtype=float) / df["ideal_s"].to_numpy(dtype=float)
+    return df[KERNEL_COLUMNS]
 
 
 def _num(v: Any) -> float:
