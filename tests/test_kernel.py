@@ -557,6 +557,10 @@ def test_a_reverse_flow_and_short_flows_at_50mbit_leave_nothing_behind(tmp_path:
     assert r.reverse_link is not None and r.reverse_link["queue_bytes"].max() > 125_000 / 2
     assert r.flows.set_index("flow")["direction"].to_dict() == {0: "forward", 1: "reverse"}
     assert r.metrics()["reverse"]["connections"] == 1
+    # both directions are linkem queues, counting the pure ACKs among their drops
+    assert r.meta["kernel"]["bottleneck"] == "linkem"
+    assert "ack_drops" in r.reverse_link and "ack_drops" in r.link
+    assert 0 <= rev["ack_drops"] <= rev["drops"] + rev["loss_drops"]
     assert rev["tx_bytes"] > r.flows.set_index("flow").loc[1, "bytes"]
     assert any(c["name"] == "emulator.reverse.lateness_mean" for c in r.meta["checks"])
     # every scheduled short flow ran, with the simulator's draws, and completed

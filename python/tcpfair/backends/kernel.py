@@ -124,23 +124,26 @@ def _link_table(raw: RawRun) -> tuple[pd.DataFrame, dict[str, int]]:
             "drops": last["drops"] - base["drops"],
         }
     elif raw.queue is not None and raw.linkem_lines:
-        rows, totals = _linkem_rows(raw, "a2b")
+        rows, totals = _linkem_rows(raw, "a2b", acks=raw.rev_queue is not None)
     if raw.linkem_lines:
         totals["loss_drops"] = int(raw.linkem_lines[-1]["a2b"]["loss_drops"])
     return _link_frame(rows), totals
 
 
-def _linkem_rows(raw: RawRun, key: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
+def _linkem_rows(
+    raw: RawRun, key: str, acks: bool = False
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Samples and totals of one direction's linkem queue (``a2b`` forward, ``b2a``
-    reverse) from its 100 ms cumulative counters."""
+    reverse) from its 100 ms cumulative counters. ``acks`` (runs with a reverse link, as
+    the simulator): ``ack_drops``, the pure ACKs among the drops (queue, RED or loss)."""
     rows: list[dict[str, Any]] = []
     t_lk0 = raw.linkem_ready.get("t0_ns", 0) / 1e9 - raw.t0_wall
-    prev_d = 0
-    prev_tx = 0
+    prev_d = prev_tx = prev_ack = 0
     for d in raw.linkem_lines:
         a = d[key]
         t = t_lk0 + a.get("t_ns", d["t_ns"]) / 1e9
         drops = a["queue_drops"] + a["red_drops"]
+        ack = int(a.get("ack_drops", 0))
         if t >= 0:
             rows.append(
                 {
@@ -149,9 +152,10 @@ def _linkem_rows(raw: RawRun, key: str) -> tuple[list[dict[str, Any]], dict[str,
                     "queue_pkts": a["queue_pkts"],
                     "drops": drops - prev_d,
                     "tx_bytes": a["tx_bytes"] - prev_tx,
+                    **({"ack_drops": ack - prev_ack} if acks else {}),
                 }
             )
-        prev_d, prev_tx = drops, a["tx_bytes"]
+        prev_d, prev_tx, prev_ack = drops, a["tx_bytes"], ack
     fa = raw.linkem_lines[-1][key]
     totals = {
         "tx_bytes": fa["tx_bytes"],
@@ -159,6 +163,8 @@ def _linkem_rows(raw: RawRun, key: str) -> tuple[list[dict[str, Any]], dict[str,
         "drops": fa["queue_drops"] + fa["red_drops"],
         "red_drops": fa["red_drops"],
     }
+    if acks:
+        totals["ack_drops"] = int(fa.get("ack_drops", 0))
     return rows, totals
 
 
@@ -167,7 +173,7 @@ def _reverse_link_table(raw: RawRun) -> tuple[pd.DataFrame, dict[str, int]] | No
     ACKs), when the run has one: samples and totals as for the forward link."""
     if raw.rev_queue is None or not raw.linkem_lines:
         return None
-    rows, totals = _linkem_rows(raw, "b2a")
+    rows, totals = _linkem_rows(raw, "b2a", acks=True)
     totals["loss_drops"] = int(raw.linkem_lines[-1]["b2a"]["loss_drops"])
     b = raw.linkem_lines[-1]["b2a"]
     totals["max_queue_bytes"] = max((r["queue_bytes"] for r in rows), default=0)
@@ -176,7 +182,8 @@ def _reverse_link_table(raw: RawRun) -> tuple[pd.DataFrame, dict[str, int]] | No
 
 
 def _link_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    link = pd.DataFrame(rows, columns=LINK_COLUMNS)
+    acks = ["ack_drops"] if rows and "ack_drops" in rows[0] else []
+    link = pd.DataFrame(rows, columns=[*LINK_COLUMNS, *acks])
     if len(link):
         link = link.astype(
             {
@@ -185,6 +192,7 @@ def _link_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
                 "queue_pkts": np.int64,
                 "drops": np.int64,
                 "tx_bytes": np.int64,
+                **dict.fromkeys(acks, np.int64),
             }
         )
     return link

@@ -136,8 +136,14 @@ class RawRun:
 
 
 def linkem_is_bottleneck(sc: Scenario, opts: KernelOptions) -> bool:
-    """RED always runs in linkem (the kernel has no RED qdisc); drop-tail does when asked."""
-    return isinstance(sc.bottleneck.aqm, Red) or opts.bottleneck == "linkem"
+    """RED always runs in linkem (the kernel has no RED qdisc); drop-tail does when asked,
+    and whenever the run has a reverse link: both directions are then the same user-space
+    queue model (and both count the ACKs they drop, which tbf cannot tell apart)."""
+    return (
+        isinstance(sc.bottleneck.aqm, Red)
+        or opts.bottleneck == "linkem"
+        or sc.reverse_link() is not None
+    )
 
 
 class Interrupts:
