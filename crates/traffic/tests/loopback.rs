@@ -38,7 +38,7 @@ fn free_port() -> u16 {
 #[test]
 fn every_scheduled_flow_is_carried_and_matched() {
     let port = free_port();
-    let mut server = Command::new(BIN)
+    let server = Command::new(BIN)
         .args(["server", &format!("127.0.0.1:{port}")])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
