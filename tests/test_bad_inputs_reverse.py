@@ -91,6 +91,12 @@ CASES: dict[str, tuple[str, tuple[str, ...]]] = {
         text(bottleneck=RED % "15pkt", reverse='[bottleneck.reverse]\nbuffer = "10pkt"'),
         ("bottleneck.aqm.max_th", "'15pkt'", "above the reverse buffer (10pkt)"),
     ),
+    # 2 connections + 2 links, 1e7 rows at most: 2.5e6 intervals of 2 s → at least 800ns
+    "sample-rows-count-both-links": (
+        text(extra1='direction = "reverse"').replace('duration = "2s"', 'duration = "2s"\n')
+        + '[measure]\ninterval = "500ns"\n',
+        ("measure.interval", "16,000,000 samples", "+ the two links", "at least 800ns"),
+    ),
     "label-across-directions": (
         text(extra1='direction = "reverse"\nlabel = "bg"').replace(
             'cca = "reno"\nrtt = "20ms"', 'cca = "reno"\nrtt = "20ms"\nlabel = "bg"'

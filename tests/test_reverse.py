@@ -359,3 +359,107 @@ def test_reverse_run_saves_and_loads(tmp_path: Path, loaded: tuple[RunResult, Ru
     assert back.reverse_link is not None
     pd.testing.assert_frame_equal(back.reverse_link, busy.reverse_link)
     assert back.metrics()["reverse"] == busy.metrics()["reverse"]
+
+
+def test_run_panel_draws_both_queues(loaded: tuple[RunResult, RunResult]) -> None:
+    from tcpfair.plots import flow_legend, run_panel_data
+
+    _, busy = loaded
+    data = run_panel_data(busy)
+    queue = data[data["panel"] == "queue"]
+    assert {"forward queue", "reverse queue"} <= set(queue["series"])
+    rq = queue[queue["series"] == "reverse queue"]["value"].to_numpy()
+    assert busy.reverse_link is not None
+    assert list(rq) == list(busy.reverse_link["queue_bytes"] * 1e-3)
+    legend = flow_legend(busy)
+    assert legend[0].endswith("(reno, 40 ms)") and legend[1].endswith("(reno, 40 ms, reverse)")
+
+
+def test_tidy_export_has_reverse_columns_where_runs_have_them() -> None:
+    from tcpfair.store import REVERSE_STATS, group_columns
+
+    rev = {k: float(i + 1) for i, k in enumerate(REVERSE_STATS)}
+    cols = group_columns([{"reverse": rev}, {}], pd.RangeIndex(2))
+    assert list(cols.columns) == [f"reverse_{k}" for k in REVERSE_STATS]
+    assert list(cols.iloc[0]) == list(rev.values())
+    assert cols.iloc[1].isna().all()  # a run without a reverse bottleneck
+
+
+def test_run_command_prints_the_reverse_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from tcpfair.cli import cli
+
+    (tmp_path / "s.toml").write_text(
+        LOADED.replace('duration = "30s"', 'duration = "5s"') + REVERSE_LOAD
+    )
+    r = CliRunner().invoke(
+        cli, ["run", str(tmp_path / "s.toml"), "--no-plot", "-o", str(tmp_path / "out")]
+    )
+    assert r.exit_code == 0, r.output
+    out = " ".join(r.output.split())
+    assert "direction" in out and "reverse: 4 connections" in out
+    assert "(JFI, min/max and sum above: forward connections" in out
+    assert (tmp_path / "out" / "reverse_link.parquet").exists()
+    # with [measure] flows the line names it (as text, not rich markup)
+    r = CliRunner().invoke(
+        cli,
+        ["run", str(tmp_path / "s.toml"), "--no-plot", "-o", str(tmp_path / "out2")]
+        + ["--set", 'measure.flows=["fwd", "back"]'],
+    )
+    assert r.exit_code == 0, r.output
+    assert "sum above: [measure] flows;" in " ".join(r.output.split())
+
+
+def test_a_reverse_run_is_deterministic() -> None:
+    """Same scenario and seed: the same output, ACK losses on both links included."""
+    from tcpfair._core import simulate
+
+    sc = from_dict(tomllib.loads(LOADED.replace('"30s"', '"5s"') + REVERSE_LOAD))
+    a, b = simulate(sc.sim_json()), simulate(sc.sim_json())
+    for table in ("flows", "samples", "link", "reverse_link"):
+        for col, values in a[table].items():
+            assert list(values) == list(b[table][col]), (table, col)
+    assert a["reverse_link_totals"] == b["reverse_link_totals"]
+    assert a["reverse_link_totals"]["ack_drops"] > 0
+
+
+@pytest.mark.parametrize(
+    "bottleneck",
+    ['buffer = "30pkt"\nloss = 0.001', 'aqm = { kind = "red", min_th = "5pkt", max_th = "15pkt" }'],
+    ids=["droptail-loss", "red"],
+)
+def test_a_reverse_flow_is_the_mirror_image_of_a_forward_one(bottleneck: str) -> None:
+    """Two symmetric links: one forward connection (ACKs across the reverse link) and the
+    same connection reversed (data across the reverse link, ACKs across the forward one)
+    are mirror images — the same connection output, bit for bit, with the links' roles
+    swapped. Random loss and RED draw from the same stream in the same order."""
+    from tcpfair._core import simulate
+
+    if "aqm" in bottleneck:
+        bottleneck += '\nbuffer = "30pkt"'
+    base = f"""
+name = "m"
+duration = "8s"
+[bottleneck]
+rate = "10Mbit"
+{bottleneck}
+REVERSE
+[[flows]]
+cca = "cubic"
+rtt = "30ms"
+DIRECTION
+"""
+    fwd_text = base.replace("REVERSE", "[bottleneck.reverse]").replace("DIRECTION", "")
+    rev_text = base.replace("REVERSE", "").replace("DIRECTION", 'direction = "reverse"')
+    fwd, rev = from_dict(tomllib.loads(fwd_text)), from_dict(tomllib.loads(rev_text))
+    assert fwd.reverse_link() == rev.reverse_link()
+    a, b = simulate(fwd.sim_json()), simulate(rev.sim_json())
+    for table in ("flows", "samples"):
+        for col, values in a[table].items():
+            assert list(values) == list(b[table][col]), (table, col)
+    for mine, theirs in (("link", "reverse_link"), ("reverse_link", "link")):
+        for col, values in a[mine].items():
+            assert list(values) == list(b[theirs][col]), (mine, col)
+    assert a["link_totals"] == b["reverse_link_totals"]
+    assert a["link_totals"]["drops"] + a["link_totals"]["random_losses"] > 0

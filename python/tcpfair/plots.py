@@ -166,11 +166,14 @@ def smooth_throughput(samples: pd.DataFrame, width_s: float) -> pd.DataFrame:
 
 
 def _flow_detail(row: pd.Series) -> str:
-    """ "cca, rtt" of a flows row; the parts that are unknown left out."""
+    """ "cca, rtt" of a flows row (", reverse" for a reverse connection); the parts that
+    are unknown left out."""
     parts = [str(row["cca"])] if isinstance(row.get("cca"), str) and row["cca"] else []
     rtt = row.get("rtt_s")
     if rtt is not None and np.isfinite(float(rtt)):
         parts.append(f"{float(rtt) * 1e3:g} ms")
+    if row.get("direction") == "reverse":
+        parts.append("reverse")
     return ", ".join(parts)
 
 

@@ -92,8 +92,10 @@ def _print_reverse(met: dict[str, Any], console: Console) -> None:
     console.print("  ".join(parts))
     scope = "forward connections" if met.get("measured_flows") is None else "[measure] flows"
     console.print(
-        f"(JFI, min/max and sum above: {scope}; utilization: the forward link) reverse "
-        f"connections' ACKs lost on the forward link: {rev['forward_ack_drops']}"
+        escape(
+            f"(JFI, min/max and sum above: {scope}; utilization: the forward link) reverse "
+            f"connections' ACKs lost on the forward link: {rev['forward_ack_drops']}"
+        )
     )
 
 

@@ -1075,14 +1075,16 @@ def _derived_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
         problems.append(("measure.flows", _written(data, "measure", "flows"), label_problem))
     n_int, n_conn, rows = sample_rows(sc)
     if rows > MAX_SAMPLE_ROWS:
-        # ceil(duration / i) · (n_conn + 1) <= MAX  ⇔  i >= duration / floor(MAX / (n_conn + 1))
-        shortest = -(-sc.duration // (MAX_SAMPLE_ROWS // (n_conn + 1)))
+        per = rows // n_int  # connections + links
+        # ceil(duration / i) · per <= MAX  ⇔  i >= duration / floor(MAX / per)
+        shortest = -(-sc.duration // (MAX_SAMPLE_ROWS // per))
+        links = "the link" if per == n_conn + 1 else "the two links"
         problems.append(
             (
                 "measure.interval",
                 _written(data, "measure", "interval"),
                 f"would record {rows:,} samples ({n_int:,} intervals × ({n_conn} connections "
-                f"+ the link)); allowed: at most {MAX_SAMPLE_ROWS:,}, so an interval of at "
+                f"+ {links})); allowed: at most {MAX_SAMPLE_ROWS:,}, so an interval of at "
                 f"least {units.format_time(shortest)} for this duration",
             )
         )

@@ -430,6 +430,54 @@ mod tests {
     }
 
     #[test]
+    fn acks_queue_with_data_and_are_counted_apart() {
+        use crate::packet::{linux_ack_bytes, Ack, Frame};
+        let mut l: Bottleneck<Frame> =
+            Bottleneck::new(&cfg(None, Some(1)), (SimTime(0), SimTime::MAX));
+        let mut rng = Rng::new(1);
+        let ack = |cum: u64, nsack: u8| {
+            let a = Ack {
+                flow: 1,
+                cum,
+                nsack,
+                ..Ack::default()
+            };
+            Frame::Ack(Box::new((a, linux_ack_bytes(&a))))
+        };
+        // 1500 B data in service (120 µs at 100 Mbit/s), one 64 B ACK waits, the next is
+        // dropped: the limit counts it as a packet
+        let first = l.arrive(SimTime(0), Frame::Data(pkt(0)), &mut rng);
+        assert_eq!(first, Arrival::Started(SimTime(120_000)));
+        assert_eq!(l.arrive(SimTime(0), ack(1, 1), &mut rng), Arrival::Queued);
+        assert_eq!(l.arrive(SimTime(0), ack(2, 0), &mut rng), Arrival::Dropped);
+        assert_eq!(l.queue_bytes(), 64);
+        assert_eq!((l.totals.drops, l.totals.ack_drops), (1, 1));
+        // the ACK is serialized after the data: 64 B = 5.12 µs
+        let (_, next) = l.done(SimTime(120_000));
+        assert_eq!(next, Some(SimTime(125_120)));
+        let (f, _) = l.done(SimTime(125_120));
+        assert!(matches!(f, Frame::Ack(ref b) if b.0.cum == 1));
+        let t = &l.totals;
+        assert_eq!((t.tx_packets, t.tx_bytes), (2, 1564));
+        assert_eq!((t.ack_tx_packets, t.ack_tx_bytes), (1, 64));
+    }
+
+    #[test]
+    fn linux_ack_size_counts_the_sack_option() {
+        use crate::packet::{linux_ack_bytes, Ack};
+        let sizes: Vec<u32> = (0..=3)
+            .map(|n| {
+                linux_ack_bytes(&Ack {
+                    nsack: n,
+                    ..Ack::default()
+                })
+            })
+            .collect();
+        // 52 B of headers; SACK option 2 + 8n padded to a multiple of 4
+        assert_eq!(sizes, vec![52, 64, 72, 80]);
+    }
+
+    #[test]
     fn random_loss_drops_whole_aggregates_with_one_draw_each() {
         let mut c = cfg(None, None);
         c.loss = 0.5;

@@ -14,11 +14,10 @@
 //! "reverse"`) the dumbbell is mirrored:
 //!
 //! ```text
-//!  forward sender ──(rtt/2)──► forward bottleneck ──► forward receiver
-//!                             ▲                          │ ACK
-//!  reverse receiver ◄─────────┼── reverse bottleneck ◄───┼──(rtt/2)── reverse sender
-//!          │ ACK ─────────────┘                          │
-//!  forward sender ◄──(rtt − rtt/2)── reverse bottleneck ◄┘
+//!  fwd sender ──(rtt/2)──► forward bottleneck ──────────────────► fwd receiver
+//!  fwd sender ◄─(rtt − rtt/2)── reverse bottleneck ◄── ACKs ────── fwd receiver
+//!  rev receiver ◄──────────── reverse bottleneck ◄──(rtt/2)────── rev sender
+//!  rev receiver ── ACKs ──► forward bottleneck ──(rtt − rtt/2)──► rev sender
 //! ```
 //!
 //! A reverse connection's data crosses the reverse bottleneck after its `rtt/2` access
@@ -123,9 +122,15 @@ impl Sim {
                     let boot = Rng::new(crate::rng::flow_seed(cfg.seed, f.id)).uniform()
                         * crate::ns2::rtt::TCP_TICK;
                     // the path's true minimum RTT: propagation + one full packet's
-                    // serialization at the bottleneck (for `exact_base_rtt`)
-                    let rate = link_cfgs[f.direction.link()].rate_bps;
-                    let min_rtt = f.rtt_ns as f64 / 1e9 + b.mtu_bytes as f64 * 8.0 / rate as f64;
+                    // serialization at its bottleneck (for `exact_base_rtt`), + its ACK's
+                    // at the opposite one when ACKs cross a link
+                    let d = f.direction.link();
+                    let mut min_rtt = f.rtt_ns as f64 / 1e9
+                        + b.mtu_bytes as f64 * 8.0 / link_cfgs[d].rate_bps as f64;
+                    if let Some(back) = link_cfgs.get(1 - d) {
+                        let ack_bits = crate::ns2::agent::HEADER_BYTES as f64 * 8.0;
+                        min_rtt += ack_bits / back.rate_bps as f64;
+                    }
                     let mut conn = Ns2Conn::new(
                         i as u32,
                         &f.cca,
@@ -360,7 +365,7 @@ impl Sim {
         let fl = &self.flows[syn.flow as usize];
         let mut at_receiver = now + self.links[fl.dir].sojourn(now, syn.wire);
         if self.links.len() > 1 {
-            at_receiver = at_receiver + self.links[1 - fl.dir].sojourn(now, syn.wire);
+            at_receiver += self.links[1 - fl.dir].sojourn(now, syn.wire);
         }
         let synack = Ack {
             flow: syn.flow,
