@@ -549,6 +549,8 @@ def test_a_reverse_flow_and_short_flows_at_50mbit_leave_nothing_behind(tmp_path:
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert ccas == {"bbr"}
+    rid = RunResult.load(out).meta["kernel"]["run_id"]
+    assert not list(Path(tempfile.gettempdir()).glob(f"tcpfair-{rid}-*"))  # the work folder
     r = RunResult.load(out)
     # the reverse flow ran, through the reverse queue, which it filled together with the
     # forward flow's ACKs: 1 BDP = 50e6 / 8 × 0.02 = 125 000 B
