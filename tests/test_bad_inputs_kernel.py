@@ -215,3 +215,94 @@ def test_kernel_bad_input_fails_cleanly(
         env=env,
     )
     assert not (tmp_path / "ran").exists()
+
+
+# ---------------------------------------------------------------------- short flows (issue 10)
+SHORT = (
+    'name = "k"\nduration = "5s"\n[bottleneck]\nrate = "10Mbit"\nbuffer = "1bdp"\n'
+    '[[flows]]\ncca = "reno"\nrtt = {rtt}\nsize = "20KB"\n'
+    'arrivals = {{ process = "poisson", rate = "20/s" }}\n'
+)
+LONG = '[[flows]]\ncca = "reno"\nrtt = "20ms"\n'
+
+
+def traffic(make: Callable[[Path], Path]) -> Callable[[Path], dict[str, str]]:
+    """``TCPFAIR_TRAFFIC`` at a planted generator (named as the real one)."""
+
+    def env(tmp: Path) -> dict[str, str]:
+        p = make(tmp)
+        named = p.with_name("tcpfair-traffic")
+        if p != named:
+            p.rename(named)
+        return {"TCPFAIR_TRAFFIC": str(named)}
+
+    return env
+
+
+SHORT_CASES = [
+    Case(
+        "traffic-missing",
+        lambda t: {"TCPFAIR_TRAFFIC": str(t / "nope" / "tcpfair-traffic")},
+        ("flows.0.arrivals: short flows need TCPFAIR_TRAFFIC=", "no such file"),
+    ),
+    Case(
+        "traffic-relative",
+        lambda t: {"TCPFAIR_TRAFFIC": "tr/tcpfair-traffic"},
+        ("TCPFAIR_TRAFFIC='tr/tcpfair-traffic'", "must be an absolute path"),
+    ),
+    Case(
+        "traffic-world-writable",
+        traffic(lambda t: _planted(t, 0o777)),
+        ("TCPFAIR_TRAFFIC=", "writable by group or others (mode 0777)", "a traffic generator"),
+    ),
+    Case(
+        "traffic-not-root-owned",
+        traffic(_foreign),
+        ("TCPFAIR_TRAFFIC=", "owned by uid 65534, not root", "a traffic generator"),
+    ),
+    Case(
+        "short-rtt-drawn-per-flow",
+        lambda t: {},
+        ("flows.0.rtt: the kernel backend gives every short flow", "allowed on the kernel"),
+        {"rtt": '{ dist = "uniform", min = "10ms", max = "30ms" }'},
+    ),
+    Case(
+        "short-rtt-below-1ms",
+        lambda t: {},
+        ("flows.0.rtt: 0.5 ms", "1 ms minimum"),
+        {"rtt": '"0.5ms"'},
+    ),
+]
+
+
+def test_kernel_short_flows_only_fails_cleanly(tmp_path: Path) -> None:
+    """Metrics need a long-lived connection: a run of short flows alone is refused in one
+    line before anything is created (it failed in the metrics, after the run, before)."""
+    (tmp_path / "s.toml").write_text(SHORT.format(rtt='"20ms"'))
+    fails_cleanly(
+        ["run", "s.toml", "--backend", "kernel"],
+        mentions=("every [[flows]] entry has arrivals", "add an entry without arrivals"),
+        unchanged=[tmp_path],
+        cwd=tmp_path,
+    )
+
+
+@pytest.mark.parametrize("case", SHORT_CASES, ids=[c.id for c in SHORT_CASES])
+def test_kernel_short_flow_bad_input_fails_cleanly(
+    tmp_path: Path, case: Case, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    values = {"rtt": '"20ms"'}
+    values.update(case.scenario or {})
+    (tmp_path / "s.toml").write_text(SHORT.format(**values) + LONG)
+    env = {"TCPFAIR_LINKEM": os.environ.get("TCPFAIR_LINKEM", "")}
+    env.setdefault("TCPFAIR_TRAFFIC", os.environ.get("TCPFAIR_TRAFFIC", ""))
+    env.update(case.env(tmp_path))
+    monkeypatch.delenv("TCPFAIR_KERNEL_MAX_RATE", raising=False)
+    fails_cleanly(
+        ["run", "s.toml", "--backend", "kernel"],
+        mentions=case.mentions,
+        unchanged=[tmp_path],
+        cwd=tmp_path,
+        env=env,
+    )
+    assert not (tmp_path / "ran").exists()

@@ -15,10 +15,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from tcpfair.kernel import capabilities as cap
@@ -51,7 +53,7 @@ def _our_processes() -> set[tuple[int, str]]:
             ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             continue
-        if exe.endswith("/iperf3") or exe.endswith("/tcpfair-linkem"):
+        if exe.endswith(("/iperf3", "/tcpfair-linkem", "/tcpfair-traffic")):
             if ppid in (1, os.getpid()) or not Path(f"/proc/{ppid}").exists():
                 out.add((int(d.name), exe))
     return out
@@ -473,3 +475,171 @@ def test_doctor_cleanup_removes_work_folders_of_dead_runs_only() -> None:
                 for f in d.iterdir():
                     f.unlink()
                 d.rmdir()
+
+
+# ------------------------------------------------------- reverse direction and short flows
+MIX = """
+name = "mix"
+duration = "4s"
+seed = 3
+
+[bottleneck]
+rate = "50Mbit"
+buffer = "1bdp"
+
+[[flows]]
+cca = "reno"
+rtt = "20ms"
+label = "forward"
+
+# bbr, so that the check below can tell iperf3's -C from the namespace default (reno); its
+# startup (pacing gain 2.89) overfills a 1-BDP buffer, so the reverse queue surely drops
+[[flows]]
+cca = "bbr"
+rtt = "20ms"
+direction = "reverse"
+label = "reverse"
+
+[[flows]]
+cca = "cubic"
+rtt = "20ms"
+label = "short"
+size = { dist = "pareto", mean = "20KB", shape = 1.5, max = "1MB" }
+arrivals = { process = "poisson", rate = "50/s" }
+start = "0.5s"
+stop = "3s"
+"""
+
+
+def _data_sender_ccas(
+    ns_suffix: str, port: int, proc: subprocess.Popen[str], before: set[str]
+) -> set[str]:
+    """While ``proc`` (a kernel run) is going: the congestion controls ``ss -ti`` shows for
+    the sockets on ``port`` that have sent over 100 kB, in the run's namespace ending in
+    ``ns_suffix`` (its data sender; namespaces in ``before`` are not the run's)."""
+    seen: set[str] = set()
+    filt = ["state", "established", "(", "sport", "=", f":{port}", ")"]
+    while proc.poll() is None and not seen:
+        for ns in set(list_namespaces()) - before:
+            if not ns.endswith(ns_suffix):
+                continue
+            cmd = ["ip", "netns", "exec", ns, "ss", "-tin", *filt]
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            for info in p.stdout.splitlines():
+                words = info.split()
+                sent = [w for w in words if w.startswith("bytes_sent:")]
+                if words and sent and int(sent[0].split(":")[1]) > 100_000:
+                    seen.add(words[0])
+        time.sleep(0.2)
+    return seen
+
+
+def test_a_reverse_flow_and_short_flows_at_50mbit_leave_nothing_behind(tmp_path: Path) -> None:
+    (tmp_path / "mix.toml").write_text(MIX)
+    sc = from_dict(tomllib.loads(MIX))
+    out = tmp_path / "out"
+    before = set(list_namespaces())
+    proc = subprocess.Popen(
+        [str(TCPFAIR), "run", str(tmp_path / "mix.toml"), "--backend", "kernel", "-o", str(out),
+         "--accept-invalid"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    # the reverse entry's data leaves iperf3's server in r1 (port 5201 + 1), sent with -C bbr
+    ccas = _data_sender_ccas("-r1", 5202, proc, before)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert ccas == {"bbr"}
+    rid = RunResult.load(out).meta["kernel"]["run_id"]
+    assert not list(Path(tempfile.gettempdir()).glob(f"tcpfair-{rid}-*"))  # the work folder
+    r = RunResult.load(out)
+    # the reverse flow ran, through the reverse queue, which it filled together with the
+    # forward flow's ACKs: 1 BDP = 50e6 / 8 × 0.02 = 125 000 B
+    assert r.flows.set_index("flow").loc[1, "bytes"] > 1_000_000
+    rev = r.meta["reverse_link_totals"]
+    assert rev["drops"] > 0 and rev["max_queue_bytes"] > 125_000 / 2
+    assert r.reverse_link is not None and r.reverse_link["queue_bytes"].max() > 125_000 / 2
+    assert r.flows.set_index("flow")["direction"].to_dict() == {0: "forward", 1: "reverse"}
+    assert r.metrics()["reverse"]["connections"] == 1
+    # both directions are linkem queues, counting the pure ACKs among their drops
+    assert r.meta["kernel"]["bottleneck"] == "linkem"
+    assert "ack_drops" in r.reverse_link and "ack_drops" in r.link
+    assert 0 <= rev["ack_drops"] <= rev["drops"] + rev["loss_drops"]
+    assert rev["tx_bytes"] > r.flows.set_index("flow").loc[1, "bytes"]
+    assert any(c["name"] == "emulator.reverse.lateness_mean" for c in r.meta["checks"])
+    # every scheduled short flow ran, with the simulator's draws, and completed
+    want = sc.short_flow_schedule(2)
+    short = pd.DataFrame(r.meta["short_flows"]) if "short_flows" in r.meta else r.short_flows
+    assert len(short) == len(want) > 50
+    assert short["size_bytes"].tolist() == want.size_bytes.tolist()
+    assert short["error"].isna().all()
+    assert (short["bytes"] == short["size_bytes"]).all() and short["completed"].all()
+    # an FCT is at least the handshake and half a round trip for the data: 1.5 RTT
+    assert (short["fct_s"] >= 0.030).all()
+    assert set(short["cca"]) == {"cubic"}
+    assert (short["start_s"] - want.start_ns / 1e9).abs().max() < 0.05
+
+
+def test_a_lone_short_flow_takes_the_slow_start_time() -> None:
+    # one 100 kB reno flow at 0.5 s on an idle 50 Mbit/s path with a 20 ms RTT (a long flow
+    # starts only after it has ended). By hand: 100 000 B = 70 segments of 1448 B; slow start
+    # from Linux's initial window of 10 sends 10, 20, 40 per round trip (cwnd grows by each
+    # ACKed segment), so 3 rounds; the SYN takes a round trip, the last round's data half a
+    # round trip plus its serialisation: 40 frames of 1514 B at 50 Mbit/s.
+    rtt, rate, mss, frame = 0.020, 50e6, 1448, 1514
+    segs = -(-100_000 // mss)
+    sent, rounds, cwnd = 0, 0, 10
+    while sent < segs:
+        last = min(cwnd, segs - sent)
+        sent, rounds, cwnd = sent + last, rounds + 1, 2 * cwnd
+    assert (segs, rounds, last) == (70, 3, 40)
+    expect = (rounds + 0.5) * rtt + last * frame * 8 / rate  # 79.7 ms
+    r = run(
+        base(
+            duration="2s",
+            bottleneck={"rate": "50Mbit", "buffer": "1bdp"},
+            flows=[
+                {"cca": "reno", "rtt": "20ms", "size": "100KB", "start": "0.5s", "stop": "1s",
+                 "arrivals": {"process": "fixed", "rate": "1/s"}},
+                {"cca": "reno", "rtt": "20ms", "start": "1.2s"},
+            ],
+            measure={"interval": "100ms"},
+        )
+    )  # fmt: skip
+    short = pd.DataFrame(r.meta["short_flows"]) if "short_flows" in r.meta else r.short_flows
+    assert len(short) == 1
+    fct = float(short["fct_s"].iloc[0])
+    assert abs(fct - expect) < rtt, (fct, expect)
+    assert short["retransmits"].iloc[0] == 0
+
+
+def test_reverse_traffic_delays_the_forward_flows_acks() -> None:
+    # The same dumbbell (a reverse link in both runs, so the same linkem queues), with and
+    # without a reverse Reno flow: its standing queue on b → a is in front of every
+    # forward ACK, so the forward flow's mean RTT grows — by about the reverse queue's mean
+    # delay (what the ACKs wait), less what the forward queue gives back.
+    def forward_run(with_reverse: bool) -> RunResult:
+        flows: list[dict[str, Any]] = [{"cca": "reno", "rtt": "20ms"}]
+        if with_reverse:
+            flows.append({"cca": "reno", "rtt": "20ms", "direction": "reverse"})
+        return run(
+            base(
+                duration="4s",
+                bottleneck={"rate": "50Mbit", "buffer": "1bdp", "reverse": {"rate": "50Mbit"}},
+                flows=flows,
+                measure={"interval": "1s", "from": "1s"},
+            )
+        )
+
+    def rtt(r: RunResult) -> float:
+        return float(r.flows.set_index("flow").loc[0, "mean_rtt_s"])
+
+    def queue_delay(r: RunResult, table: pd.DataFrame) -> float:
+        return float(table["queue_bytes"].mean()) * 8 / 50e6
+
+    alone, loaded = forward_run(False), forward_run(True)
+    assert loaded.reverse_link is not None and alone.reverse_link is not None
+    ack_wait = queue_delay(loaded, loaded.reverse_link)
+    assert queue_delay(alone, alone.reverse_link) < 0.001 < ack_wait  # ACKs alone queue ~0
+    # measured: 28.1 → 33.0 ms with ACKs waiting 7.0 ms on average (the forward queue
+    # held 3.3 ms less: the reverse flow's ACKs and the compressed forward ACKs change it)
+    assert rtt(loaded) > rtt(alone)

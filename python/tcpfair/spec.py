@@ -1159,6 +1159,27 @@ def _reverse_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
     return problems
 
 
+def _arrival_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, str]]:
+    """Each arrivals entry expects at most MAX_ARRIVALS short flows (rate × window)."""
+    problems = []
+    for g in sc.short_flow_entries():
+        a = sc.flows[g].arrivals
+        assert a is not None
+        lo, hi = sc.arrival_window(g)
+        expected = a.rate * (hi - lo) / 1e9
+        if expected > MAX_ARRIVALS:
+            problems.append(
+                (
+                    f"flows.{g}.arrivals.rate",
+                    _written(data, "flows", g, "arrivals", "rate"),
+                    f"expects {expected:,.0f} short flows between {units.format_time(lo)} and "
+                    f"{units.format_time(hi)}; allowed: at most {MAX_ARRIVALS:,} per entry "
+                    "(a lower rate or a shorter window)",
+                )
+            )
+    return problems
+
+
 def _labels_within_one_direction(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, str]]:
     """A label groups connections for the per-group results; a group across both
     directions would mix two links' traffic in one line (shares of different rates)."""

@@ -72,8 +72,16 @@ pub struct Config {
     pub loss: f64,
     #[serde(default)]
     pub seed: u64,
+    /// The user-space bottleneck of the data direction (`a` → `b`).
     #[serde(default)]
     pub queue: Option<Queue>,
+    /// The reverse direction's (`b` → `a`) bottleneck: reverse-direction data shares it
+    /// with the forward flows' ACKs. None: that direction only delays.
+    #[serde(default)]
+    pub rev_queue: Option<Queue>,
+    /// Bernoulli loss probability on the reverse direction (ACKs and reverse data alike).
+    #[serde(default)]
+    pub rev_loss: f64,
     #[serde(default = "default_stats_ms")]
     pub stats_interval_ms: u64,
     /// Largest frame expected (virtio header excluded); 65 550 when GSO/GRO are on.
@@ -94,8 +102,10 @@ fn default_frame() -> usize {
 
 impl Config {
     pub fn validate(&self) -> Result<(), String> {
-        if !(0.0..1.0).contains(&self.loss) {
-            return Err(format!("loss must be in [0, 1), got {}", self.loss));
+        for (key, p) in [("loss", self.loss), ("rev_loss", self.rev_loss)] {
+            if !(0.0..1.0).contains(&p) {
+                return Err(format!("{key} must be in [0, 1), got {p}"));
+            }
         }
         for c in &self.classes {
             parse_ipv4(&c.net)
@@ -107,22 +117,9 @@ impl Config {
                 return Err("delays must be >= 0".into());
             }
         }
-        if let Some(q) = &self.queue {
-            if q.rate_bps == 0 {
-                return Err("queue.rate_bps must be > 0".into());
-            }
-            if let Some(r) = &q.red {
-                let ok = 0.0 <= r.min_th
-                    && r.min_th < r.max_th
-                    && r.max_p > 0.0
-                    && r.max_p <= 1.0
-                    && r.wq > 0.0
-                    && r.wq <= 1.0;
-                if !ok {
-                    return Err(
-                        "red needs 0 <= min_th < max_th, 0 < max_p <= 1, 0 < wq <= 1".into(),
-                    );
-                }
+        for (key, q) in [("queue", &self.queue), ("rev_queue", &self.rev_queue)] {
+            if let Some(q) = q {
+                q.validate().map_err(|e| format!("{key}.{e}"))?;
             }
         }
         if self.max_frame < 64 {
@@ -132,6 +129,59 @@ impl Config {
     }
 }
 
+impl Queue {
+    fn validate(&self) -> Result<(), String> {
+        if self.rate_bps == 0 {
+            return Err("rate_bps must be > 0".into());
+        }
+        if let Some(r) = &self.red {
+            let ok = 0.0 <= r.min_th
+                && r.min_th < r.max_th
+                && r.max_p > 0.0
+                && r.max_p <= 1.0
+                && r.wq > 0.0
+                && r.wq <= 1.0;
+            if !ok {
+                return Err("red needs 0 <= min_th < max_th, 0 < max_p <= 1, 0 < wq <= 1".into());
+            }
+        }
+        Ok(())
+    }
+}
+
 pub fn parse_ipv4(s: &str) -> Option<u32> {
     s.parse::<std::net::Ipv4Addr>().ok().map(u32::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, String> {
+        let c: Config = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        c.validate()?;
+        Ok(c)
+    }
+
+    #[test]
+    fn reverse_queue_and_loss_are_optional_and_validated() {
+        let c = parse(r#"{"a": "a", "b": "b"}"#).unwrap();
+        assert!(c.rev_queue.is_none());
+        assert_eq!(c.rev_loss, 0.0);
+        let c = parse(
+            r#"{"a": "a", "b": "b", "rev_loss": 0.01,
+                "rev_queue": {"rate_bps": 50000000, "limit_bytes": 62500}}"#,
+        )
+        .unwrap();
+        let q = c.rev_queue.unwrap();
+        assert_eq!(
+            (q.rate_bps, q.limit_bytes, q.limit_pkts),
+            (50_000_000, Some(62_500), None)
+        );
+        assert_eq!(c.rev_loss, 0.01);
+        let e = parse(r#"{"a": "a", "b": "b", "rev_loss": 1.0}"#).unwrap_err();
+        assert_eq!(e, "rev_loss must be in [0, 1), got 1");
+        let e = parse(r#"{"a": "a", "b": "b", "rev_queue": {"rate_bps": 0}}"#).unwrap_err();
+        assert_eq!(e, "rev_queue.rate_bps must be > 0");
+    }
 }

@@ -26,6 +26,8 @@ pub struct Counters {
     pub loss_drops: u64,
     pub queue_drops: u64,
     pub red_drops: u64,
+    /// Pure ACKs among the drops above (queue, RED or loss), as the relay marked them.
+    pub ack_drops: u64,
 }
 
 struct Waiting<H> {
@@ -33,6 +35,7 @@ struct Waiting<H> {
     len: u32,
     class: u16,
     arrival: i64,
+    ack: bool,
 }
 
 /// Kernel timestamps (ns) as the simulator's time type; they are never negative.
@@ -122,6 +125,20 @@ impl<H> Link<H> {
 
     /// A packet arrived at `t`. Returns the handle if the packet was dropped.
     pub fn arrive(&mut self, t: i64, h: H, len: u32, class: usize) -> Option<H> {
+        self.arrive_frame(t, h, len, class, false)
+    }
+
+    /// As `arrive`, for a frame the caller knows to be a pure ACK or not (`ack`): a
+    /// dropped ACK is also counted in `ack_drops`.
+    pub fn arrive_frame(&mut self, t: i64, h: H, len: u32, class: usize, ack: bool) -> Option<H> {
+        let dropped = self.admit(t, h, len, class, ack);
+        if dropped.is_some() && ack {
+            self.counters.ack_drops += 1;
+        }
+        dropped
+    }
+
+    fn admit(&mut self, t: i64, h: H, len: u32, class: usize, ack: bool) -> Option<H> {
         self.counters.rx_pkts += 1;
         self.counters.rx_bytes += len as u64;
         let Some(q) = self.queue.as_mut() else {
@@ -155,6 +172,7 @@ impl<H> Link<H> {
             len,
             class: class as u16,
             arrival: t,
+            ack,
         });
         if let Some(r) = q.red.as_mut() {
             r.on_busy();
@@ -189,6 +207,7 @@ impl<H> Link<H> {
             }
             if self.rng.bernoulli(self.loss) {
                 self.counters.loss_drops += 1;
+                self.counters.ack_drops += u64::from(w.ack);
                 dropped(w.h);
                 continue;
             }
@@ -387,6 +406,22 @@ mod tests {
             );
             l.advance(t + 2 * MS, &mut none);
         }
+    }
+
+    #[test]
+    fn dropped_acks_are_counted_apart_wherever_they_drop() {
+        // a 1500-byte buffer holding one full frame: the next two overflow, one an ACK
+        let mut l: Link<u32> = Link::new(vec![0], 0.0, 1, Some(&q(12_000_000, Some(1500), None)));
+        assert!(l.arrive_frame(0, 0, 1500, 0, false).is_none());
+        assert_eq!(l.arrive_frame(0, 1, 66, 0, true), Some(1));
+        assert_eq!(l.arrive_frame(0, 2, 1500, 0, false), Some(2));
+        assert_eq!((l.counters.queue_drops, l.counters.ack_drops), (2, 1));
+        // every packet lost: only the ACKs count as ACK drops
+        let mut l: Link<u32> = Link::new(vec![0], 0.999_999_999, 1, None);
+        for (i, ack) in [true, false, true].into_iter().enumerate() {
+            assert!(l.arrive_frame(0, i as u32, 66, 0, ack).is_some());
+        }
+        assert_eq!((l.counters.loss_drops, l.counters.ack_drops), (3, 2));
     }
 
     #[test]

@@ -9,11 +9,7 @@
 //!                                      so iperf3 never outlives a killed tcpfair
 //! ```
 
-mod config;
-mod link;
-mod probe;
-mod relay;
-mod sys;
+use tcpfair_linkem::{config, probe, relay, sys};
 
 use std::process::ExitCode;
 use std::time::Duration;

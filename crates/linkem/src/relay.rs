@@ -1,6 +1,7 @@
-//! The AF_PACKET relay: frames arriving on interface `a` leave on `b` (data direction) and
-//! vice versa (ACK direction), each after its class's delay, the optional user-space
-//! bottleneck and loss. Stats are printed as one JSON object per line on stdout.
+//! The AF_PACKET relay: frames arriving on interface `a` leave on `b` (forward data) and
+//! vice versa (their ACKs, and reverse-direction data), each after its class's delay, the
+//! direction's optional user-space bottleneck (`queue` / `rev_queue`) and loss (`loss` /
+//! `rev_loss`). Stats are printed as one JSON object per line on stdout.
 
 use std::io::{self, Write};
 use std::sync::Mutex;
@@ -109,10 +110,29 @@ impl Classes {
     }
 }
 
+/// An IPv4 TCP segment without payload with the ACK flag and neither SYN, FIN nor RST:
+/// a pure acknowledgement (what the simulator counts as an ACK frame).
+fn is_pure_ack(frame: &[u8]) -> bool {
+    if frame.len() < 34 || frame[12] != 0x08 || frame[13] != 0x00 || frame[23] != 6 {
+        return false;
+    }
+    let ihl = usize::from(frame[14] & 0x0f) * 4;
+    let total = usize::from(u16::from_be_bytes([frame[16], frame[17]]));
+    let tcp = 14 + ihl;
+    if frame.len() < tcp + 14 {
+        return false;
+    }
+    let doff = usize::from(frame[tcp + 12] >> 4) * 4;
+    let flags = frame[tcp + 13];
+    let (fin, syn, rst, ack) = (0x01, 0x02, 0x04, 0x10);
+    total == ihl + doff && flags & ack != 0 && flags & (fin | syn | rst) == 0
+}
+
 fn counters_json(c: &Counters, backlog: (u64, u64), in_flight: usize) -> serde_json::Value {
     json!({
         "rx_pkts": c.rx_pkts, "rx_bytes": c.rx_bytes, "tx_pkts": c.tx_pkts, "tx_bytes": c.tx_bytes,
         "loss_drops": c.loss_drops, "queue_drops": c.queue_drops, "red_drops": c.red_drops,
+        "ack_drops": c.ack_drops,
         "queue_bytes": backlog.0, "queue_pkts": backlog.1, "in_flight": in_flight,
     })
 }
@@ -276,7 +296,8 @@ fn direction(
                         lens.resize(i as usize + 1, 0);
                     }
                     lens[i as usize] = n as u32;
-                    if let Some(h) = link.arrive(ts, i, flen, class) {
+                    let ack = is_pure_ack(frame);
+                    if let Some(h) = link.arrive_frame(ts, i, flen, class, ack) {
                         pool.put(h);
                     }
                 }
@@ -349,9 +370,15 @@ pub fn run(cfg: &Config) -> io::Result<()> {
     let mut rev_delays: Vec<i64> = cfg.classes.iter().map(|c| c.rev_delay_ns).collect();
     fwd_delays.push(0);
     rev_delays.push(0);
-    // a → b carries data: loss and the bottleneck act there. b → a carries ACKs.
+    // a → b carries the forward data; b → a their ACKs and, with a reverse queue, the
+    // reverse flows' data: each direction has its own bottleneck and loss.
     let data = Link::new(fwd_delays, cfg.loss, cfg.seed, cfg.queue.as_ref());
-    let acks = Link::new(rev_delays, 0.0, cfg.seed.wrapping_add(1), None);
+    let acks = Link::new(
+        rev_delays,
+        cfg.rev_loss,
+        cfg.seed.wrapping_add(1),
+        cfg.rev_queue.as_ref(),
+    );
     let shared = [
         Mutex::new(DirSnapshot::default()),
         Mutex::new(DirSnapshot::default()),
@@ -461,6 +488,29 @@ mod tests {
         let mut arp = f.clone();
         arp[13] = 0x06;
         assert_eq!(c.classify(&arp, true), 2);
+    }
+
+    fn tcp(payload: usize, flags: u8) -> Vec<u8> {
+        let mut f = frame([10, 2, 0, 2], [10, 1, 0, 2]);
+        f.resize(14 + 20 + 32 + payload, 0);
+        f[14] = 0x45; // IPv4, 20-byte header
+        f[16..18].copy_from_slice(&((20 + 32 + payload) as u16).to_be_bytes());
+        f[23] = 6;
+        f[14 + 20 + 12] = 8 << 4; // 32-byte TCP header (timestamps)
+        f[14 + 20 + 13] = flags;
+        f
+    }
+
+    #[test]
+    fn pure_acks_are_told_from_data_and_handshakes() {
+        assert!(is_pure_ack(&tcp(0, 0x10)));
+        assert!(!is_pure_ack(&tcp(1448, 0x10)), "data");
+        assert!(!is_pure_ack(&tcp(0, 0x12)), "SYN-ACK");
+        assert!(!is_pure_ack(&tcp(0, 0x11)), "FIN-ACK");
+        let mut udp = tcp(0, 0x10);
+        udp[23] = 17;
+        assert!(!is_pure_ack(&udp));
+        assert!(!is_pure_ack(&frame([10, 2, 0, 2], [10, 1, 0, 2])[..20]));
     }
 
     #[test]

@@ -21,6 +21,7 @@ import pandas as pd
 from .. import __version__
 from ..importers.iperf3 import Iperf3Error, decode_iperf3_text, parse_iperf3
 from ..kernel import capabilities as caps_mod
+from ..kernel import shortflows as SF
 from ..kernel import validate as V
 from ..kernel.procs import CommandError
 from ..kernel.runner import KernelOptions, RawRun, execute, setup_latency_s
@@ -43,7 +44,7 @@ class KernelBackend:
 
     def capabilities(self) -> caps_mod.Capabilities:
         if self._caps is None:
-            self._caps = caps_mod.detect(self.options.linkem)
+            self._caps = caps_mod.detect(self.options.linkem, self.options.traffic)
         return self._caps
 
     def options_for(self, scenario: Scenario) -> KernelOptions:
@@ -81,6 +82,11 @@ class KernelBackend:
                     "machine, so they cannot be set per flow; the kernel backend runs the "
                     "defaults only (use --backend sim)"
                 )
+        if all(f.arrivals is not None for f in scenario.flows):
+            raise BackendError(
+                "kernel backend: every [[flows]] entry has arrivals; the run's metrics need "
+                "at least one long-lived connection: add an entry without arrivals"
+            )
         gso = [f.gso for f in scenario.flows]
         if any(gso) and not all(gso):
             on, off = gso.index(True), gso.index(False)
@@ -126,34 +132,66 @@ def _link_table(raw: RawRun) -> tuple[pd.DataFrame, dict[str, int]]:
             "drops": last["drops"] - base["drops"],
         }
     elif raw.queue is not None and raw.linkem_lines:
-        t_lk0 = raw.linkem_ready.get("t0_ns", 0) / 1e9 - raw.t0_wall
-        prev_d = 0
-        prev_tx = 0
-        for d in raw.linkem_lines:
-            a = d["a2b"]
-            t = t_lk0 + a.get("t_ns", d["t_ns"]) / 1e9
-            drops = a["queue_drops"] + a["red_drops"]
-            if t >= 0:
-                rows.append(
-                    {
-                        "t_s": t,
-                        "queue_bytes": a["queue_bytes"],
-                        "queue_pkts": a["queue_pkts"],
-                        "drops": drops - prev_d,
-                        "tx_bytes": a["tx_bytes"] - prev_tx,
-                    }
-                )
-            prev_d, prev_tx = drops, a["tx_bytes"]
-        fa = raw.linkem_lines[-1]["a2b"]
-        totals = {
-            "tx_bytes": fa["tx_bytes"],
-            "tx_pkts": fa["tx_pkts"],
-            "drops": fa["queue_drops"] + fa["red_drops"],
-            "red_drops": fa["red_drops"],
-        }
+        rows, totals = _linkem_rows(raw, "a2b", acks=raw.rev_queue is not None)
     if raw.linkem_lines:
         totals["loss_drops"] = int(raw.linkem_lines[-1]["a2b"]["loss_drops"])
-    link = pd.DataFrame(rows, columns=LINK_COLUMNS)
+    return _link_frame(rows), totals
+
+
+def _linkem_rows(
+    raw: RawRun, key: str, acks: bool = False
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Samples and totals of one direction's linkem queue (``a2b`` forward, ``b2a``
+    reverse) from its 100 ms cumulative counters. ``acks`` (runs with a reverse link, as
+    the simulator): ``ack_drops``, the pure ACKs among the drops (queue, RED or loss)."""
+    rows: list[dict[str, Any]] = []
+    t_lk0 = raw.linkem_ready.get("t0_ns", 0) / 1e9 - raw.t0_wall
+    prev_d = prev_tx = prev_ack = 0
+    for d in raw.linkem_lines:
+        a = d[key]
+        t = t_lk0 + a.get("t_ns", d["t_ns"]) / 1e9
+        drops = a["queue_drops"] + a["red_drops"]
+        ack = int(a.get("ack_drops", 0))
+        if t >= 0:
+            rows.append(
+                {
+                    "t_s": t,
+                    "queue_bytes": a["queue_bytes"],
+                    "queue_pkts": a["queue_pkts"],
+                    "drops": drops - prev_d,
+                    "tx_bytes": a["tx_bytes"] - prev_tx,
+                    **({"ack_drops": ack - prev_ack} if acks else {}),
+                }
+            )
+        prev_d, prev_tx, prev_ack = drops, a["tx_bytes"], ack
+    fa = raw.linkem_lines[-1][key]
+    totals = {
+        "tx_bytes": fa["tx_bytes"],
+        "tx_pkts": fa["tx_pkts"],
+        "drops": fa["queue_drops"] + fa["red_drops"],
+        "red_drops": fa["red_drops"],
+    }
+    if acks:
+        totals["ack_drops"] = int(fa.get("ack_drops", 0))
+    return rows, totals
+
+
+def _reverse_link_table(raw: RawRun) -> tuple[pd.DataFrame, dict[str, int]] | None:
+    """The reverse bottleneck (linkem's b → a queue: reverse data and the forward flows'
+    ACKs), when the run has one: samples and totals as for the forward link."""
+    if raw.rev_queue is None or not raw.linkem_lines:
+        return None
+    rows, totals = _linkem_rows(raw, "b2a", acks=True)
+    totals["loss_drops"] = int(raw.linkem_lines[-1]["b2a"]["loss_drops"])
+    b = raw.linkem_lines[-1]["b2a"]
+    totals["max_queue_bytes"] = max((r["queue_bytes"] for r in rows), default=0)
+    totals["rx_pkts"] = int(b["rx_pkts"])
+    return _link_frame(rows), totals
+
+
+def _link_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    acks = ["ack_drops"] if rows and "ack_drops" in rows[0] else []
+    link = pd.DataFrame(rows, columns=[*LINK_COLUMNS, *acks])
     if len(link):
         link = link.astype(
             {
@@ -162,9 +200,10 @@ def _link_table(raw: RawRun) -> tuple[pd.DataFrame, dict[str, int]]:
                 "queue_pkts": np.int64,
                 "drops": np.int64,
                 "tx_bytes": np.int64,
+                **dict.fromkeys(acks, np.int64),
             }
         )
-    return link, totals
+    return link
 
 
 def _sorted_connected(obj: dict[str, Any], port_key: str) -> dict[str, Any]:
@@ -202,7 +241,7 @@ def _fold_short_tail(samples: pd.DataFrame) -> pd.DataFrame:
 
 
 def parse_group(
-    text: str, label: str, group: int, first_flow: int, offset_s: float
+    text: str, label: str, group: int, first_flow: int, offset_s: float, reverse: bool = False
 ) -> tuple[Any, pd.DataFrame]:
     """Tables of one iperf3 client report run with ``--get-server-output``.
 
@@ -210,7 +249,8 @@ def parse_group(
     bytes and throughput of each interval from the *receiver* (goodput, what the
     bottleneck delivered) and cwnd, srtt and retransmissions from the sender's TCP_INFO,
     matched by stream and interval number. Without a server report the sender's intervals
-    are used as they are.
+    are used as they are. ``reverse`` (``iperf3 -R``): the server sent and the client
+    received, so the roles of the two reports swap.
     """
     src = f"iperf3 client of flows.{group}"
     obj, _notes = decode_iperf3_text(text, src)
@@ -224,15 +264,21 @@ def parse_group(
             "no server report: samples count bytes sent, not delivered"
         )
         return tables, tables.samples
-    srv = parse_iperf3(
+    srv_tables = parse_iperf3(
         _sorted_connected(server, "remote_port"),
         label=label,
         group=group,
         flow_offset=first_flow,
         time_offset_s=offset_s,
         source=f"iperf3 server of flows.{group}",
-    ).samples
+    )
+    srv = srv_tables.samples
     snd = tables.samples
+    if reverse:
+        srv, snd = snd, srv  # the client received, the server sent
+        # the sender's own TCP_INFO (mean RTT) is in the server's report
+        rtt = srv_tables.flows.set_index("flow")["mean_rtt_s"]
+        tables.flows["mean_rtt_s"] = tables.flows["flow"].map(rtt).to_numpy(dtype=float)
     srv = _fold_short_tail(srv)
     srv = srv.assign(_k=srv.groupby("flow").cumcount())
     snd = snd.assign(_k=snd.groupby("flow").cumcount())[
@@ -259,11 +305,13 @@ def to_result(
     flows_parts, sample_parts = [], []
     notes: list[str] = []
     for g in topo.groups:
+        if g.short:
+            continue
         text = raw.reports.get(g.index, "")
         offset = raw.launch_s.get(g.index, 0.0) + setup_latency_s(g.rtt_ns / 1e9)
         try:
             tables, recv_samples = parse_group(
-                text, sc.group_label(g.index), g.index, g.first_flow, offset
+                text, sc.group_label(g.index), g.index, g.first_flow, offset, g.reverse
             )
         except Iperf3Error as e:
             err = raw.client_stderr.get(g.index, "").strip()
@@ -276,7 +324,9 @@ def to_result(
             notes.append(f"flows.{g.index}: iperf3 reported {n} streams, {g.streams} configured")
         fl["rtt_s"] = g.rtt_ns / 1e9
         fl["start_s"] = res["flows"][g.first_flow]["start_ns"] / 1e9
-        flows_parts.append(fl[FLOW_COLUMNS])
+        if sc.reverse_link() is not None:  # as the simulator: only with a reverse link
+            fl["direction"] = g.direction
+        flows_parts.append(fl[[*FLOW_COLUMNS, *(["direction"] if "direction" in fl else [])]])
         sample_parts.append(recv_samples[SAMPLE_COLUMNS])
         notes += [f"flows.{g.index}: {x}" for x in tables.info.get("notes", [])]
     for i, f in enumerate(sc.flows):
@@ -285,13 +335,21 @@ def to_result(
                 f"flows.{i}.ack_jitter: a simulator model of host ACK noise, not applied "
                 "here (the real hosts and the emulator have their own)"
             )
-    flows = pd.concat(flows_parts, ignore_index=True)
+    flows = (
+        pd.concat(flows_parts, ignore_index=True)
+        if flows_parts
+        else pd.DataFrame(columns=FLOW_COLUMNS)
+    )
     samples = (
         pd.concat(sample_parts, ignore_index=True)
         .sort_values(["t_s", "flow"], kind="stable")
         .reset_index(drop=True)
+        if sample_parts
+        else pd.DataFrame(columns=SAMPLE_COLUMNS)
     )
     link, totals = _link_table(raw)
+    rev = _reverse_link_table(raw)
+    short = short_flows_table(sc, raw)
     b = res["bottleneck"]
     capacity = float(b["rate_bps"])
     goodput_cap = V.goodput_capacity_bps(capacity, b["mtu_bytes"])
@@ -333,43 +391,132 @@ def to_result(
             "notes": notes,
         },
     }
-    result = RunResult(flows=flows, samples=samples, link=link, meta=meta, scenario=res)
-    checks = run_checks(sc, raw, result, goodput_cap)
+    rev_table = None
+    if rev is not None:
+        rev_table, meta["reverse_link_totals"] = rev
+        meta["reverse_capacity_bps"] = float(res["bottleneck"]["reverse"]["rate_bps"])
+        meta["kernel"]["linkem_rev_queue"] = raw.rev_queue
+    result = RunResult(
+        flows=flows, samples=samples, link=link, meta=meta, scenario=res, reverse_link=rev_table
+    )
+    _attach_short_flows(result, short)
+    checks = run_checks(sc, raw, result, goodput_cap, short)
     meta["checks"] = checks
     meta["grade"] = V.overall(checks)
     meta["valid"] = meta["grade"] != "invalid"
     return result
 
 
-def run_checks(sc: Scenario, raw: RawRun, result: RunResult, goodput_cap: float) -> list[V.Check]:
+def short_flows_table(sc: Scenario, raw: RawRun) -> pd.DataFrame | None:
+    """Every short flow of the run (tcpfair.kernel.shortflows), None without any."""
+    parts = []
+    for g in raw.topology.groups:
+        if not g.short:
+            continue
+        try:
+            client = SF.load(
+                raw.traffic_client.get(g.index, ""),
+                "flows",
+                f"the generator client of flows.{g.index}",
+            )
+            server = SF.load(
+                raw.traffic_server.get(g.index, ""),
+                "conns",
+                f"the generator server of flows.{g.index}",
+            )
+        except SF.TrafficOutputError as e:
+            raise BackendError(f"kernel backend: {e}") from None
+        rev = g.reverse and sc.reverse_link()
+        rate = rev.rate_bps if rev else sc.bottleneck.rate
+        label = sc.group_label(g.index)
+        parts.append(SF.table(g.index, label, client, server, raw.t0_mono_ns, g.rtt_ns / 1e9, rate))
+    if not parts:
+        return None
+    out = pd.concat(parts, ignore_index=True)
+    out["flow"] = np.arange(len(out), dtype=np.int64)  # row number, as in the simulator's
+    return out
+
+
+def _attach_short_flows(result: RunResult, short: pd.DataFrame | None) -> None:
+    """The short flows go into the result's ``short_flows`` table where ``RunResult`` has
+    one, else into ``meta["short_flows"]`` (records: nothing is lost)."""
+    if short is None:
+        return
+    if "short_flows" in {f.name for f in dataclasses.fields(result)}:
+        result.short_flows = short  # type: ignore[attr-defined]
+    else:
+        result.meta["short_flows"] = short.to_dict(orient="records")
+
+
+def run_checks(
+    sc: Scenario,
+    raw: RawRun,
+    result: RunResult,
+    goodput_cap: float,
+    short: pd.DataFrame | None = None,
+) -> list[V.Check]:
     topo = raw.topology
     checks = V.rtt_checks({g.index: g.rtt_ns / 1e9 for g in topo.groups}, raw.rtt_probes)
     final = raw.linkem_lines[-1] if raw.linkem_lines and raw.linkem_lines[-1].get("final") else None
-    buf_bytes, buf_pkts = sc.buffer_limits()
-    if buf_pkts is not None:
-        buf_bytes = buf_pkts * (sc.bottleneck.mtu + 14)
-    drain_s = buf_bytes * 8 / sc.bottleneck.rate if buf_bytes else None
     min_rtt_s = min(g.rtt_ns for g in topo.groups) / 1e9
-    checks += V.lateness_checks(final, drain_s, min_rtt_s)
-    met = result.metrics()
-    checks.append(V.goodput_check(float(met["sum_bps"]), goodput_cap))
-    if sc.bottleneck.loss > 0 and final:
-        a = final["a2b"]
-        offered = a["rx_pkts"] - (a["queue_drops"] + a["red_drops"])
-        checks.append(V.loss_check(sc.bottleneck.loss, int(a["loss_drops"]), int(offered)))
+    rev = sc.reverse_link()
+    fwd_drain = _drain_s(*sc.buffer_limits(), sc.bottleneck.mtu, sc.bottleneck.rate)
+    if rev is None:
+        checks += V.lateness_checks(final, fwd_drain, min_rtt_s)
+    else:  # each direction has its own queue: graded on its own, with its own drain time
+        checks += V.lateness_checks(V.direction_final(final, "a2b"), fwd_drain, min_rtt_s)
+        checks += V.lateness_checks(
+            V.direction_final(final, "b2a"),
+            _drain_s(rev.buffer_bytes, rev.buffer_pkts, rev.mtu_bytes, rev.rate_bps),
+            min_rtt_s,
+            prefix="emulator.reverse",
+            what="emulator (reverse direction)",
+        )
+    thr = result.flow_throughputs()
+    direction = {
+        g.first_flow + k: g.direction for g in topo.groups if not g.short for k in range(g.streams)
+    }
+    by_dir = {
+        d: float(sum(v for f, v in thr.items() if direction.get(int(f)) == d))
+        for d in ("forward", "reverse")
+    }
+    checks.append(V.goodput_check(by_dir["forward"], goodput_cap))
+    if rev is not None:
+        cap = V.goodput_capacity_bps(rev.rate_bps, rev.mtu_bytes)
+        checks.append(
+            V.goodput_check(by_dir["reverse"], cap, "goodput.capacity.reverse", "reverse ")
+        )
+    for key, p, name in (
+        ("a2b", sc.bottleneck.loss, "loss.rate"),
+        ("b2a", rev.loss if rev else 0.0, "loss.rate.reverse"),
+    ):
+        if p > 0 and final:
+            a = final[key]
+            offered = a["rx_pkts"] - (a["queue_drops"] + a["red_drops"])
+            checks.append(V.loss_check(p, int(a["loss_drops"]), int(offered), name))
     cpu = raw.cpu
     checks += V.cpu_checks(
         cpu.get("emulator_thread_max_frac"), cpu.get("machine_busy_frac"), int(cpu.get("n_cpus", 1))
     )
     for g in topo.groups:
         if g.index not in raw.exit_s:
+            what = "the short-flow generator's client" if g.short else "the iperf3 client"
             checks.append(
                 V.check(
-                    f"iperf3.flows.{g.index}",
+                    f"{'traffic' if g.short else 'iperf3'}.flows.{g.index}",
                     False,
                     None,
                     None,
-                    f"flows.{g.index}: the iperf3 client did not finish in time and was stopped",
+                    f"flows.{g.index}: {what} did not finish in time and was stopped",
                 )
             )
+        if g.short and short is not None:
+            checks += V.short_flow_checks(g.index, short[short["group"] == g.index])
     return checks
+
+
+def _drain_s(buf_bytes: int | None, buf_pkts: int | None, mtu: int, rate_bps: int) -> float | None:
+    """Time a full buffer takes to drain at the rate (a buffer in packets: MTU frames)."""
+    if buf_pkts is not None:
+        buf_bytes = buf_pkts * (mtu + 14)
+    return buf_bytes * 8 / rate_bps if buf_bytes else None

@@ -122,6 +122,19 @@ def doctor(cleanup: bool, force: bool, ccas: bool, cc_table: Path | None) -> Non
                 else "cargo build --release -p tcpfair-linkem, or set TCPFAIR_LINKEM",
             ),
         )
+    if caps.traffic_problem:
+        t.add_row("tcpfair-traffic", f"[red]refused[/red]  {caps.traffic_problem}")
+    else:
+        t.add_row(
+            "tcpfair-traffic",
+            yn(
+                caps.traffic is not None,
+                f"{caps.traffic} ({LINKEM_SOURCES.get(caps.traffic_source, caps.traffic_source)})"
+                if caps.traffic
+                else "cargo build --release -p tcpfair-traffic, or set TCPFAIR_TRAFFIC "
+                "(needed only for short flows)",
+            ),
+        )
     kern_ok = sorted(
         n for n, k in registry.kernel_modules().items() if k is not None and k in caps.ccas
     )

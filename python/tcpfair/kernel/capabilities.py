@@ -67,6 +67,10 @@ class Capabilities:
     tool_versions: dict[str, str | None] = field(default_factory=dict)
     linkem_source: str = "none"  # TCPFAIR_LINKEM, package, build folder, none
     linkem_problem: str | None = None  # why the emulator found may not run
+    #: the short-flow generator tcpfair-traffic (needed only by entries with ``arrivals``)
+    traffic: str | None = None
+    traffic_source: str = "none"  # TCPFAIR_TRAFFIC, package, build folder, none
+    traffic_problem: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -78,6 +82,7 @@ class Capabilities:
             for name, path in self.tools.items()
         }
         out[T.LINKEM] = {"path": self.linkem, "source": self.linkem_source}
+        out[T.TRAFFIC] = {"path": self.traffic, "source": self.traffic_source}
         return out
 
 
@@ -141,12 +146,14 @@ def probe_qdiscs() -> dict[str, bool]:
     return out
 
 
-def detect(linkem: str | None = None) -> Capabilities:
-    """What this machine offers. ``linkem``: an explicit emulator path (default
-    ``$TCPFAIR_LINKEM``, then the package and the checkout's build folder)."""
+def detect(linkem: str | None = None, traffic: str | None = None) -> Capabilities:
+    """What this machine offers. ``linkem``/``traffic``: explicit paths of the emulator
+    and the short-flow generator (default ``$TCPFAIR_LINKEM``/``$TCPFAIR_TRAFFIC``, then the
+    package and the checkout's build folder)."""
     tools = dict(T.tool_paths())
     versions = {name: T.tool_version(path, name) for name, path in tools.items()}
     lk = T.find_linkem(linkem)
+    tr = T.find_traffic(traffic)
     return Capabilities(
         os_ok=sys.platform.startswith("linux"),
         root=os.geteuid() == 0,
@@ -160,6 +167,9 @@ def detect(linkem: str | None = None) -> Capabilities:
         tool_versions=versions,
         linkem_source=lk.source,
         linkem_problem=lk.problem,
+        traffic=tr.path,
+        traffic_source=tr.source,
+        traffic_problem=tr.problem,
     )
 
 
@@ -241,6 +251,41 @@ def _per_connection_problems(i: int, vals: dict[str, list[Any]]) -> list[str]:
     return out
 
 
+def traffic_missing(caps: Capabilities) -> str | None:
+    """Why the short-flow generator cannot run (None: it can)."""
+    if caps.traffic_problem:
+        return caps.traffic_problem
+    if not caps.traffic:
+        return (
+            "tcpfair-traffic (the short-flow generator) not found; build it with `cargo "
+            "build --release -p tcpfair-traffic` (./dev setup does) or set TCPFAIR_TRAFFIC "
+            "to its absolute path"
+        )
+    return None
+
+
+def _arrival_problems(i: int, sc: Scenario, caps: Capabilities) -> list[str]:
+    """An entry with ``arrivals`` runs through tcpfair-traffic, one host pair per entry:
+    the generator must be there, and the entry needs one RTT (one delay per host pair)."""
+    f = sc.flows[i]
+    probs: list[str] = []
+    missing = traffic_missing(caps)
+    if missing:
+        probs.append(f"flows.{i}.arrivals: short flows need {missing}")
+    if not isinstance(f.rtt, int):
+        probs.append(
+            f"flows.{i}.rtt: the kernel backend gives every short flow of an entry the same "
+            "RTT (one emulated delay per host pair), but this entry draws it per flow; "
+            "allowed on the kernel backend: one value"
+        )
+    elif f.rtt < MIN_RTT_NS:
+        probs.append(
+            f"flows.{i}.rtt: {f.rtt / 1e6:g} ms is below what the namespaces can emulate "
+            f"accurately ({MIN_RTT_NS / 1e6:g} ms minimum)"
+        )
+    return probs
+
+
 def scenario_problems(sc: Scenario, caps: Capabilities, gso: bool) -> list[str]:
     """Problems with this scenario on this machine (each names the scenario key)."""
     probs: list[str] = []
@@ -259,10 +304,7 @@ def scenario_problems(sc: Scenario, caps: Capabilities, gso: bool) -> list[str]:
                 f"supports: {', '.join(supported) or 'nothing (no congestion controls listed)'}"
             )
         if f.arrivals is not None:
-            probs.append(
-                f"flows.{i}.arrivals: short flows (an arrival process) run on the simulator "
-                "only for now; allowed on the kernel backend: long-lived entries"
-            )
+            probs += _arrival_problems(i, sc, caps)
             continue
         vals = sc.entry_values(i)
         if min(vals["rtt"]) < MIN_RTT_NS:

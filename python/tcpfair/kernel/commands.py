@@ -146,16 +146,20 @@ def routes(topo: Topology) -> list[Cmd]:
 
 
 def cwnd_clamp_route(g: Group, clamp: int) -> Cmd:
-    """Clamp the sender's cwnd with a locked route metric (tcp_init_metrics → snd_cwnd_clamp)."""
+    """Clamp the data sender's cwnd with a locked route metric (tcp_init_metrics →
+    snd_cwnd_clamp): the sender host's default route, the receiver host's for a reverse
+    entry (its data leaves from there)."""
+    ns, _ = g.data_sender
+    gw = f"10.2.{g.index}.1" if g.reverse else f"10.1.{g.index}.1"
     return [
         "ip",
         "-n",
-        g.sender_ns,
+        ns,
         "route",
         "replace",
         "default",
         "via",
-        f"10.1.{g.index}.1",
+        gw,
         "cwnd",
         str(int(clamp)),
         "lock",
@@ -309,6 +313,10 @@ def iperf3_client(
     interval_s: float,
     app_rate_bps: int | None,
 ) -> Cmd:
+    """The client of group g in its sender host; for a reverse entry with ``-R``: the
+    server (in the receiver host) sends, with the congestion control ``-C`` names (iperf3
+    3.12 passes it to the server, which sets it on its data sockets: checked with ``ss
+    -ti``, docs/kernel.md)."""
     argv = [
         "iperf3",
         "-c",
@@ -336,7 +344,45 @@ def iperf3_client(
     if app_rate_bps is not None:
         # iperf3 -b is per stream; the scenario's app_rate is per connection as well
         argv += ["-b", str(int(app_rate_bps))]
+    if g.reverse:
+        argv.append("-R")
     return in_ns(g.sender_ns, [*wrapper, *argv])
+
+
+def traffic_server(g: Group, traffic: str) -> Cmd:
+    """The short-flow generator's server of group g, in the host that receives the data."""
+    ns, ip = g.data_receiver
+    return in_ns(ns, [traffic, "server", f"{ip}:{g.traffic_port}"])
+
+
+def traffic_client(g: Group, traffic: str, schedule_path: str) -> Cmd:
+    """The short-flow generator's client of group g, in the host that sends the data."""
+    ns, _ = g.data_sender
+    return in_ns(ns, [traffic, "client", schedule_path])
+
+
+def traffic_schedule(
+    g: Group, starts_ns: list[int], sizes: list[int], t0_mono_ns: int
+) -> dict[str, Any]:
+    """tcpfair-traffic's client input (crates/traffic/src/schedule.rs): flow k of the
+    entry opens at ``t0_mono_ns + starts_ns[k]`` (CLOCK_MONOTONIC, shared by every
+    namespace) from the data sender to the server, with the entry's congestion control."""
+    _, src = g.data_sender
+    _, dst = g.data_receiver
+    return {
+        "t0_mono_ns": int(t0_mono_ns),
+        "flows": [
+            {
+                "id": k,
+                "start_ns": int(t),
+                "size": int(n),
+                "cca": g.cca,
+                "src": src,
+                "dst": f"{dst}:{g.traffic_port}",
+            }
+            for k, (t, n) in enumerate(zip(starts_ns, sizes, strict=True))
+        ],
+    }
 
 
 def probe(g: Group, linkem: str, count: int, interval_ms: int) -> Cmd:
@@ -359,7 +405,15 @@ def relay_config(
     mtu: int,
     rt_priority: int,
     stats_interval_ms: int = 100,
+    rev_queue: dict[str, Any] | None = None,
+    rev_loss: float = 0.0,
 ) -> dict[str, Any]:
+    """linkem's configuration. ``rev_queue``/``rev_loss``: the reverse direction's (b → a)
+    bottleneck and loss, present only when the run has a reverse link (the keys are left
+    out otherwise, so a forward-only run's configuration is what it was)."""
+    extra: dict[str, Any] = {}
+    if rev_queue is not None:
+        extra = {"rev_queue": rev_queue, "rev_loss": rev_loss}
     return {
         "a": topo.relay_a,
         "b": topo.relay_b,
@@ -378,6 +432,7 @@ def relay_config(
         "stats_interval_ms": stats_interval_ms,
         "max_frame": 65536 + 1000 if gso else max(2048, mtu + ETH_HDR + 64),
         "rt_priority": rt_priority,
+        **extra,
     }
 
 

@@ -11,6 +11,7 @@ behind; a child that dies stops the run at once (``check_children``); ``tcpfair 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -42,7 +43,7 @@ from .procs import (
     teardown,
     thread_cpu_ticks,
 )
-from .topology import Topology, build, new_run_id
+from .topology import Group, Topology, build, new_run_id
 
 
 @dataclass
@@ -59,6 +60,9 @@ class KernelOptions:
     #: absolute path of tcpfair-linkem (None: ``TCPFAIR_LINKEM``, then the package and the
     #: checkout's build folder; ``tools.find_linkem``)
     linkem: str | None = None
+    #: absolute path of tcpfair-traffic, the short-flow generator (None: ``TCPFAIR_TRAFFIC``,
+    #: then as for linkem; ``tools.find_traffic``)
+    traffic: str | None = None
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> KernelOptions:
@@ -119,6 +123,13 @@ class RawRun:
     cpu: dict[str, Any] = field(default_factory=dict)
     tbf: dict[str, Any] | None = None
     queue: dict[str, Any] | None = None
+    #: linkem's reverse-direction (b → a) queue, when the run has a reverse link
+    rev_queue: dict[str, Any] | None = None
+    #: short-flow entries: group → the generator client's / server's JSON output
+    traffic_client: dict[int, str] = field(default_factory=dict)
+    traffic_server: dict[int, str] = field(default_factory=dict)
+    #: CLOCK_MONOTONIC (ns) of the run's t0, the origin of the generator's schedules
+    t0_mono_ns: int = 0
     setup_s: float = 0.0
     workdir: str | None = None  # kept only with keep_workdir
     #: group → {"sender": {...}, "receiver": {...}}: the hosts' non-zero Tcp/TcpExt counters
@@ -126,8 +137,14 @@ class RawRun:
 
 
 def linkem_is_bottleneck(sc: Scenario, opts: KernelOptions) -> bool:
-    """RED always runs in linkem (the kernel has no RED qdisc); drop-tail does when asked."""
-    return isinstance(sc.bottleneck.aqm, Red) or opts.bottleneck == "linkem"
+    """RED always runs in linkem (the kernel has no RED qdisc); drop-tail does when asked,
+    and whenever the run has a reverse link: both directions are then the same user-space
+    queue model (and both count the ACKs they drop, which tbf cannot tell apart)."""
+    return (
+        isinstance(sc.bottleneck.aqm, Red)
+        or opts.bottleneck == "linkem"
+        or sc.reverse_link() is not None
+    )
 
 
 class Interrupts:
@@ -187,23 +204,54 @@ class Interrupts:
             signal.signal(s, signal.SIG_IGN if self.received else h)
 
 
+def queue_config(
+    rate_bps: int,
+    buf_bytes: int | None,
+    buf_pkts: int | None,
+    aqm: dict[str, Any],
+    mtu: int,
+) -> dict[str, Any]:
+    """A linkem queue (crates/linkem/src/config.rs ``Queue``) from resolved values."""
+    red = None
+    if aqm["kind"] == "red":
+        red = {k: aqm[k] for k in ("min_th", "max_th", "max_p", "wq", "bytes", "gentle")}
+    return {
+        "rate_bps": rate_bps,
+        "limit_bytes": buf_bytes,
+        "limit_pkts": buf_pkts,
+        "red": red,
+        "mean_pkt_bytes": mtu + C.ETH_HDR,
+    }
+
+
 def user_queue(sc: Scenario, opts: KernelOptions | None = None) -> dict[str, Any] | None:
     """linkem's bottleneck queue (rate, buffer, RED), or None when tbf is the bottleneck."""
     b = sc.bottleneck
     if not linkem_is_bottleneck(sc, opts or KernelOptions()):
         return None
     buf_bytes, buf_pkts = sc.buffer_limits()
-    r = sc.resolved()["bottleneck"]["aqm"]
-    red = None
-    if r["kind"] == "red":
-        red = {k: r[k] for k in ("min_th", "max_th", "max_p", "wq", "bytes", "gentle")}
-    return {
-        "rate_bps": b.rate,
-        "limit_bytes": buf_bytes,
-        "limit_pkts": buf_pkts,
-        "red": red,
-        "mean_pkt_bytes": b.mtu + C.ETH_HDR,
-    }
+    return queue_config(b.rate, buf_bytes, buf_pkts, sc.resolved()["bottleneck"]["aqm"], b.mtu)
+
+
+def reverse_queue(sc: Scenario) -> tuple[dict[str, Any], float] | None:
+    """linkem's reverse-direction queue and loss (the effective reverse link: each key of
+    ``[bottleneck.reverse]`` left out takes the forward value), or None when the run has no
+    reverse link (a reverse flow or ``[bottleneck.reverse]``)."""
+    rev = sc.reverse_link()
+    if rev is None:
+        return None
+    aqm = sc.resolved()["bottleneck"]["reverse"]["aqm"]
+    q = queue_config(rev.rate_bps, rev.buffer_bytes, rev.buffer_pkts, aqm, rev.mtu_bytes)
+    return q, float(rev.loss)
+
+
+def entry_params(res: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """Each [[flows]] entry's TCP settings (rmem, wmem, sack, cwnd_clamp, cca, …) by group,
+    from its first connection or, for a short-flow entry, its arrivals record."""
+    out: dict[int, dict[str, Any]] = {a["group"]: a for a in res.get("arrivals", [])}
+    for c in res["flows"]:
+        out.setdefault(c["group"], c)
+    return out
 
 
 def setup_commands(topo: Topology, sc: Scenario, opts: KernelOptions) -> list[C.Cmd]:
@@ -213,7 +261,7 @@ def setup_commands(topo: Topology, sc: Scenario, opts: KernelOptions) -> list[C.
     cmds: list[C.Cmd] = [C.netns_add(ns) for ns in topo.namespaces]
     for ns in topo.namespaces:
         cmds += C.namespace_sysctls(ns, forwarding=ns in (topo.router_ns, topo.rx_ns))
-    by_group = {c["group"]: c for c in res["flows"]}
+    by_group = entry_params(res)
     for g in topo.groups:
         c = by_group[g.index]
         for ns in (g.sender_ns, g.receiver_ns):
@@ -346,7 +394,12 @@ def describe_child(name: str) -> str:
     """What a spawned process is, for messages (from the name ``ProcessGroup.spawn`` got)."""
     if name == "linkem":
         return "the emulator tcpfair-linkem"
-    for prefix, what in (("server", "iperf3 server"), ("client", "iperf3 client")):
+    for prefix, what in (
+        ("server", "iperf3 server"),
+        ("client", "iperf3 client"),
+        ("tserver", "short-flow generator's server (tcpfair-traffic)"),
+        ("tclient", "short-flow generator's client (tcpfair-traffic)"),
+    ):
         if name.startswith(prefix) and name[len(prefix) :].isdigit():
             return f"the {what} of flows.{name[len(prefix) :]}"
     return name
@@ -413,6 +466,8 @@ def _execute_locked(
 ) -> RawRun:
     assert caps.linkem is not None
     linkem = caps.linkem
+    if caps.traffic is not None:
+        opts = dataclasses.replace(opts, traffic=caps.traffic)
     rid = new_run_id()
     res = sc.resolved()
     kernel_cca = {k: v for k, v in registry.kernel_modules().items() if v is not None}
@@ -499,8 +554,18 @@ def _execute(
     tbf = tbf_for(sc, opts)
     raw.tbf = tbf.as_dict() if tbf else None
     raw.queue = user_queue(sc, opts)
+    rq = reverse_queue(sc)
+    raw.rev_queue = rq[0] if rq else None
     cfg = C.relay_config(
-        topo, sc.bottleneck.loss, sc.seed, raw.queue, opts.gso, sc.bottleneck.mtu, opts.rt_priority
+        topo,
+        sc.bottleneck.loss,
+        sc.seed,
+        raw.queue,
+        opts.gso,
+        sc.bottleneck.mtu,
+        opts.rt_priority,
+        rev_queue=raw.rev_queue,
+        rev_loss=rq[1] if rq else 0.0,
     )
     cfg_path = workdir / "linkem.json"
     cfg_path.write_text(json.dumps(cfg))
@@ -535,9 +600,11 @@ def _execute(
 
     wrapper = [linkem, "exec"]
     interval_s = sc.measure.interval / 1e9
+    long_groups = [g for g in topo.groups if not g.short]
+    short_groups = [g for g in topo.groups if g.short]
     servers = {
         g.index: pg.spawn(f"server{g.index}", C.iperf3_server(g, wrapper, interval_s))
-        for g in topo.groups
+        for g in long_groups
     }
     for g, sp in servers.items():
         port = topo.groups[g].server_port
@@ -556,12 +623,19 @@ def _execute(
                 f"iperf3 server of flows.{g} exited: "
                 + (workdir / f"server{g}.err").read_text().strip()
             )
+    tservers = _start_traffic_servers(short_groups, opts, pg, relay, servers, workdir)
+    servers_all = {**servers, **tservers}  # a group has either (disjoint keys)
     raw.setup_s = time.monotonic() - t_setup
 
     # Traffic on the scenario's schedule.
     res_flows = {c["group"]: c for c in sc.resolved()["flows"]}
-    t0 = time.time() + 0.1
+    # the generator's clients start before t0 and need a moment to be ready
+    lead_s = 0.1 + (0.2 if short_groups else 0.0)
+    wall, mono = time.time(), time.monotonic_ns()
+    t0 = wall + lead_s
     raw.t0_wall = t0
+    raw.t0_mono_ns = mono + round(lead_s * 1e9)
+    tclients = _start_traffic_clients(sc, short_groups, opts, pg, workdir, raw.t0_mono_ns)
     sampler = (
         _Sampler(topo, t0, min(opts.link_sample_s, interval_s), raw.tc_samples) if raw.tbf else None
     )
@@ -569,13 +643,15 @@ def _execute(
         sampler.start()
     cpu0, em0, mono0 = _cpu_totals(), proc_cpu_ticks(relay.popen.pid), time.monotonic()
     th0 = thread_cpu_ticks(relay.popen.pid)
-    pending = sorted(topo.groups, key=lambda g: res_flows[g.index]["start_ns"])
+    pending = sorted(long_groups, key=lambda g: res_flows[g.index]["start_ns"])
     clients: dict[int, Spawned] = {}
     duration_s = sc.duration / 1e9
     bar = _progress(progress, duration_s, sc.name)
     try:
-        while pending or any(sp.popen.poll() is None for sp in clients.values()):
-            check_children(relay, servers, clients, workdir)
+        while pending or any(
+            sp.popen.poll() is None for sp in (*clients.values(), *tclients.values())
+        ):
+            check_children(relay, servers_all, {**clients, **tclients}, workdir)
             now = time.time() - t0
             while pending and res_flows[pending[0].index]["start_ns"] / 1e9 <= now:
                 grp = pending.pop(0)
@@ -590,7 +666,7 @@ def _execute(
                 )
                 clients[grp.index] = pg.spawn(f"client{grp.index}", argv)
                 raw.launch_s[grp.index] = time.time() - t0
-            for gi, sp in clients.items():
+            for gi, sp in (*clients.items(), *tclients.items()):
                 if gi not in raw.exit_s and sp.popen.poll() is not None:
                     raw.exit_s[gi] = time.time() - t0
             if now > duration_s + 30 + 10 * max(g.rtt_ns for g in topo.groups) / 1e9:
@@ -598,10 +674,10 @@ def _execute(
             if bar:
                 bar.update(min(now, duration_s))
             time.sleep(0.05)
-        for gi, sp in clients.items():
+        for gi, sp in (*clients.items(), *tclients.items()):
             if gi not in raw.exit_s and sp.popen.poll() is not None:
                 raw.exit_s[gi] = time.time() - t0
-        check_children(relay, servers, clients, workdir)
+        check_children(relay, servers_all, {**clients, **tclients}, workdir)
     finally:
         if bar:
             bar.close()
@@ -636,8 +712,63 @@ def _execute(
         raw.client_stderr[gi] = (workdir / f"client{gi}.err").read_text()
     for sp in servers.values():
         pg.stop(sp, grace_s=1.0)
+    # a client still running prints what it has on SIGTERM; the servers print on SIGTERM
+    for gi, sp in tclients.items():
+        pg.stop(sp)
+        raw.traffic_client[gi] = sp.stdout_path.read_text() if sp.stdout_path else ""
+    for gi, sp in tservers.items():
+        pg.stop(sp, grace_s=2.0)
+        raw.traffic_server[gi] = sp.stdout_path.read_text() if sp.stdout_path else ""
     pg.stop(relay)
     raw.linkem_lines = [d for d in _read_lines(relay_out) if "t_ns" in d]
+
+
+def _start_traffic_servers(
+    groups: list[Group],
+    opts: KernelOptions,
+    pg: ProcessGroup,
+    relay: Spawned,
+    servers: dict[int, Spawned],
+    workdir: Path,
+) -> dict[int, Spawned]:
+    """One tcpfair-traffic server per short-flow entry, in the host receiving its data,
+    each listening before the clock starts."""
+    if not groups:
+        return {}
+    assert opts.traffic is not None  # capabilities.scenario_problems refuses the run without
+    out = {
+        g.index: pg.spawn(f"tserver{g.index}", C.traffic_server(g, opts.traffic)) for g in groups
+    }
+    for g in groups:
+        sp = out[g.index]
+
+        def up(sp: Spawned = sp, port: int = g.traffic_port) -> bool:
+            return _listening(sp.popen.pid, port) or sp.popen.poll() is not None
+
+        _wait_for(up, 10, f"the short-flow generator's server of flows.{g.index}")
+        check_children(relay, {**servers, **out}, {}, workdir)
+    return out
+
+
+def _start_traffic_clients(
+    sc: Scenario,
+    groups: list[Group],
+    opts: KernelOptions,
+    pg: ProcessGroup,
+    workdir: Path,
+    t0_mono_ns: int,
+) -> dict[int, Spawned]:
+    """One tcpfair-traffic client per short-flow entry, started now with the entry's whole
+    schedule (the simulator's draws: ``Scenario.short_flow_schedule``), times from t0."""
+    out: dict[int, Spawned] = {}
+    for g in groups:
+        sched = sc.short_flow_schedule(g.index)
+        doc = C.traffic_schedule(g, sched.start_ns.tolist(), sched.size_bytes.tolist(), t0_mono_ns)
+        path = workdir / f"schedule{g.index}.json"
+        path.write_text(json.dumps(doc))
+        assert opts.traffic is not None
+        out[g.index] = pg.spawn(f"tclient{g.index}", C.traffic_client(g, opts.traffic, str(path)))
+    return out
 
 
 def _counters(ns: str) -> dict[str, int]:

@@ -7,11 +7,12 @@ root runs tcpfair would otherwise run code as root.
 - System tools (``ip``, ``tc``, ``sysctl``, ``ethtool``, ``iperf3``, ``cat``) are looked up
   once, in ``SYSTEM_DIRS`` only, and run by absolute path (``absolute``); their paths and
   versions go into ``meta["kernel"]["tools"]`` and ``tcpfair doctor``.
-- The emulator ``tcpfair-linkem`` comes from ``TCPFAIR_LINKEM``, from the installed
-  package (a ``tcpfair-linkem`` inside the package folder) or from the build folder of the
-  checkout the package was imported from (``python/tcpfair`` → ``../../target/release``).
-  As root, a binary that someone other than root could replace is refused
-  (``linkem_problem``).
+- Our own programs, the emulator ``tcpfair-linkem`` and the short-flow generator
+  ``tcpfair-traffic``, come from ``TCPFAIR_LINKEM`` / ``TCPFAIR_TRAFFIC``, from the
+  installed package (inside the package folder) or from the build folder of the checkout
+  the package was imported from (``python/tcpfair`` → ``../../target/release``); the same
+  rules for both (``find_native``). As root, a binary that someone other than root could
+  replace is refused.
 """
 
 from __future__ import annotations
@@ -118,10 +119,17 @@ def absolute(argv: list[str]) -> list[str]:
     return out
 
 
-# ------------------------------------------------------------------------------ the emulator
-#: where the emulator can come from, in words
+# ------------------------------------------------------------------ our own native programs
+TRAFFIC = "tcpfair-traffic"
+#: each native program of ours: the variable naming it, and what it is (for messages)
+NATIVE: dict[str, tuple[str, str]] = {
+    LINKEM: ("TCPFAIR_LINKEM", "an emulator"),
+    TRAFFIC: ("TCPFAIR_TRAFFIC", "a traffic generator"),
+}
+#: where a native program can come from, in words
 LINKEM_SOURCES = {
     "TCPFAIR_LINKEM": "set by TCPFAIR_LINKEM",
+    "TCPFAIR_TRAFFIC": "set by TCPFAIR_TRAFFIC",
     "package": "shipped inside the tcpfair package",
     "build folder": "the checkout's build folder",
     "none": "not found",
@@ -129,57 +137,79 @@ LINKEM_SOURCES = {
 
 
 @dataclass(frozen=True)
-class Linkem:
-    """Where the emulator was found (``path`` None: nowhere) and why it may not be used."""
+class Native:
+    """Where one of our programs was found (``path`` None: nowhere) and why it may not be
+    used."""
 
     path: str | None
-    source: str  # "TCPFAIR_LINKEM", "package", "build folder" or "none"
+    source: str  # the variable's name, "package", "build folder" or "none"
     problem: str | None = None
 
 
-def linkem_candidates(explicit: str | None) -> list[tuple[Path, str, Path]]:
+#: the emulator's record (the name older code and tests use)
+Linkem = Native
+
+
+def native_candidates(name: str, explicit: str | None) -> list[tuple[Path, str, Path]]:
     """(binary, source, top folder of the ownership check), in the order tried."""
     if explicit:
         p = Path(explicit)
-        return [(p, "TCPFAIR_LINKEM", Path(p.anchor or "/"))]
+        return [(p, NATIVE[name][0], Path(p.anchor or "/"))]
     build = PACKAGE_DIR.parents[1] / "target"
     return [
-        (PACKAGE_DIR / LINKEM, "package", PACKAGE_DIR),
-        (build / "release" / LINKEM, "build folder", build),
+        (PACKAGE_DIR / name, "package", PACKAGE_DIR),
+        (build / "release" / name, "build folder", build),
     ]
 
 
-def find_linkem(explicit: str | None = None, euid: int | None = None) -> Linkem:
-    """The emulator to run. ``explicit`` defaults to ``$TCPFAIR_LINKEM``; an explicit path
-    that does not work is a problem (never a silent fall-back to another binary)."""
+def linkem_candidates(explicit: str | None) -> list[tuple[Path, str, Path]]:
+    return native_candidates(LINKEM, explicit)
+
+
+def find_native(name: str, explicit: str | None = None, euid: int | None = None) -> Native:
+    """The program ``name`` (``tcpfair-linkem`` or ``tcpfair-traffic``) to run.
+    ``explicit`` defaults to its variable (``$TCPFAIR_LINKEM`` / ``$TCPFAIR_TRAFFIC``); an
+    explicit path that does not work is a problem (never a silent fall-back to another
+    binary)."""
+    var, what = NATIVE[name]
     if explicit is None:
-        explicit = os.environ.get("TCPFAIR_LINKEM") or None
+        explicit = os.environ.get(var) or None
     uid = os.geteuid() if euid is None else euid
     if explicit is not None and not os.path.isabs(explicit):
-        return Linkem(
+        return Native(
             None,
-            "TCPFAIR_LINKEM",
-            f"TCPFAIR_LINKEM={explicit!r}: must be an absolute path (a relative one would "
+            var,
+            f"{var}={explicit!r}: must be an absolute path (a relative one would "
             "depend on the current folder)",
         )
-    for path, source, top in linkem_candidates(explicit):
-        where = f"TCPFAIR_LINKEM={str(path)!r}" if explicit else f"{path} (the {source})"
+    for path, source, top in native_candidates(name, explicit):
+        where = f"{var}={str(path)!r}" if explicit else f"{path} (the {source})"
         if not path.exists():
             if explicit:
-                return Linkem(None, source, f"{where}: no such file")
+                return Native(None, source, f"{where}: no such file")
             continue
         if not path.is_file() or not os.access(path, os.X_OK):
-            return Linkem(None, source, f"{where}: not an executable file")
+            return Native(None, source, f"{where}: not an executable file")
         problem = unsafe_for_root(path, top) if uid == 0 else None
         if problem:
-            return Linkem(
+            return Native(
                 None,
                 source,
-                f"{where}: {problem}; as root tcpfair runs only an emulator that nobody but "
+                f"{where}: {problem}; as root tcpfair runs only {what} that nobody but "
                 "root can change (chown root, chmod go-w)",
             )
-        return Linkem(str(path.resolve()), source)
-    return Linkem(None, "none")
+        return Native(str(path.resolve()), source)
+    return Native(None, "none")
+
+
+def find_linkem(explicit: str | None = None, euid: int | None = None) -> Native:
+    """The emulator to run (``find_native`` for ``tcpfair-linkem``)."""
+    return find_native(LINKEM, explicit, euid)
+
+
+def find_traffic(explicit: str | None = None, euid: int | None = None) -> Native:
+    """The short-flow traffic generator to run (``find_native`` for ``tcpfair-traffic``)."""
+    return find_native(TRAFFIC, explicit, euid)
 
 
 def unsafe_for_root(path: Path, top: Path) -> str | None:

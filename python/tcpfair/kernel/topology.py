@@ -40,6 +40,8 @@ CPORT_BASE = 20000
 CPORT_STRIDE = 1024
 #: nobody listens here: the RTT probe's SYN is answered by a RST
 PROBE_PORT = 9
+#: port of the short-flow generator's server (tcpfair-traffic) of group g: TRAFFIC_BASE_PORT + g
+TRAFFIC_BASE_PORT = 6201
 
 
 def new_run_id() -> str:
@@ -101,10 +103,41 @@ class Group:
     cca: str
     streams: int
     first_flow: int
+    #: "reverse": the data goes from the receiver host r<g> to the sender host s<g>
+    #: (iperf3 -R; the generator's client in r<g>), so it crosses the b → a direction
+    direction: str = "forward"
+    #: an entry with ``arrivals``: short flows from tcpfair-traffic, not iperf3
+    short: bool = False
 
     @property
     def server_port(self) -> int:
         return IPERF_BASE_PORT + self.index
+
+    @property
+    def traffic_port(self) -> int:
+        return TRAFFIC_BASE_PORT + self.index
+
+    @property
+    def reverse(self) -> bool:
+        return self.direction == "reverse"
+
+    @property
+    def data_sender(self) -> tuple[str, str]:
+        """(namespace, address) of the host whose sockets send the data."""
+        return (
+            (self.receiver_ns, self.receiver_ip)
+            if self.reverse
+            else (self.sender_ns, self.sender_ip)
+        )
+
+    @property
+    def data_receiver(self) -> tuple[str, str]:
+        """(namespace, address) of the host that receives the data."""
+        return (
+            (self.sender_ns, self.sender_ip)
+            if self.reverse
+            else (self.receiver_ns, self.receiver_ip)
+        )
 
     @property
     def cport(self) -> int:
@@ -144,8 +177,10 @@ class Topology:
                     "receiver": f"{g.receiver_ns} {g.receiver_ip}",
                     "fwd_delay_ns": g.fwd_delay_ns,
                     "rev_delay_ns": g.rev_delay_ns,
-                    "port": g.server_port,
+                    "port": g.traffic_port if g.short else g.server_port,
                     "cport": g.cport,
+                    "direction": g.direction,
+                    "traffic": "tcpfair-traffic" if g.short else "iperf3",
                 }
                 for g in self.groups
             ],
@@ -168,7 +203,8 @@ def build(resolved: dict[str, Any], run_id: str, kernel_cca: dict[str, str]) -> 
     ``kernel_cca`` maps the scenario's congestion-control names to the kernel's.
     """
     conns = resolved["flows"]
-    n_groups = max(c["group"] for c in conns) + 1
+    short = {a["group"]: a for a in resolved.get("arrivals", [])}
+    n_groups = max([c["group"] for c in conns] + list(short)) + 1
     if n_groups > MAX_GROUPS:
         raise ValueError(
             f"the kernel backend supports at most {MAX_GROUPS} [[flows]] entries, got {n_groups}"
@@ -178,8 +214,11 @@ def build(resolved: dict[str, Any], run_id: str, kernel_cca: dict[str, str]) -> 
     links: list[Veth] = []
     for g in range(n_groups):
         mine = [c for c in conns if c["group"] == g]
-        c0 = mine[0]
-        fwd, rev = split_delay(int(c0["rtt_ns"]))
+        # a short-flow entry has one RTT (the backend refuses a distribution: one delay
+        # per host pair) and no long-lived connections
+        c0 = mine[0] if mine else short[g]
+        rtt_ns = int(c0["rtt_ns"] if mine else c0["rtt"])
+        fwd, rev = split_delay(rtt_ns)
         s_ns, r_ns = ns_name(run_id, f"s{g}"), ns_name(run_id, f"r{g}")
         grp = Group(
             index=g,
@@ -187,12 +226,14 @@ def build(resolved: dict[str, Any], run_id: str, kernel_cca: dict[str, str]) -> 
             receiver_ns=r_ns,
             sender_ip=f"10.1.{g}.2",
             receiver_ip=f"10.2.{g}.2",
-            rtt_ns=int(c0["rtt_ns"]),
+            rtt_ns=rtt_ns,
             fwd_delay_ns=fwd,
             rev_delay_ns=rev,
             cca=kernel_cca[c0["cca"]],
             streams=len(mine),
-            first_flow=int(c0["id"]),
+            first_flow=int(c0["id"]) if mine else -1,
+            direction=str(c0.get("direction", "forward")),
+            short=not mine,
         )
         groups.append(grp)
         links.append(

@@ -127,18 +127,30 @@ def rtt_checks(configured_s: dict[int, float], measured: dict[int, dict[str, Any
     return out
 
 
+def direction_final(final: dict[str, Any] | None, key: str) -> dict[str, Any] | None:
+    """linkem's final statistics restricted to one direction (``a2b`` or ``b2a``): its own
+    lateness and send errors, in the shape ``lateness_checks`` reads."""
+    if not final:
+        return None
+    return {"late": final[f"late_{key}"], "send_errors": final[key].get("send_errors", 0)}
+
+
 def lateness_checks(
     final: dict[str, Any] | None,
     queue_drain_s: float | None = None,
     min_rtt_s: float | None = None,
+    prefix: str = "emulator",
+    what: str = "emulator",
 ) -> list[Check]:
     """Mean lateness, share of frames over 1 ms late, the longest stall, and send errors,
     graded by what they can do (module docstring). ``queue_drain_s``: the time a full
-    bottleneck buffer takes to drain at the rate; ``min_rtt_s``: the shortest base RTT."""
+    bottleneck buffer takes to drain at the rate; ``min_rtt_s``: the shortest base RTT.
+    ``prefix``/``what``: the checks' names and how messages name the emulator (with a
+    reverse bottleneck each direction is graded on its own: ``emulator.reverse.*``)."""
     if not final:
         return [
             check(
-                "emulator.lateness",
+                f"{prefix}.lateness",
                 False,
                 None,
                 None,
@@ -176,16 +188,16 @@ def lateness_checks(
     )
     return [
         graded(
-            "emulator.lateness_mean",
+            f"{prefix}.lateness_mean",
             mean_grade,
             mean_s,
             LATENESS_MEAN_LIMIT_S,
-            f"emulator lateness mean {mean_s * 1e6:.1f} µs over {n} packets (ok below "
+            f"{what} lateness mean {mean_s * 1e6:.1f} µs over {n} packets (ok below "
             f"{LATENESS_MEAN_LIMIT_S * 1e6:g} µs, invalid from "
             f"{LATENESS_MEAN_INVALID_S * 1e6:g} µs)",
         ),
         graded(
-            "emulator.late_share",
+            f"{prefix}.late_share",
             share_grade,
             share,
             LATE_SHARE_INVALID,
@@ -194,33 +206,37 @@ def lateness_checks(
             f"p99 ≤ {late.get('p99_us', '?')} µs",
         ),
         graded(
-            "emulator.lateness_max",
+            f"{prefix}.lateness_max",
             max_grade,
             max_s,
             queue_drain_s if queue_drain_s is not None else LATENESS_MAX_LIMIT_S,
-            f"emulator lateness max {max_s * 1e3:.3f} ms (ok below "
+            f"{what} lateness max {max_s * 1e3:.3f} ms (ok below "
             f"{LATENESS_MAX_LIMIT_S * 1e3:g} ms{why})",
         ),
         graded(
-            "emulator.send_errors",
+            f"{prefix}.send_errors",
             err_grade,
             errors,
             0,
-            f"emulator send errors: {errors}"
+            f"{what} send errors: {errors}"
             + (f" ({100 * err_share:.3g} % of packets lost to them)" if errors else ""),
         ),
     ]
 
 
-def goodput_check(sum_bps: float, capacity_bps: float) -> Check:
+def goodput_check(
+    sum_bps: float, capacity_bps: float, name: str = "goodput.capacity", which: str = ""
+) -> Check:
+    """The flows through a bottleneck got at most its goodput capacity (``which``:
+    "reverse " for the reverse bottleneck's)."""
     ratio = sum_bps / capacity_bps if capacity_bps else float("nan")
     return check(
-        "goodput.capacity",
+        name,
         ratio <= 1 + GOODPUT_SLACK,
         sum_bps,
         capacity_bps,
         f"sum of goodput {sum_bps / 1e6:.2f} Mbit/s = {100 * ratio:.1f} % of the "
-        "bottleneck's goodput "
+        f"{which}bottleneck's goodput "
         f"capacity {capacity_bps / 1e6:.2f} Mbit/s (above {100 * (1 + GOODPUT_SLACK):g} % "
         "means the "
         "bottleneck did not shape)",
@@ -260,17 +276,15 @@ def cpu_checks(
     return out
 
 
-def loss_check(configured: float, lost: int, offered: int) -> Check:
+def loss_check(configured: float, lost: int, offered: int, name: str = "loss.rate") -> Check:
     """Measured loss fraction within 4 binomial standard deviations of the configured one."""
     if offered == 0:
-        return check(
-            "loss.rate", configured == 0, 0.0, configured, "no data packets crossed the emulator"
-        )
+        return check(name, configured == 0, 0.0, configured, "no packets crossed the emulator")
     frac = lost / offered
     sd = (configured * (1 - configured) / offered) ** 0.5
     ok = abs(frac - configured) <= 4 * sd + 1e-12
     return check(
-        "loss.rate",
+        name,
         ok,
         frac,
         configured,
@@ -278,3 +292,41 @@ def loss_check(configured: float, lost: int, offered: int) -> Check:
         f"{100 * configured:.4f} % "
         f"(±4σ = {400 * sd:.4f} %)",
     )
+
+
+#: the generator opening a short flow later than scheduled: from this p99 on, a warning
+#: (the FCT runs from the real SYN, so only the arrival process is shifted)
+START_LATE_WARN_S = 10e-3
+
+
+def short_flow_checks(group: int, short: Any) -> list[Check]:
+    """A short-flow entry's flows: every one completed without error (else invalid: the
+    FCT table would miss them), and how late the generator opened them (a warning above
+    ``START_LATE_WARN_S`` at the 99th percentile). ``short``: the entry's rows of the
+    short-flows table (tcpfair.kernel.shortflows)."""
+    n = len(short)
+    bad = short[short["error"].notna()]
+    first = f"; first: flow {int(bad['flow'].iloc[0])}: {bad['error'].iloc[0]}" if len(bad) else ""
+    out = [
+        check(
+            f"short_flows.{group}",
+            len(bad) == 0,
+            int(len(bad)),
+            0,
+            f"flows.{group}: {n - len(bad)} of {n} short flows completed{first}",
+        )
+    ]
+    late = short["start_late_s"].dropna()
+    if len(late):
+        p99 = float(late.quantile(0.99))
+        out.append(
+            graded(
+                f"short_flows.{group}.start_late",
+                "ok" if p99 < START_LATE_WARN_S else "warning",
+                p99,
+                START_LATE_WARN_S,
+                f"flows.{group}: short flows opened {p99 * 1e3:.3g} ms after their scheduled "
+                f"time at the 99th percentile (warning from {START_LATE_WARN_S * 1e3:g} ms)",
+            )
+        )
+    return out
