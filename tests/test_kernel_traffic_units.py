@@ -8,16 +8,17 @@ import math
 
 import pandas as pd
 
+from tcpfair import registry
 from tcpfair.kernel import commands as C
 from tcpfair.kernel import shortflows as SF
 from tcpfair.kernel import topology as T
 from tcpfair.kernel import validate as V
-from tcpfair.kernel.capabilities import KERNEL_CCA, Capabilities, traffic_missing
+from tcpfair.kernel.capabilities import Capabilities, traffic_missing
 from tcpfair.kernel.runner import KernelOptions, reverse_queue, setup_commands
 from tcpfair.shortflows import SHORT_COLUMNS
 from tcpfair.spec import from_dict
 
-KCCA = {k: v for k, v in KERNEL_CCA.items() if v is not None}
+KCCA = {k: v for k, v in registry.kernel_modules().items() if v is not None}
 
 
 def mixed(**bottleneck: object) -> dict:

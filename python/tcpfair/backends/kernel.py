@@ -438,14 +438,9 @@ def short_flows_table(sc: Scenario, raw: RawRun) -> pd.DataFrame | None:
 
 
 def _attach_short_flows(result: RunResult, short: pd.DataFrame | None) -> None:
-    """The short flows go into the result's ``short_flows`` table where ``RunResult`` has
-    one, else into ``meta["short_flows"]`` (records: nothing is lost)."""
-    if short is None:
-        return
-    if "short_flows" in {f.name for f in dataclasses.fields(result)}:
-        result.short_flows = short  # type: ignore[attr-defined]
-    else:
-        result.meta["short_flows"] = short.to_dict(orient="records")
+    """The short flows go into the result's ``short_flows`` table (as the simulator's)."""
+    if short is not None:
+        result.short_flows = short
 
 
 def run_checks(
