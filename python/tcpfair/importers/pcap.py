@@ -310,7 +310,7 @@ def _segment(conn: Connection, forward: bool, t: float, k: int, tcp: Any, payloa
                 d.timed = None  # Karn: no RTT sample across a retransmission
         if end > d.high:
             old_high = d.high
-            fresh = end - max(seq, old_high)
+            fresh = end - old_high  # sequence space advanced (a hole is filled later)
             d.new_bytes += fresh
             d.high = end
             d.t_last_new = t
