@@ -98,16 +98,28 @@ def is_capture(head: bytes) -> bool:
 
 
 # ---------------------------------------------------------------------------- reading
-class _ReadWatch:
-    """A file wrapper that notices a short read: a capture cut inside a record."""
+#: largest record read (a packet of the largest snap length, 256 KiB, with room to spare):
+#: a damaged length field must not make the reader allocate gigabytes
+MAX_RECORD_BYTES = 1 << 20
 
-    def __init__(self, f: IO[bytes]):
+
+class _ReadWatch:
+    """A file wrapper that notices a short read (a capture cut inside a record) and
+    refuses a record length no capture has (a damaged length field)."""
+
+    def __init__(self, f: IO[bytes], src: str):
         self._f = f
+        self._src = src
         self.short_reads = 0
         self.last_short_empty = False
         self.name = getattr(f, "name", "<capture>")
 
     def read(self, n: int = -1) -> bytes:
+        if n < 0 or n > MAX_RECORD_BYTES:
+            raise CaptureError(
+                f"{self._src}: a record of {n} bytes at byte {self._f.tell()}; a damaged "
+                f"file (records are 0 to {MAX_RECORD_BYTES} bytes)"
+            )
         data = self._f.read(n)
         if n > 0 and len(data) < n:
             self.short_reads += 1
@@ -118,6 +130,9 @@ class _ReadWatch:
 
     def seek(self, *a: Any) -> int:
         return self._f.seek(*a)
+
+    def tell(self) -> int:
+        return self._f.tell()
 
     def fileno(self) -> int:
         return self._f.fileno()
@@ -135,7 +150,9 @@ def _packets(f: IO[bytes], src: str) -> Iterator[tuple[float, Any]]:
 
     head = f.read(4)
     f.seek(0)
-    watch = _ReadWatch(f)
+    if not head:
+        raise CaptureError(f"{src}: the file is empty; expected a pcap or pcapng capture")
+    watch = _ReadWatch(f, src)
     try:
         if head == PCAPNG_MAGIC:
             reader: Any = dpkt.pcapng.Reader(watch)
@@ -160,6 +177,8 @@ def _packets(f: IO[bytes], src: str) -> Iterator[tuple[float, Any]]:
             pkt = decode(buf)
             if pkt is not None:
                 yield float(ts) if isinstance(ts, Decimal) else ts, pkt
+    except CaptureError:
+        raise
     except (dpkt.UnpackError, struct.error, ValueError) as e:
         raise CaptureError(f"{src}: a packet record is damaged ({e})") from None
     if watch.truncated:
