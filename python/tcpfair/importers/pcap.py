@@ -180,12 +180,18 @@ def _packets(f: IO[bytes], src: str) -> Iterator[tuple[float, Any]]:
     except CaptureError:
         raise
     except (dpkt.UnpackError, struct.error, ValueError) as e:
-        raise CaptureError(f"{src}: a packet record is damaged ({e})") from None
+        if watch.truncated:
+            raise _truncated(src) from None
+        raise CaptureError(f"{src}: a packet record is damaged ({e or type(e).__name__})") from None
     if watch.truncated:
-        raise CaptureError(
-            f"{src}: the file ends inside a packet record (truncated; was the capture "
-            "interrupted or is the copy incomplete?)"
-        )
+        raise _truncated(src)
+
+
+def _truncated(src: str) -> CaptureError:
+    return CaptureError(
+        f"{src}: the file ends inside a packet record (truncated; was the capture "
+        "interrupted or is the copy incomplete?)"
+    )
 
 
 def _decoder(kind: str) -> Any:
