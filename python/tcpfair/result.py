@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,9 @@ class RunResult:
     link: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LINK_COLUMNS))
     meta: dict[str, Any] = field(default_factory=dict)
     scenario: dict[str, Any] | None = None
+    #: files that go into the run directory with the tables: name → where it is now
+    #: (the kernel backend's ``capture.pcap``); ``save`` moves them in
+    attachments: dict[str, str] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ windows
     def default_window(self) -> tuple[float, float]:
@@ -455,7 +459,12 @@ class RunResult:
         except BaseException:
             _rmtree(staging)
             raise
-        return publish_run(staging, target, option="run folder")
+        out = publish_run(staging, target, option="run folder")
+        for src in self.attachments.values():
+            if Path(src).name.startswith("tcpfair-capture-"):  # a temporary file: now moved
+                Path(src).unlink(missing_ok=True)
+        self.attachments = {name: str(out / name) for name in self.attachments}
+        return out
 
     def _write(self, d: Path) -> None:
         summary = {
@@ -471,6 +480,8 @@ class RunResult:
         self.flows.to_parquet(d / "flows.parquet", index=False)
         self.samples.to_parquet(d / "samples.parquet", index=False)
         self.link.to_parquet(d / "link.parquet", index=False)
+        for name, src in self.attachments.items():
+            shutil.copyfile(src, d / name)
 
     @classmethod
     def load(cls, directory: str | Path) -> RunResult:

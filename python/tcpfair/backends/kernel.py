@@ -326,11 +326,34 @@ def to_result(
         },
     }
     result = RunResult(flows=flows, samples=samples, link=link, meta=meta, scenario=res)
+    if raw.capture is not None:
+        _attach_capture(result, raw, notes)
     checks = run_checks(sc, raw, result, goodput_cap)
     meta["checks"] = checks
     meta["grade"] = V.overall(checks)
     meta["valid"] = meta["grade"] != "invalid"
     return result
+
+
+def _attach_capture(result: RunResult, raw: RawRun, notes: list[str]) -> None:
+    """``--capture``: the pcap goes into the run directory as ``capture.pcap``; ``meta``
+    says where it was taken and its clock (``t0_unix_s`` is the run's t = 0:
+    ``load_capture(path, t_zero=…)`` puts its flows on the run's time axis)."""
+    cap = raw.capture
+    assert cap is not None
+    result.attachments["capture.pcap"] = cap["path"]
+    result.meta["capture"] = {
+        "file": "capture.pcap",
+        "where": "receivers' router (rx), interface em: after the bottleneck and the delay",
+        "t0_unix_s": raw.t0_wall,
+        "packets": cap["packets"],
+        "kernel_drops": cap["kernel_drops"],
+    }
+    if cap["kernel_drops"]:
+        notes.append(
+            f"capture: the kernel dropped {cap['kernel_drops']} packets the capture could "
+            "not keep up with; throughputs read from capture.pcap are low"
+        )
 
 
 def run_checks(sc: Scenario, raw: RawRun, result: RunResult, goodput_cap: float) -> list[V.Check]:

@@ -395,8 +395,11 @@ class CaptureScan:
     interval_s: float
 
 
-def read_connections(path: str | Path, interval_s: float = 1.0) -> CaptureScan:
-    """One streaming pass over a capture: every TCP connection's counts per interval."""
+def read_connections(
+    path: str | Path, interval_s: float = 1.0, origin: float | None = None
+) -> CaptureScan:
+    """One streaming pass over a capture: every TCP connection's counts per interval of
+    ``interval_s`` on a grid from ``origin`` (Unix seconds; default: the first packet)."""
     import dpkt
 
     p = Path(path)
@@ -412,16 +415,18 @@ def read_connections(path: str | Path, interval_s: float = 1.0) -> CaptureScan:
     conns: dict[tuple[Any, ...], Connection] = {}
     order: list[Connection] = []
     t0: float | None = None
+    first = 0.0
     t_end = 0.0
     n = non_tcp = 0
     with f:
         for t, ip in _packets(f, src):
             n += 1
             if t0 is None:
-                t0 = t
-            if not math.isfinite(t) or t < t0 - 3600:
+                t0 = t if origin is None else origin
+                first = t
+            if not math.isfinite(t) or t < first - 3600:
                 raise CaptureError(
-                    f"{src}: packet {n} has time {t!r}, long before the first packet ({t0:.6f})"
+                    f"{src}: packet {n} has time {t!r}, long before the first packet ({first:.6f})"
                 )
             t_end = max(t_end, t)
             tcp = ip.data
@@ -441,7 +446,7 @@ def read_connections(path: str | Path, interval_s: float = 1.0) -> CaptureScan:
                     order.append(conn)
             conn.packets += 1
             conn.t_last = max(conn.t_last, t)
-            k = max(0, int((t - t0) // interval_s))
+            k = int((t - t0) // interval_s)  # < 0 only for packets before the origin
             _segment(conn, s == conn.a, t, k, tcp, _payload_len(ip, tcp))
     if t0 is None:
         raise CaptureError(f"{src}: the capture holds no IP packet")
@@ -614,13 +619,15 @@ def load_capture(
     align: bool = True,
     interval_s: float = 1.0,
     include_all: bool = False,
+    t_zero: float | None = None,
 ) -> RunResult:
     """Read pcap/pcapng files into one ``RunResult`` (see the module docstring).
 
     With ``labels``, file i's flows are labelled ``labels[i][k]`` (``labels[i]`` when it has
     one flow) and its groups share that label. With ``align`` (default) files are placed on
     one clock by their packets' absolute times (the earliest first packet is t = 0);
-    without, each file starts at 0.
+    without, each file starts at 0. ``t_zero`` (Unix seconds) sets t = 0 instead: a
+    kernel run's ``meta["capture"]["t0_unix_s"]`` puts its capture on the run's clock.
     """
     from .. import __version__
 
@@ -631,8 +638,8 @@ def load_capture(
         raise CaptureError(f"{len(labels)} labels for {len(plist)} files; give one per file")
     if not (math.isfinite(interval_s) and interval_s > 0):
         raise CaptureError(f"interval {interval_s!r} s: expected a time > 0")
-    scans = [read_connections(p, interval_s) for p in plist]
-    t_ref = min(s.t0 for s in scans) if align else None
+    scans = [read_connections(p, interval_s, origin=t_zero) for p in plist]
+    t_ref = t_zero if t_zero is not None else (min(s.t0 for s in scans) if align else None)
     flows: list[dict[str, Any]] = []
     samples: list[dict[str, Any]] = []
     small: list[dict[str, Any]] = []
