@@ -215,3 +215,11 @@ def test_bad_import_fails_cleanly(name: str, tmp_path: Path) -> None:
     work.mkdir()
     args = make(work)
     fails_cleanly(["fairness", *args], mentions=mentions, unchanged=[work], cwd=work)
+
+
+def test_capture_needs_the_kernel_backend(tmp_path: Path) -> None:
+    fails_cleanly(
+        ["run", "lab10-reno-vs-reno", "--capture", "-o", str(tmp_path / "run")],
+        mentions=("--capture", "--backend kernel"),
+        unchanged=[tmp_path],
+    )
