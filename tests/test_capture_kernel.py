@@ -136,6 +136,9 @@ def test_loopback_capture_agrees_with_iperf3(netns: str, tmp_path: Path) -> None
         port = report["start"]["connected"][0]["local_port"]
         want[f"127.0.0.1:{port}"] = report["end"]["sum_received"]["bits_per_second"]
     assert sorted(got) == sorted(want), (got, want, res.stderr)
+    for client, bps in want.items():  # shown with pytest -s
+        print(f"{client}: capture {got[client] / 1e6:.4f}, iperf3 {bps / 1e6:.4f} Mbit/s")
+    print(f"JFI: capture {rep['jfi']:.4f}, iperf3 {m.jain(list(want.values())):.4f}")
     for client, bps in want.items():
         assert got[client] == pytest.approx(bps, rel=0.02), client
     jfi_iperf3 = m.jain(list(want.values()))
@@ -217,5 +220,12 @@ def test_kernel_run_capture_gives_the_runs_throughputs(tmp_path: Path) -> None:
         life_cap = cap.flow_throughputs(cap.data_span())[f]
         s = run.samples[run.samples["flow"] == flow_of_group[g]]
         life_run = s["bytes"].sum() * 8 / s["dt_s"].sum()
+        w = run.default_window()
+        in_window = (cap.flow_throughputs(w)[f], run.flow_throughputs(w)[flow_of_group[g]])
+        print(
+            f"flows.{g}: bytes {cap_bytes[f]} capture, {run_bytes[flow_of_group[g]]} run; "
+            f"life {life_cap / 1e6:.4f} vs {life_run / 1e6:.4f} Mbit/s; window {w}: "
+            f"{in_window[0] / 1e6:.4f} vs {in_window[1] / 1e6:.4f} Mbit/s"
+        )
         assert life_cap == pytest.approx(life_run, rel=0.02), g
     assert cap.flows["capture_at"].tolist() == ["receiver", "receiver"]
