@@ -66,6 +66,10 @@ def test_exact_throughputs_series_and_index(tmp_path: Path) -> None:
     rep = r.fairness_report(None)
     assert rep["jfi"] == pytest.approx(0.9, abs=1e-12)
     assert rep["jfi_per_interval_mean"] == pytest.approx(0.9, abs=1e-12)
+    # on the capture's 1 s grid: (0.25, 1] and (1, 2] + the last (2, 2.34375] in row 2
+    per = r.interval_throughputs()
+    assert list(per.index) == [1.0, 2.0]
+    assert per.loc[2.0, 0] == pytest.approx((96000 + 36000) * 8 / 1.34375, rel=1e-12)
     assert list(r.flows["capture_at"]) == ["sender", "sender"]
     assert list(r.flows["throughput_from"]) == ["acked bytes", "acked bytes"]
     assert list(r.flows["mean_rtt_s"]) == pytest.approx([0.125, 0.125], abs=1e-9)

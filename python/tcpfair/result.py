@@ -113,8 +113,8 @@ class RunResult:
     ) -> pd.DataFrame:
         """Per-interval throughput (bit/s) as a (time × flow) table over the window.
 
-        Samples are put on a common grid of the nominal interval Δ (the median ``dt_s`` to
-        3 significant digits): a
+        Samples are put on a common grid of the nominal interval Δ (``meta["interval_s"]``
+        when the source states it, else the median ``dt_s`` to 3 significant digits): a
         sample ending at t goes to the row Δ·round(t/Δ), so flows whose reports end a few
         ms apart (parallel iperf3 streams) share a row. Several samples of one flow in a row
         are combined as Σ bytes·8 / Σ dt. NaN where a flow has no sample in that interval.
@@ -123,8 +123,14 @@ class RunResult:
         cols = self.flows["flow"].to_numpy()
         if not len(ws):
             return pd.DataFrame(columns=cols, dtype=float)
-        # nominal interval: the median sample length to 3 significant digits (1.000012 → 1)
-        delta = float(f"{float(np.median(ws['dt_s'].to_numpy(dtype=float))):.3g}")
+        # nominal interval: the source's own (meta["interval_s"]: captures, whose first and
+        # last intervals are cut to a flow's life), else the median sample length to 3
+        # significant digits (1.000012 → 1)
+        nominal = self.meta.get("interval_s")
+        if nominal:
+            delta = float(nominal)
+        else:
+            delta = float(f"{float(np.median(ws['dt_s'].to_numpy(dtype=float))):.3g}")
         if not delta > 0:
             return pd.DataFrame(columns=cols, dtype=float)
         row = np.round(ws["t_s"].to_numpy(dtype=float) / delta).astype(np.int64)
