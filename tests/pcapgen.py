@@ -57,6 +57,13 @@ def packet(s: Seg, link: str = "ethernet") -> bytes:
         raw[2:4] = struct.pack(">H", 40 + s.payload)  # total length
     if link == "raw":
         return bytes(raw)
+    ethtype = dpkt.ethernet.ETH_TYPE_IP6 if v6 else dpkt.ethernet.ETH_TYPE_IP
+    if link == "sll":  # tcpdump -i any (Linux cooked capture v1)
+        return bytes(dpkt.sll.SLL(ethtype=ethtype, hdr=b"\x02\0\0\0\0\x01\0\0")) + bytes(raw)
+    if link == "sll2":
+        return bytes(dpkt.sll2.SLL2(ethtype=ethtype, intindex=1, hdr=b"\x02" + bytes(7))) + bytes(
+            raw
+        )
     eth = dpkt.ethernet.Ethernet(
         src=b"\x02\x00\x00\x00\x00\x01",
         dst=b"\x02\x00\x00\x00\x00\x02",
@@ -69,7 +76,7 @@ def write_capture(
     path: Path, segs: list[Seg], fmt: str = "pcap", link: str = "ethernet", t0: float = 1.7e9
 ) -> Path:
     """Write the segments in time order; times are ``t0`` + ``Seg.t``."""
-    linktype = {"ethernet": dpkt.pcap.DLT_EN10MB, "raw": 101}[link]
+    linktype = {"ethernet": dpkt.pcap.DLT_EN10MB, "raw": 101, "sll": 113, "sll2": 276}[link]
     with path.open("wb") as f:
         w: dpkt.pcap.Writer | dpkt.pcapng.Writer
         if fmt == "pcapng":

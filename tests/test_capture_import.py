@@ -81,7 +81,7 @@ def test_exact_throughputs_series_and_index(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "variant",
-    ["pcapng", "raw-ip", "ipv6", "seq-wraps", "no-handshake"],
+    ["pcapng", "raw-ip", "sll", "sll2", "ipv6", "seq-wraps", "no-handshake", "no-suffix"],
 )
 def test_same_numbers_whatever_the_container(tmp_path: Path, variant: str) -> None:
     kw: dict[str, object] = {}
@@ -89,8 +89,8 @@ def test_same_numbers_whatever_the_container(tmp_path: Path, variant: str) -> No
     segs: list[Seg]
     if variant == "pcapng":
         fmt = "pcapng"
-    elif variant == "raw-ip":
-        link = "raw"
+    elif variant in ("raw-ip", "sll", "sll2"):
+        link = {"raw-ip": "raw"}.get(variant, variant)
     elif variant == "seq-wraps":
         # A's sequence numbers pass 2³² after 5000 bytes
         segs = bulk(
@@ -105,7 +105,8 @@ def test_same_numbers_whatever_the_container(tmp_path: Path, variant: str) -> No
         segs = bulk(*A, n=64, size=3000, start=0.25, every=1 / 32, ack_after=0.125, **kw)  # type: ignore[arg-type]
     # the capture's first packet is at 0 (the SYN, or a stray packet before the data)
     segs.append(Seg(0.0, "10.9.9.9", 1, "10.9.9.8", 2, ACK, 1, 1, 0))
-    r = load_capture(write_capture(tmp_path / "c.cap", segs, fmt=fmt, link=link))
+    name = "capture.dump" if variant == "no-suffix" else "c.cap"  # told by its first bytes
+    r = load_files([write_capture(tmp_path / name, segs, fmt=fmt, link=link)])
     assert list(r.flows["bytes"]) == [192000]
     assert list(r.samples["bytes"]) == [60000, 96000, 36000]
     assert float(r.flow_throughputs().iloc[0]) == pytest.approx(A_BPS, rel=1e-12)
