@@ -187,18 +187,21 @@ def test_all_and_by_group(tmp_path: Path) -> None:
 
 
 def test_files_are_aligned_by_their_packet_times(tmp_path: Path) -> None:
-    first = write_capture(
-        tmp_path / "a.pcap", bulk(*A, n=64, size=3000, start=0.25, every=1 / 32, ack_after=0.125)
-    )
+    segs = bulk(*A, n=64, size=3000, start=0.25, every=1 / 32, ack_after=0.125)
+    first = write_capture(tmp_path / "a.pcap", segs)
     later = write_capture(
         tmp_path / "b.pcap",
         bulk(*B, n=64, size=3000, start=0.25, every=1 / 32, ack_after=0.125),
-        t0=1.7e9 + 10,
+        t0=1.7e9 + 0.5,
     )
     r = load_capture([first, later], labels=["a", "b"])
     assert list(r.flows["label"]) == ["a", "b"]
     ends = r.samples.groupby("flow")["t_s"].max()
-    assert ends[1] - ends[0] == pytest.approx(10.0, abs=1e-6)
+    assert ends[1] - ends[0] == pytest.approx(0.5, abs=1e-6)
+    # one grid for both files (from the first file's first packet): their intervals line up
+    per = r.interval_throughputs()
+    assert list(per.index) == [1.0, 2.0, 3.0]
+    assert per.dropna().index.tolist() == [1.0, 2.0]  # b runs on to 2.84375 s
     r = load_capture([first, later], align=False)
     ends = r.samples.groupby("flow")["t_s"].max()
     assert ends[1] == pytest.approx(ends[0], abs=1e-9)

@@ -455,6 +455,17 @@ def read_connections(
     return CaptureScan(order, t0, t_end, n, non_tcp, interval_s)
 
 
+def _first_packet_time(path: Path) -> float:
+    """The time of a capture's first IP packet (reads no further)."""
+    try:
+        with path.open("rb") as f:
+            for t, _ in _packets(f, str(path)):
+                return t
+    except OSError:
+        pass  # read_connections says what is wrong with the file
+    return math.inf
+
+
 def _finished(conn: Connection) -> bool:
     return conn.t_syn is not None and conn.t_hs_ack is not None
 
@@ -638,8 +649,12 @@ def load_capture(
         raise CaptureError(f"{len(labels)} labels for {len(plist)} files; give one per file")
     if not (math.isfinite(interval_s) and interval_s > 0):
         raise CaptureError(f"interval {interval_s!r} s: expected a time > 0")
-    scans = [read_connections(p, interval_s, origin=t_zero) for p in plist]
-    t_ref = t_zero if t_zero is not None else (min(s.t0 for s in scans) if align else None)
+    origin = t_zero
+    if origin is None and align and len(plist) > 1:
+        # one grid for every file, from the earliest first packet: their intervals line up
+        origin = min(_first_packet_time(p) for p in plist)
+    scans = [read_connections(p, interval_s, origin=origin) for p in plist]
+    t_ref = origin
     flows: list[dict[str, Any]] = []
     samples: list[dict[str, Any]] = []
     small: list[dict[str, Any]] = []
