@@ -102,6 +102,11 @@ def flow_series(results: dict[str, Any], series_meta: dict[str, Any]) -> list[st
     return out
 
 
+def _positive(v: Any) -> float | None:
+    """A finite number > 0 as float; None for anything else."""
+    return float(v) if _number(v) and v > 0 else None
+
+
 def _start_time(meta: dict[str, Any]) -> float:
     """The test's start as Unix seconds (``T0``, else ``TIME``), NaN when unknown."""
     for key in ("T0", "TIME"):
@@ -152,16 +157,17 @@ def parse_flent(
             f"{src}: no per-flow TCP throughput series (series: {shown}); "
             "fairness needs a TCP test such as tcp_nup or rrul"
         )
-    step = meta.get("STEP_SIZE")
-    if not (_number(step) and step > 0):
-        step = float(np.median(np.diff(xs))) if len(xs) > 1 else math.nan
-    if not step > 0:
+    step = _positive(meta.get("STEP_SIZE"))
+    if step is None and len(xs) > 1:  # no usable STEP_SIZE: the spacing of x_values
+        step = float(np.median(np.diff(xs)))
+    if step is None or not step > 0:
         raise FlentError(f"{src}: metadata.STEP_SIZE is {meta.get('STEP_SIZE')!r}; expected > 0")
     t0 = _start_time(meta)
     raw_all = obj.get("raw_values", {})
     raw_all = raw_all if isinstance(raw_all, dict) else {}
     families: dict[str, int] = {}
-    flows, rows = [], []
+    flows: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
     for k, name in enumerate(names):
         values = results[name]
         if not isinstance(values, list) or len(values) != len(xs):
@@ -173,7 +179,7 @@ def parse_flent(
         gid = families.setdefault(family, group_offset + len(families))
         fid = flow_offset + k
         sm = series_meta.get(name, {}) if isinstance(series_meta.get(name), dict) else {}
-        mss = sm.get("TCP_MSS")
+        mss = _positive(sm.get("TCP_MSS"))
         raw = _raw_points(raw_all.get(name), t0)
         for i, (x, v) in enumerate(zip(xs, values, strict=True)):
             if v is None:
@@ -191,7 +197,7 @@ def parse_flent(
                     "dt_s": float(step),
                     "bytes": int(round(v * 1e6 / 8 * step)),
                     "throughput_bps": float(v) * 1e6,
-                    "cwnd_bytes": cwnd * mss if _number(mss) and mss > 0 else math.nan,
+                    "cwnd_bytes": cwnd * mss if mss is not None else math.nan,
                     "srtt_s": rtt_ms / 1e3,
                     "retransmits": math.nan,
                 }
@@ -266,7 +272,7 @@ def load_flent(
         raise FlentError("no Flent files given")
     if labels is not None and len(labels) != len(plist):
         raise FlentError(f"{len(labels)} labels for {len(plist)} files; give one per file")
-    parts = []
+    parts: list[tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]] = []
     for i, p in enumerate(plist):
         label = labels[i] if labels is not None else (p.name if len(plist) > 1 else None)
         flows_so_far = sum(len(f) for f, _, _ in parts)

@@ -520,7 +520,7 @@ def _flow_samples(f: _FlowOut, fid: int, scan: CaptureScan, offset: float) -> li
     end = t_last - scan.t0
     k0, k1 = int(start // step), int(end // step)
     rtt_known = f.at == "sender"
-    rows = []
+    rows: list[dict[str, Any]] = []
     for k in range(k0, k1 + 1):
         lo, hi = max(k * step, start), min((k + 1) * step, end)
         dt = hi - lo
@@ -576,7 +576,8 @@ def _tables(
     include_all: bool,
 ) -> _FileTables:
     views = [_flow_view(c) for c in scan.connections]
-    kept, small = [], []
+    kept: list[_FlowOut] = []
+    small: list[_FlowOut] = []
     for v in views:
         (kept if include_all or v.delivered >= MIN_FLOW_BYTES else small).append(v)
     group_ids: dict[tuple[bytes, bytes, int], int] = {}
