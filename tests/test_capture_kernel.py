@@ -229,3 +229,74 @@ def test_kernel_run_capture_gives_the_runs_throughputs(tmp_path: Path) -> None:
         )
         assert life_cap == pytest.approx(life_run, rel=0.02), g
     assert cap.flows["capture_at"].tolist() == ["receiver", "receiver"]
+
+
+TCPDUMP = T.find_tool("tcpdump")
+
+
+def _wait_for_line(p: subprocess.Popen[str], text: str, timeout: float) -> None:
+    """Read ``p``'s stderr until a line holds ``text`` (tcpdump: "listening on …")."""
+    import select
+
+    assert p.stderr is not None
+    fd = p.stderr.fileno()  # raw reads: a buffered readline would hide lines from select
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select([fd], [], [], left)
+        chunk = os.read(fd, 4096) if ready else b""
+        seen += chunk
+        if text.encode() in seen:
+            return
+        if ready and not chunk:
+            break  # the process ended
+    raise AssertionError(f"{p.args!r}: no {text!r} on stderr within {timeout} s: {seen!r}")
+
+
+@pytest.mark.skipif(TCPDUMP is None, reason="no tcpdump in the system folders (optional)")
+def test_tcpdump_and_our_capture_read_alike(netns: str, tmp_path: Path) -> None:
+    """Interoperability, where tcpdump happens to be installed (tcpfair never needs it):
+    tcpdump reads our pcap, and tcpdump's own captures — of lo (Ethernet) and of "any"
+    (Linux cooked, nanosecond times) — give the same flows as ours, within 0.1 %."""
+    assert TCPDUMP is not None
+    ours, lo, any_ = tmp_path / "ours.pcap", tmp_path / "lo.pcap", tmp_path / "any.pcap"
+    dumps = [
+        subprocess.Popen(
+            T.absolute(["ip", "netns", "exec", netns])
+            + [TCPDUMP, "-i", iface, "-s", "128", *extra, "-w", str(path), "tcp"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=T.child_env(),
+        )
+        for iface, path, extra in (
+            ("lo", lo, []),
+            ("any", any_, ["--time-stamp-precision=nano"]),
+        )
+    ]
+    try:
+        for p in dumps:
+            _wait_for_line(p, "listening on", 10)
+        with PacketCapture(ours, "lo", namespace=netns):
+            _iperf3_pairs(netns, tmp_path)
+            time.sleep(0.2)
+    finally:
+        for p in dumps:
+            p.send_signal(2)  # SIGINT: tcpdump writes its buffer and exits
+            p.communicate(timeout=10)
+    shown = subprocess.run(
+        [TCPDUMP, "-r", str(ours), "-nn", "-c", "1"], capture_output=True, text=True
+    )
+    assert shown.returncode == 0 and "Flags [S]" in shown.stdout, shown.stderr
+    from tcpfair.importers.pcap import load_capture
+
+    results = {p.name: load_capture(p) for p in (ours, lo, any_)}
+    thr = {
+        name: dict(zip(r.flows["connection"], r.flow_throughputs(), strict=True))
+        for name, r in results.items()
+    }
+    assert len(thr["ours.pcap"]) == len(RATES)
+    for name in ("lo.pcap", "any.pcap"):
+        assert thr[name].keys() == thr["ours.pcap"].keys()
+        for conn, bps in thr["ours.pcap"].items():
+            assert thr[name][conn] == pytest.approx(bps, rel=1e-3), (name, conn)
