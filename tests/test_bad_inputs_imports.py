@@ -149,7 +149,19 @@ def _drop_tcp(obj: dict) -> None:
     obj["results"] = {"Ping (ms) ICMP": obj["results"]["Ping (ms) ICMP"]}
 
 
+def _interval(value: str, iperf3: bool = False) -> Callable[[Path], list[str]]:
+    def case(work: Path) -> list[str]:
+        target = str(IPERF3) if iperf3 else str(_good(work).name)
+        return [target, "--interval", value]
+
+    return case
+
+
 CASES: dict[str, tuple[Callable[[Path], list[str]], tuple[str, ...]]] = {
+    "interval-zero": (_interval("0s"), ("--interval", "'0s'", "positive")),
+    "interval-ninety-minutes": (_interval("90min"), ("--interval 90min", "1ms to 60min")),
+    "interval-no-unit-word": (_interval("often"), ("--interval 'often'", "e.g. 1s")),
+    "interval-for-iperf3": (_interval("1s", iperf3=True), ("reno.json is iperf3 output",)),
     "text-named-pcap": (_text, ("x.pcap", "not a packet capture", "pcap or pcapng")),
     "empty-pcap": (_empty, ("x.pcap", "empty")),
     "pcap-cut-in-a-record": (_cut, ("cut.pcap", "truncated")),

@@ -232,3 +232,22 @@ def test_a_capture_of_nothing_but_small_connections(tmp_path: Path) -> None:
     with pytest.raises(CaptureError, match="no TCP connection delivered payload.*--all"):
         load_capture(cap)
     assert list(load_capture(cap, include_all=True).flows["bytes"]) == [300]
+
+
+def test_interval_option_regrids_the_series(tmp_path: Path) -> None:
+    cap = write_capture(tmp_path / "c.pcap", three_flows())
+    res = CliRunner().invoke(
+        cli, ["fairness", str(cap), "--interval", "250ms", "--per-interval", "--format", "json"]
+    )
+    assert res.exit_code == 0, res.output
+    rep = json.loads(res.stdout)
+    # the flows' means do not depend on the grid
+    assert [row["throughput_bps"] for row in rep["rows"]] == pytest.approx([A_BPS, B_BPS])
+    # ACKs at 0.375 + i/32 s: 4 of A's in (0.25, 0.5] s → 4·3000·8 / 0.25 bit/s
+    first = rep["per_interval"][0]
+    assert first["t_s"] == 0.5
+    assert first["throughput_bps"]["10.0.0.1:40000→10.0.0.2:5201"] == pytest.approx(384000)
+    # rows 0.5, 0.75 … 2.25: (0.25, 0.5] … (2, 2.25], with (2.25, 2.34375] in the 2.25 row
+    assert rep["intervals"] == 8
+    r = load_capture(cap, interval_s=0.25)
+    assert r.meta["interval_s"] == 0.25 and int(r.samples["bytes"].sum()) == 288000

@@ -101,6 +101,13 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg")
     "capture packet times, Flent T0).",
 )
 @click.option(
+    "--interval",
+    default=None,
+    metavar="DURATION",
+    help="Captures: length of the sampling intervals (default 1s, e.g. 100ms); iperf3 and "
+    "Flent files bring their own.",
+)
+@click.option(
     "--all",
     "include_all",
     is_flag=True,
@@ -122,6 +129,7 @@ def fairness(
     by: str,
     capacity: str | None,
     no_align: bool,
+    interval: str | None,
     include_all: bool,
 ) -> None:
     """Fairness of the TCP flows in FILES: iperf3 -J output, pcap/pcapng captures or Flent
@@ -177,9 +185,14 @@ def fairness(
                 f"--capacity {capacity}: out of range; allowed: 1kbit to 1Tbit (a bottleneck rate)"
             )
 
+    interval_s = _capture_interval(interval, files)
     try:
         result = load_files(
-            list(files), labels=list(labels) or None, align=not no_align, include_all=include_all
+            list(files),
+            labels=list(labels) or None,
+            align=not no_align,
+            include_all=include_all,
+            interval_s=interval_s,
         )
     except ImportFileError as e:
         raise UserError(str(e)) from None
@@ -221,6 +234,35 @@ def fairness(
         _print_table(report, per_interval)
     for note in report["notes"]:
         click.echo(f"note: {note}", err=True)
+
+
+#: the sampling intervals --interval allows (a capture's per-interval series)
+MIN_INTERVAL_S, MAX_INTERVAL_S = 1e-3, 3600.0
+
+
+def _capture_interval(interval: str | None, files: tuple[Path, ...]) -> float | None:
+    """``--interval`` in seconds, checked: a duration from 1 ms to 60 min, for captures only."""
+    if interval is None:
+        return None
+    from ..importers import file_kind
+    from ..units import UnitError, parse_time
+
+    try:
+        seconds = parse_time(interval, allow_zero=False) / 1e9
+    except UnitError as e:
+        raise UserError(f"--interval {interval!r}: {e}; allowed: a duration, e.g. 1s") from None
+    if not MIN_INTERVAL_S <= seconds <= MAX_INTERVAL_S:
+        raise UserError(f"--interval {interval}: out of range; allowed: 1ms to 60min")
+    for f in files:
+        if not f.is_file():
+            continue  # the reader says what is wrong with it
+        kind = file_kind(f)
+        if kind != "capture":
+            raise UserError(
+                f"--interval: {f} is {'iperf3 output' if kind == 'iperf3' else 'a Flent file'}"
+                ", which brings its own intervals; --interval is for packet captures"
+            )
+    return seconds
 
 
 # ---------------------------------------------------------------------------- computing

@@ -51,8 +51,10 @@ def load_files(
     labels: Sequence[str] | None = None,
     align: bool = True,
     include_all: bool = False,
+    interval_s: float | None = None,
 ) -> RunResult:
-    """Read the files into one ``RunResult`` with the reader their kind needs."""
+    """Read the files into one ``RunResult`` with the reader their kind needs.
+    ``include_all`` and ``interval_s`` (default 1 s) apply to captures."""
     from .flent import FlentError, load_flent
     from .iperf3 import Iperf3Error, load_iperf3
     from .pcap import CaptureError, load_capture
@@ -68,7 +70,13 @@ def load_files(
     lab = list(labels) if labels else None
     try:
         if kinds[0] == "capture":
-            return load_capture(plist, labels=lab, align=align, include_all=include_all)
+            return load_capture(
+                plist,
+                labels=lab,
+                align=align,
+                include_all=include_all,
+                interval_s=1.0 if interval_s is None else interval_s,
+            )
         if kinds[0] == "flent":
             return load_flent(plist, labels=lab, align=align)
         return load_iperf3(plist, labels=lab, align=align)
