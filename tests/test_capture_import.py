@@ -217,6 +217,7 @@ def test_cli_table_json_and_the_small_connection_note(tmp_path: Path) -> None:
     )
     assert rep["jfi"] == pytest.approx(0.9, abs=1e-12)
     assert "10.0.0.1:39999→10.0.0.2:5201 (300 B)" in res.stderr and "--all" in res.stderr
+    assert [c["connection"] for c in rep["small_connections"]] == ["10.0.0.1:39999→10.0.0.2:5201"]
     res = CliRunner().invoke(cli, ["fairness", str(cap), "--all", "--format", "json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["n"] == 3

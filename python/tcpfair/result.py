@@ -377,6 +377,8 @@ class RunResult:
             "iperf3_versions": self.meta.get("versions", {}).get("iperf3"),
             "notes": list(self.meta.get("notes", [])),
         }
+        if "small_connections" in self.meta:  # captures: the connections left out
+            out["small_connections"] = list(self.meta["small_connections"])
         complete, series = complete_intervals_jfi(self.interval_throughputs_by(span, by))
         out["jfi_per_interval_mean"] = _finite_mean(series)
         out["intervals"] = int(len(complete))
