@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -90,7 +91,12 @@ class KernelBackend:
             raw = execute(scenario, self.capabilities(), opts, progress)
         except (CommandError, RuntimeError) as e:
             raise BackendError(f"kernel backend: {e}") from None
-        return to_result(scenario, raw, self.capabilities(), opts, time.perf_counter() - t0)
+        try:
+            return to_result(scenario, raw, self.capabilities(), opts, time.perf_counter() - t0)
+        except BaseException:
+            if raw.capture is not None:  # no result: no capture left in the temp folder
+                Path(raw.capture["path"]).unlink(missing_ok=True)
+            raise
 
 
 def _link_table(raw: RawRun) -> tuple[pd.DataFrame, dict[str, int]]:

@@ -451,6 +451,10 @@ def _execute_guarded(
             pg = ProcessGroup(state, workdir)
         intr.raise_pending()
         _execute(sc, topo, opts, linkem, pg, workdir, raw, progress)
+    except BaseException:
+        if raw.capture is not None:  # a failed run leaves no capture behind
+            Path(raw.capture["path"]).unlink(missing_ok=True)
+        raise
     finally:
         with intr.hold():
             try:
