@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -252,3 +253,25 @@ def test_interval_option_regrids_the_series(tmp_path: Path) -> None:
     assert rep["intervals"] == 8
     r = load_capture(cap, interval_s=0.25)
     assert r.meta["interval_s"] == 0.25 and int(r.samples["bytes"].sum()) == 288000
+
+
+def test_a_run_directory_takes_its_capture_along(tmp_path: Path) -> None:
+    """``RunResult.attachments``: the kernel backend's temporary pcap is moved into the run
+    directory by ``save`` and the temporary file is gone; the tables are unchanged."""
+    import tempfile
+
+    from tcpfair.result import RunResult
+
+    fd, tmp = tempfile.mkstemp(prefix="tcpfair-capture-", suffix=".pcap")
+    os.close(fd)
+    segs = bulk(*A, n=64, size=3000, start=0.25, every=1 / 32, ack_after=0.125)
+    write_capture(Path(tmp), segs)
+    content = Path(tmp).read_bytes()
+    r = load_capture(tmp)
+    r.attachments["capture.pcap"] = tmp
+    out = r.save(tmp_path / "run")
+    assert (out / "capture.pcap").read_bytes() == content
+    assert not Path(tmp).exists()
+    assert r.attachments == {"capture.pcap": str(out / "capture.pcap")}
+    back = RunResult.load(out)
+    assert back.flows["bytes"].tolist() == [192000]
