@@ -275,3 +275,21 @@ def test_a_run_directory_takes_its_capture_along(tmp_path: Path) -> None:
     assert r.attachments == {"capture.pcap": str(out / "capture.pcap")}
     back = RunResult.load(out)
     assert back.flows["bytes"].tolist() == [192000]
+
+
+def test_the_capture_of_a_run_directory_is_read_on_the_runs_clock(tmp_path: Path) -> None:
+    """``tcpfair fairness RUN/capture.pcap``: the summary.json beside it says when the run's
+    t = 0 was, so the flows' times are the run's (here the run began 10 s before the
+    capture's first packet) and its measurement window can be used as it is."""
+    run = tmp_path / "run"
+    run.mkdir()
+    segs = bulk(*A, n=64, size=3000, start=0.25, every=1 / 32, ack_after=0.125)
+    write_capture(run / "capture.pcap", segs, t0=1.7e9)
+    meta = {"capture": {"file": "capture.pcap", "t0_unix_s": 1.7e9 - 10}}
+    (run / "summary.json").write_text(json.dumps({"meta": meta}))
+    r = load_files([run / "capture.pcap"])
+    assert list(r.samples["t_s"]) == pytest.approx([11.0, 12.0, 12.34375], abs=1e-6)
+    assert any("kernel run's" in n for n in r.meta["notes"])
+    assert list(load_files([run / "capture.pcap"], align=False).samples["t_s"]) == pytest.approx(
+        [1.0, 2.0, 2.34375], abs=1e-6
+    )

@@ -46,6 +46,23 @@ def file_kind(path: Path) -> str:
     return "iperf3"
 
 
+def run_clock(capture: Path) -> float | None:
+    """The run's t = 0 (Unix seconds) when ``capture`` is the ``capture.pcap`` of a kernel
+    run directory (``tcpfair run --capture``): from the ``summary.json`` beside it."""
+    import json
+
+    summary = capture.parent / "summary.json"
+    try:
+        meta = json.loads(summary.read_text())["meta"]
+        cap = meta["capture"]
+        if cap["file"] == capture.name:
+            t0 = float(cap["t0_unix_s"])
+            return t0 if t0 > 0 else None
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return None
+
+
 def load_files(
     paths: Sequence[str | Path],
     labels: Sequence[str] | None = None,
@@ -70,13 +87,21 @@ def load_files(
     lab = list(labels) if labels else None
     try:
         if kinds[0] == "capture":
-            return load_capture(
+            t_zero = run_clock(plist[0]) if align and len(plist) == 1 else None
+            result = load_capture(
                 plist,
                 labels=lab,
                 align=align,
                 include_all=include_all,
                 interval_s=1.0 if interval_s is None else interval_s,
+                t_zero=t_zero,
             )
+            if t_zero is not None:
+                result.meta["notes"].append(
+                    f"{plist[0]}: times are the kernel run's (t = 0 from the summary.json "
+                    "beside it), so its measurement window applies"
+                )
+            return result
         if kinds[0] == "flent":
             return load_flent(plist, labels=lab, align=align)
         return load_iperf3(plist, labels=lab, align=align)
