@@ -246,3 +246,20 @@ def test_labels_are_drawn_as_plain_text(tmp_path: Path) -> None:
 
     # matplotlib leaves labels that start with "_" out of the legend
     assert not legend_text("_b").startswith("_") and legend_text("_b").endswith("_b")
+
+
+def test_csv_kind_column_tells_rows_from_the_summary() -> None:
+    """One table: ``kind`` is "flow" (or "group") for each row and "all" for the summary,
+    whose per-flow columns are empty and whose index columns are filled (issue 12)."""
+    code, out, err = run(RENO, BBR, "--format", "csv")
+    assert code == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert list(rows[0])[:2] == ["kind", "flow"]
+    assert [r["kind"] for r in rows] == ["flow", "flow", "all"]
+    assert all(r["jfi"] == "" for r in rows if r["kind"] == "flow")
+    assert rows[-1]["jfi"] != "" and rows[-1]["mean_rtt_s"] == ""
+    code, out, err = run(P4, RENO, "--format", "csv", "--by", "group")
+    assert code == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert list(rows[0])[:2] == ["kind", "group"]
+    assert [r["kind"] for r in rows] == ["group", "group", "all"]

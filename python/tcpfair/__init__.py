@@ -49,6 +49,7 @@ __all__ = [
     "Scenario",
     "SpecError",
     "WindowError",
+    "load_files",
     "load_iperf3",
     "load_scenario",
     "run",
@@ -115,3 +116,22 @@ def load_iperf3(
     from .importers.iperf3 import load_iperf3 as _load
 
     return _load(paths, labels=labels, align=align)
+
+
+def load_files(
+    paths: str | Path | list[str | Path] | tuple[str | Path, ...],
+    labels: list[str] | tuple[str, ...] | None = None,
+    align: bool = True,
+    include_all: bool = False,
+) -> RunResult:
+    """Read other tools' files into a ``RunResult``: iperf3 -J output, pcap/pcapng
+    captures or Flent data files, whichever they are (all of one kind).
+
+    The Python side of ``tcpfair fairness``; see ``tcpfair.importers`` (and ``.pcap``,
+    ``.flent``, ``.iperf3`` for each format). Raises ``tcpfair.importers.ImportFileError``
+    (a ``ValueError``) naming the file and the reason.
+    """
+    from .importers import load_files as _load
+
+    plist = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    return _load(plist, labels=labels, align=align, include_all=include_all)

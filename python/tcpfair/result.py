@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,9 @@ class RunResult:
     scenario: dict[str, Any] | None = None
     reverse_link: pd.DataFrame | None = None
     short_flows: pd.DataFrame = field(default_factory=empty_table)
+    #: files that go into the run directory with the tables: name → where it is now
+    #: (the kernel backend's ``capture.pcap``); ``save`` moves them in
+    attachments: dict[str, str] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ windows
     def default_window(self) -> tuple[float, float]:
@@ -111,7 +115,7 @@ class RunResult:
         study. The midpoint rule also keeps them when a real tool's interval ends jitter by
         a few milliseconds (iperf3 reports 300.000136).
         """
-        lo, hi = self._window(window)
+        lo, hi = self.resolve_window(window)
         s = self.samples
         mid = s["t_s"] - s["dt_s"] / 2
         mask = (mid >= lo) & (mid <= hi)
@@ -122,8 +126,8 @@ class RunResult:
     ) -> pd.DataFrame:
         """Per-interval throughput (bit/s) as a (time × flow) table over the window.
 
-        Samples are put on a common grid of the nominal interval Δ (the median ``dt_s`` to
-        3 significant digits): a
+        Samples are put on a common grid of the nominal interval Δ (``meta["interval_s"]``
+        when the source states it, else the median ``dt_s`` to 3 significant digits): a
         sample ending at t goes to the row Δ·round(t/Δ), so flows whose reports end a few
         ms apart (parallel iperf3 streams) share a row. Several samples of one flow in a row
         are combined as Σ bytes·8 / Σ dt. NaN where a flow has no sample in that interval.
@@ -132,8 +136,14 @@ class RunResult:
         cols = self.flows["flow"].to_numpy()
         if not len(ws):
             return pd.DataFrame(columns=cols, dtype=float)
-        # nominal interval: the median sample length to 3 significant digits (1.000012 → 1)
-        delta = float(f"{float(np.median(ws['dt_s'].to_numpy(dtype=float))):.3g}")
+        # nominal interval: the source's own (meta["interval_s"]: captures, whose first and
+        # last intervals are cut to a flow's life), else the median sample length to 3
+        # significant digits (1.000012 → 1)
+        nominal = self.meta.get("interval_s")
+        if nominal:
+            delta = float(nominal)
+        else:
+            delta = float(f"{float(np.median(ws['dt_s'].to_numpy(dtype=float))):.3g}")
         if not delta > 0:
             return pd.DataFrame(columns=cols, dtype=float)
         row = np.round(ws["t_s"].to_numpy(dtype=float) / delta).astype(np.int64)
@@ -152,9 +162,12 @@ class RunResult:
         thr.index.name = "t_s"
         return thr
 
-    def _window(self, window: tuple[float | None, float | None] | None) -> tuple[float, float]:
+    def resolve_window(
+        self, window: tuple[float | None, float | None] | None
+    ) -> tuple[float, float]:
         """The window (from, to) in seconds: the default one, or ``window`` with its None
-        ends taken from the default. An explicit window is checked (``check_window``)."""
+        ends taken from the default. An explicit window is checked (``check_window``:
+        ``WindowError`` when it does not lie within the data)."""
         if isinstance(window, _Resolved):
             return window
         d_lo, d_hi = self.default_window()
@@ -164,6 +177,8 @@ class RunResult:
         out = (d_lo if lo is None else float(lo)), (d_hi if hi is None else float(hi))
         self.check_window(out)
         return _Resolved(out)
+
+    _window = resolve_window  # the old private name, for callers not yet moved
 
     def data_span(self) -> tuple[float, float] | None:
         """(start of the first sampling interval, end of the last), s; None if no samples."""
@@ -281,7 +296,7 @@ class RunResult:
         With reverse connections the default measured set is the forward ones,
         ``utilization`` is the forward link's (forward connections over its rate), and the
         reverse direction is reported apart under ``reverse`` (``reverse_metrics()``)."""
-        span = self._window(window)
+        span = self.resolve_window(window)
         lo, hi = span
         all_thr = self.flow_throughputs(span)
         measured = self.measured_labels()
@@ -321,11 +336,8 @@ class RunResult:
         out["groups"] = grouped["groups"]
         out["group_ratios"] = grouped["ratios"]
         # per-interval JFI over the intervals in which every (measured) flow has a sample
-        per_interval = self.interval_throughputs(span)[thr.index]
-        active = per_interval.dropna(axis=0, how="any")
-        series = m.jain_series(active.to_numpy(dtype=float)) if len(active) else np.array([])
-        series = series[~np.isnan(series)]
-        out["jfi_per_interval_mean"] = float(series.mean()) if len(series) else float("nan")
+        _, series = complete_intervals_jfi(self.interval_throughputs(span)[thr.index])
+        out["jfi_per_interval_mean"] = _finite_mean(series)
         retr = self.flow_retransmits(span)
         out["retransmits"] = int(np.nansum(retr["retransmits"].to_numpy(dtype=float)))
         out["retransmits_whole_run_flows"] = [int(f) for f in retr.index[retr["whole_run"]]]
@@ -393,6 +405,128 @@ class RunResult:
             rows, index=self.flows["flow"].to_numpy(), columns=["retransmits", "whole_run"]
         )
 
+    def interval_throughputs_by(
+        self, window: tuple[float | None, float | None] | None = None, by: str = "flow"
+    ) -> pd.DataFrame:
+        """``interval_throughputs`` with one column per flow (``by="flow"``) or per flow
+        group (``by="group"``: the group's flows summed; NaN where none has a sample)."""
+        mat = self.interval_throughputs(window)
+        if by == "group":
+            groups = self.flows.set_index("flow")["group"]
+            mat = mat.T.groupby(groups.reindex(mat.columns).to_numpy()).sum(min_count=1).T
+        return mat
+
+    def fairness_report(
+        self,
+        window: tuple[float | None, float | None] | None = None,
+        by: str = "flow",
+        per_interval: bool = False,
+    ) -> dict[str, Any]:
+        """Per-flow (or per-group) rows and the fairness of the window: what ``tcpfair
+        fairness`` prints (docs/fairness.md). ``WindowError`` for a window outside the data.
+
+        Rows: ``throughput_bps`` (Σ bytes·8 / Σ dt), ``share``, ``retransmits`` (in the
+        window, or the run's total where the source has no per-interval count:
+        ``retransmits_whole_run``), ``mean_rtt_s`` (mean of the window's samples, else the
+        flow's), ``window_bytes``, ``bytes_run``; by group, sums (mean RTT: the mean) and
+        ``streams``. Summary: ``jfi``, ratios, ``sum_bps``, ``cov``, ``utilization`` (with
+        ``meta["capacity_bps"]``) and the per-interval JFI over the intervals in which
+        every row has a sample (``per_interval``: each such interval)."""
+        if by not in ("flow", "group"):
+            raise ValueError(f"by={by!r}: expected 'flow' or 'group'")
+        span = self.resolve_window(window)
+        lo, hi = span
+        table = self._fairness_rows(span)
+        if by == "group":
+            table = self._group_rows(table)
+        x = table["throughput_bps"].to_numpy(dtype=float)
+        total = float(x.sum())
+        table["share"] = x / total if total > 0 else math.nan
+        cap = self.meta.get("capacity_bps")
+        retr = self.flow_retransmits(span)
+        out: dict[str, Any] = {
+            "window": [lo, hi],
+            "by": by,
+            "rows": table.to_dict(orient="records"),
+            "n": int(len(x)),
+            "jfi": m.jain(x),
+            "min_max_ratio": m.min_max_ratio(x),
+            "max_min_ratio": m.max_min_ratio(x),
+            "sum_bps": total,
+            "cov": m.cov(x),
+            "utilization": m.utilization(x, cap) if cap else None,
+            "capacity_bps": cap,
+            "retransmits_whole_run": bool(retr["whole_run"].any()),
+            "iperf3_versions": self.meta.get("versions", {}).get("iperf3"),
+            "notes": list(self.meta.get("notes", [])),
+        }
+        if "small_connections" in self.meta:  # captures: the connections left out
+            out["small_connections"] = list(self.meta["small_connections"])
+        complete, series = complete_intervals_jfi(self.interval_throughputs_by(span, by))
+        out["jfi_per_interval_mean"] = _finite_mean(series)
+        out["intervals"] = int(len(complete))
+        if per_interval:
+            key = "flow" if by == "flow" else "group"
+            labels_of = {int(r[key]): r["label"] for r in out["rows"]}
+            out["per_interval"] = [
+                {
+                    "t_s": float(t),
+                    "jfi": float(j),
+                    "throughput_bps": {labels_of[int(c)]: float(v) for c, v in row.items()},
+                }
+                for (t, row), j in zip(complete.iterrows(), series, strict=True)
+            ]
+        return out
+
+    def _fairness_rows(self, span: tuple[float, float]) -> pd.DataFrame:
+        ws = self.window_samples(span)
+        thr = self.flow_throughputs(span)
+        g = ws.groupby("flow")
+        rtt_win = g["srtt_s"].mean()
+        bytes_win = g["bytes"].sum()
+        retr = self.flow_retransmits(span)
+        rows: list[dict[str, Any]] = []
+        for _, f in self.flows.iterrows():
+            fid = f["flow"]
+            rtt = float(rtt_win.get(fid, math.nan))
+            if math.isnan(rtt):
+                rtt = float(f["mean_rtt_s"])
+            rows.append(
+                {
+                    "flow": int(fid),
+                    "group": int(f["group"]),
+                    "label": str(f["label"]),
+                    "cca": str(f["cca"]),
+                    "throughput_bps": float(thr.get(fid, 0.0)),
+                    "retransmits": float(retr.at[fid, "retransmits"]),
+                    "mean_rtt_s": rtt,
+                    "window_bytes": int(bytes_win.get(fid, 0)),
+                    "bytes_run": int(f["bytes"]),
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def _group_rows(self, table: pd.DataFrame) -> pd.DataFrame:
+        glabels = self.meta.get("group_labels", {})
+        grouped = []
+        for gid, part in table.groupby("group", sort=True):
+            rtt = part["mean_rtt_s"]
+            grouped.append(
+                {
+                    "flow": None,
+                    "group": int(gid),
+                    "label": glabels.get(str(gid), part["label"].iloc[0]),
+                    "cca": ",".join(sorted(set(part["cca"]))),
+                    "throughput_bps": float(part["throughput_bps"].sum()),
+                    "retransmits": float(part["retransmits"].sum(min_count=1)),
+                    "mean_rtt_s": float(rtt.mean()) if rtt.notna().any() else math.nan,
+                    "window_bytes": int(part["window_bytes"].sum()),
+                    "bytes_run": int(part["bytes_run"].sum()),
+                    "streams": int(len(part)),
+                }
+            )
+        return pd.DataFrame(grouped)
+
     def group_throughputs(
         self, window: tuple[float | None, float | None] | None = None
     ) -> pd.Series:
@@ -416,7 +550,12 @@ class RunResult:
         except BaseException:
             _rmtree(staging)
             raise
-        return publish_run(staging, target, option="run folder")
+        out = publish_run(staging, target, option="run folder")
+        for src in self.attachments.values():
+            if Path(src).name.startswith("tcpfair-capture-"):  # a temporary file: now moved
+                Path(src).unlink(missing_ok=True)
+        self.attachments = {name: str(out / name) for name in self.attachments}
+        return out
 
     def _write(self, d: Path) -> None:
         summary = {
@@ -436,6 +575,8 @@ class RunResult:
             self.reverse_link.to_parquet(d / "reverse_link.parquet", index=False)
         if len(self.short_flows):
             self.short_flows.to_parquet(d / "short_flows.parquet", index=False)
+        for name, src in self.attachments.items():
+            shutil.copyfile(src, d / name)
 
     @classmethod
     def load(cls, directory: str | Path) -> RunResult:
@@ -463,6 +604,19 @@ class RunResult:
                 else empty_table()
             ),
         )
+
+
+def complete_intervals_jfi(mat: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+    """The rows of a (time × flow) throughput table in which every column has a sample,
+    and Jain's index of each (``metrics.jain_series``; NaN where all are zero)."""
+    complete = mat.dropna(axis=0, how="any")
+    series = m.jain_series(complete.to_numpy(dtype=float)) if len(complete) else np.array([])
+    return complete, series
+
+
+def _finite_mean(series: np.ndarray) -> float:
+    finite = series[~np.isnan(series)]
+    return float(finite.mean()) if len(finite) else float("nan")
 
 
 def _ratio(a: float, b: float) -> float:

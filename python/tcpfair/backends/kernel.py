@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -104,7 +105,12 @@ class KernelBackend:
             raw = execute(scenario, self.capabilities(), opts, progress)
         except (CommandError, RuntimeError) as e:
             raise BackendError(f"kernel backend: {e}") from None
-        return to_result(scenario, raw, self.capabilities(), opts, time.perf_counter() - t0)
+        try:
+            return to_result(scenario, raw, self.capabilities(), opts, time.perf_counter() - t0)
+        except BaseException:
+            if raw.capture is not None:  # no result: no capture left in the temp folder
+                Path(raw.capture["path"]).unlink(missing_ok=True)
+            raise
 
 
 def _link_table(raw: RawRun) -> tuple[pd.DataFrame, dict[str, int]]:
@@ -400,6 +406,8 @@ def to_result(
         flows=flows, samples=samples, link=link, meta=meta, scenario=res, reverse_link=rev_table
     )
     _attach_short_flows(result, short)
+    if raw.capture is not None:
+        _attach_capture(result, raw, notes)
     checks = run_checks(sc, raw, result, goodput_cap, short)
     meta["checks"] = checks
     meta["grade"] = V.overall(checks)
@@ -441,6 +449,27 @@ def _attach_short_flows(result: RunResult, short: pd.DataFrame | None) -> None:
     """The short flows go into the result's ``short_flows`` table (as the simulator's)."""
     if short is not None:
         result.short_flows = short
+
+
+def _attach_capture(result: RunResult, raw: RawRun, notes: list[str]) -> None:
+    """``--capture``: the pcap goes into the run directory as ``capture.pcap``; ``meta``
+    says where it was taken and its clock (``t0_unix_s`` is the run's t = 0:
+    ``load_capture(path, t_zero=…)`` puts its flows on the run's time axis)."""
+    cap = raw.capture
+    assert cap is not None
+    result.attachments["capture.pcap"] = cap["path"]
+    result.meta["capture"] = {
+        "file": "capture.pcap",
+        "where": "receivers' router (rx), interface em: after the bottleneck and the delay",
+        "t0_unix_s": raw.t0_wall,
+        "packets": cap["packets"],
+        "kernel_drops": cap["kernel_drops"],
+    }
+    if cap["kernel_drops"]:
+        notes.append(
+            f"capture: the kernel dropped {cap['kernel_drops']} packets the capture could "
+            "not keep up with; throughputs read from capture.pcap are low"
+        )
 
 
 def run_checks(

@@ -1,8 +1,10 @@
 """``tcpfair fairness FILE…``: the labs' ``fairness.sh``, and more.
 
-Reads ``iperf3 -J`` files (each file a flow group, each parallel stream a flow), and
-prints per-flow mean throughput over a window, Jain's index, the min/max ratio and the sum.
-Formulas: ``tcpfair.metrics``; usage: docs/fairness.md.
+Reads ``iperf3 -J`` files (each file a flow group, each parallel stream a flow), packet
+captures (pcap/pcapng: each TCP connection a flow) or Flent data files
+(``tcpfair.importers``), and prints per-flow mean throughput over a window, Jain's index,
+the min/max ratio and the sum. The numbers come from ``RunResult.fairness_report``; this
+module only checks the options and formats. Usage: docs/fairness.md.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from typing import Any
 
 import click
 import numpy as np
-import pandas as pd
 
 from . import UserError, friendly_errors, table_console
 
@@ -96,7 +97,22 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 @click.option(
     "--no-align",
     is_flag=True,
-    help="Do not shift files onto one clock by their iperf3 start timestamps.",
+    help="Do not shift files onto one clock by their start times (iperf3 timestamps, "
+    "capture packet times, Flent T0).",
+)
+@click.option(
+    "--interval",
+    default=None,
+    metavar="DURATION",
+    help="Captures: length of the sampling intervals (default 1s, e.g. 100ms); iperf3 and "
+    "Flent files bring their own.",
+)
+@click.option(
+    "--all",
+    "include_all",
+    is_flag=True,
+    help="Captures: also count the small connections (under 64 KiB delivered: iperf3's "
+    "control connection, …) that are otherwise listed and left out.",
 )
 @friendly_errors
 def fairness(
@@ -113,9 +129,12 @@ def fairness(
     by: str,
     capacity: str | None,
     no_align: bool,
+    interval: str | None,
+    include_all: bool,
 ) -> None:
-    """Fairness of the TCP flows in iperf3 -J FILES (Jain's index, ratios, sum)."""
-    from ..importers.iperf3 import Iperf3Error, load_iperf3
+    """Fairness of the TCP flows in FILES: iperf3 -J output, pcap/pcapng captures or Flent
+    .flent.gz files (Jain's index, ratios, sum)."""
+    from ..importers import ImportFileError, load_files
 
     for name, v in (("--from", t_from), ("--to", t_to)):
         if v is not None and not (math.isfinite(v) and v >= 0):
@@ -166,9 +185,16 @@ def fairness(
                 f"--capacity {capacity}: out of range; allowed: 1kbit to 1Tbit (a bottleneck rate)"
             )
 
+    interval_s = _capture_interval(interval, files)
     try:
-        result = load_iperf3(list(files), labels=list(labels) or None, align=not no_align)
-    except Iperf3Error as e:
+        result = load_files(
+            list(files),
+            labels=list(labels) or None,
+            align=not no_align,
+            include_all=include_all,
+            interval_s=interval_s,
+        )
+    except ImportFileError as e:
         raise UserError(str(e)) from None
     if cap_bps is not None:
         result.meta["capacity_bps"] = cap_bps
@@ -210,6 +236,35 @@ def fairness(
         click.echo(f"note: {note}", err=True)
 
 
+#: the sampling intervals --interval allows (a capture's per-interval series)
+MIN_INTERVAL_S, MAX_INTERVAL_S = 1e-3, 3600.0
+
+
+def _capture_interval(interval: str | None, files: tuple[Path, ...]) -> float | None:
+    """``--interval`` in seconds, checked: a duration from 1 ms to 60 min, for captures only."""
+    if interval is None:
+        return None
+    from ..importers import file_kind
+    from ..units import UnitError, parse_time
+
+    try:
+        seconds = parse_time(interval, allow_zero=False) / 1e9
+    except UnitError as e:
+        raise UserError(f"--interval {interval!r}: {e}; allowed: a duration, e.g. 1s") from None
+    if not MIN_INTERVAL_S <= seconds <= MAX_INTERVAL_S:
+        raise UserError(f"--interval {interval}: out of range; allowed: 1ms to 60min")
+    for f in files:
+        if not f.is_file():
+            continue  # the reader says what is wrong with it
+        kind = file_kind(f)
+        if kind != "capture":
+            raise UserError(
+                f"--interval: {f} is {'iperf3 output' if kind == 'iperf3' else 'a Flent file'}"
+                ", which brings its own intervals; --interval is for packet captures"
+            )
+    return seconds
+
+
 # ---------------------------------------------------------------------------- computing
 def fairness_report(
     result: Any,
@@ -217,103 +272,9 @@ def fairness_report(
     by: str = "flow",
     per_interval: bool = False,
 ) -> dict[str, Any]:
-    """Everything ``tcpfair fairness`` prints, as a dict (also for the Python API)."""
-    from .. import metrics as m
-
-    span = result._window(window)  # raises WindowError for a window outside the data
-    lo, hi = span
-    ws = result.window_samples(span)
-    flows = result.flows
-    thr = result.flow_throughputs(span)
-    g = ws.groupby("flow")
-    rtt_win = g["srtt_s"].mean()
-    bytes_win = g["bytes"].sum()
-    retr = result.flow_retransmits(span)
-
-    rows: list[dict[str, Any]] = []
-    for _, f in flows.iterrows():
-        fid = f["flow"]
-        rtt = float(rtt_win.get(fid, math.nan))
-        if math.isnan(rtt):
-            rtt = float(f["mean_rtt_s"])
-        rows.append(
-            {
-                "flow": int(fid),
-                "group": int(f["group"]),
-                "label": str(f["label"]),
-                "cca": str(f["cca"]),
-                "throughput_bps": float(thr.get(fid, 0.0)),
-                "retransmits": float(retr.at[fid, "retransmits"]),
-                "mean_rtt_s": rtt,
-                "window_bytes": int(bytes_win.get(fid, 0)),
-                "bytes_run": int(f["bytes"]),
-            }
-        )
-    retr_whole_run = bool(retr["whole_run"].any())
-    table = pd.DataFrame(rows)
-    if by == "group":
-        glabels = result.meta.get("group_labels", {})
-        grouped = []
-        for gid, part in table.groupby("group", sort=True):
-            grouped.append(
-                {
-                    "flow": None,
-                    "group": int(gid),
-                    "label": glabels.get(str(gid), part["label"].iloc[0]),
-                    "cca": ",".join(sorted(set(part["cca"]))),
-                    "throughput_bps": float(part["throughput_bps"].sum()),
-                    "retransmits": float(part["retransmits"].sum(min_count=1)),
-                    "mean_rtt_s": float(part["mean_rtt_s"].mean())
-                    if part["mean_rtt_s"].notna().any()
-                    else math.nan,
-                    "window_bytes": int(part["window_bytes"].sum()),
-                    "bytes_run": int(part["bytes_run"].sum()),
-                    "streams": int(len(part)),
-                }
-            )
-        table = pd.DataFrame(grouped)
-    x = table["throughput_bps"].to_numpy(dtype=float)
-    total = float(x.sum())
-    table["share"] = x / total if total > 0 else math.nan
-    cap = result.meta.get("capacity_bps")
-    out: dict[str, Any] = {
-        "window": [lo, hi],
-        "by": by,
-        "rows": table.to_dict(orient="records"),
-        "n": int(len(x)),
-        "jfi": m.jain(x),
-        "min_max_ratio": m.min_max_ratio(x),
-        "max_min_ratio": m.max_min_ratio(x),
-        "sum_bps": total,
-        "cov": m.cov(x),
-        "utilization": m.utilization(x, cap) if cap else None,
-        "capacity_bps": cap,
-        "retransmits_whole_run": retr_whole_run,
-        "iperf3_versions": result.meta.get("versions", {}).get("iperf3"),
-        "notes": list(result.meta.get("notes", [])),
-    }
-    mat = result.interval_throughputs((lo, hi))
-    if by == "group":
-        groups = flows.set_index("flow")["group"]
-        mat = mat.T.groupby(groups.reindex(mat.columns).to_numpy()).sum(min_count=1).T
-        labels_of = {int(r["group"]): r["label"] for r in out["rows"]}
-    else:
-        labels_of = {int(r["flow"]): r["label"] for r in out["rows"]}
-    complete = mat.dropna(axis=0, how="any")
-    series = m.jain_series(complete.to_numpy(dtype=float)) if len(complete) else np.array([])
-    finite = series[~np.isnan(series)]
-    out["jfi_per_interval_mean"] = float(finite.mean()) if len(finite) else math.nan
-    out["intervals"] = int(len(complete))
-    if per_interval:
-        out["per_interval"] = [
-            {
-                "t_s": float(t),
-                "jfi": float(j),
-                "throughput_bps": {labels_of[int(c)]: float(v) for c, v in row.items()},
-            }
-            for (t, row), j in zip(complete.iterrows(), series, strict=True)
-        ]
-    return out
+    """Everything ``tcpfair fairness`` prints, as a dict: ``RunResult.fairness_report``
+    (kept under this name for the Python API)."""
+    return result.fairness_report(window, by=by, per_interval=per_interval)
 
 
 # ---------------------------------------------------------------------------- output
@@ -367,7 +328,8 @@ def _print_table(report: dict[str, Any], per_interval: bool) -> None:
     if report["utilization"] is not None:
         parts.append(f"utilization {100 * report['utilization']:.1f} %")
     parts.append(
-        f"per-interval JFI mean {_fmt(report['jfi_per_interval_mean'], '.4f')} ({report['intervals']} intervals)"
+        f"per-interval JFI mean {_fmt(report['jfi_per_interval_mean'], '.4f')} "
+        f"({report['intervals']} intervals)"
     )
     console.print("  ".join(parts), soft_wrap=True)
     if per_interval and not report["per_interval"]:
@@ -406,8 +368,10 @@ def _csv(report: dict[str, Any], per_interval: bool) -> str:
             )
         return buf.getvalue()
     key = "flow" if report["by"] == "flow" else "group"
+    # one table: `kind` says which rows are flows (or groups) and which is the summary
     w.writerow(
         [
+            "kind",
             key,
             "label",
             "cca",
@@ -427,6 +391,7 @@ def _csv(report: dict[str, Any], per_interval: bool) -> str:
     for r in report["rows"]:
         w.writerow(
             [
+                key,
                 r[key],
                 r["label"],
                 r["cca"],
@@ -445,6 +410,7 @@ def _csv(report: dict[str, Any], per_interval: bool) -> str:
     lo, hi = report["window"]
     w.writerow(
         [
+            "all",
             "all",
             "all",
             "",

@@ -70,6 +70,12 @@ EXIT_INVALID = 3
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
 @click.option(
+    "--capture",
+    is_flag=True,
+    help="Kernel backend: also save capture.pcap, the packets on the far side of the "
+    "bottleneck (headers only); tcpfair fairness reads it.",
+)
+@click.option(
     "--accept-invalid",
     is_flag=True,
     help="Exit 0 even if the kernel backend grades the run invalid (otherwise exit status "
@@ -87,6 +93,7 @@ def run(
     panels: str | None,
     plot_format: str,
     fmt: str,
+    capture: bool,
     accept_invalid: bool,
 ) -> None:
     """Run SCENARIO (a TOML file, or the name of a built-in one: tcpfair scenarios lists
@@ -99,7 +106,16 @@ def run(
 
     sc = load_scenario(file_or_builtin(scenario, "scenario"), list(overrides))
     smooth_s, panel_list = figure_options(smooth, panels)
+    if capture and backend != "kernel":
+        raise UserError(
+            f"--capture: only with --backend kernel (the {backend} backend has no packets "
+            "to capture; its run directory already holds every flow's samples)"
+        )
     be = get_backend(backend)
+    if capture:
+        import dataclasses
+
+        be.options = dataclasses.replace(be.options, capture=True)  # type: ignore[attr-defined]
     be.check(sc)
     # where the result goes is decided before the run (a kernel run takes minutes)
     if output is not None:
@@ -151,6 +167,9 @@ def run(
         click.echo(f"run directory: {out}")
         if figure:
             click.echo(f"figure: {figure}")
+        if "capture" in result.meta:
+            c = result.meta["capture"]
+            click.echo(f"capture: {out / c['file']} ({c['packets']} packets)")
         if plot and panel:
             click.echo(f"panel: {panel} (data: {panel.with_suffix('.csv')})")
     _exit_if_invalid(result.meta, out, accept_invalid)

@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from ..spec import Red, Scenario
 from ..units import parse_time
 from . import commands as C
 from .capabilities import Capabilities
+from .capture import PacketCapture
 from .cleanup import WORKDIR_OWNER
 from .procs import (
     ProcessGroup,
@@ -63,6 +64,9 @@ class KernelOptions:
     #: absolute path of tcpfair-traffic, the short-flow generator (None: ``TCPFAIR_TRAFFIC``,
     #: then as for linkem; ``tools.find_traffic``)
     traffic: str | None = None
+    #: write a pcap of the bottleneck's far side (``tcpfair run --capture``;
+    #: ``tcpfair.kernel.capture``)
+    capture: bool = False
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> KernelOptions:
@@ -134,6 +138,8 @@ class RawRun:
     workdir: str | None = None  # kept only with keep_workdir
     #: group → {"sender": {...}, "receiver": {...}}: the hosts' non-zero Tcp/TcpExt counters
     tcp_counters: dict[int, dict[str, dict[str, int]]] = field(default_factory=dict)
+    #: with ``KernelOptions.capture``: the pcap's path and counts (``capture.CaptureStats``)
+    capture: dict[str, Any] | None = None
 
 
 def linkem_is_bottleneck(sc: Scenario, opts: KernelOptions) -> bool:
@@ -501,6 +507,10 @@ def _execute_guarded(
             pg = ProcessGroup(state, workdir)
         intr.raise_pending()
         _execute(sc, topo, opts, linkem, pg, workdir, raw, progress)
+    except BaseException:
+        if raw.capture is not None:  # a failed run leaves no capture behind
+            Path(raw.capture["path"]).unlink(missing_ok=True)
+        raise
     finally:
         with intr.hold():
             try:
@@ -639,6 +649,7 @@ def _execute(
     sampler = (
         _Sampler(topo, t0, min(opts.link_sample_s, interval_s), raw.tc_samples) if raw.tbf else None
     )
+    capture = _start_capture(topo) if opts.capture else None
     if sampler:
         sampler.start()
     cpu0, em0, mono0 = _cpu_totals(), proc_cpu_ticks(relay.popen.pid), time.monotonic()
@@ -684,6 +695,8 @@ def _execute(
         if sampler:
             sampler.stop_evt.set()
             sampler.join(5)
+        if capture:
+            raw.capture = asdict(capture.stop())
     em1, mono1, cpu1 = proc_cpu_ticks(relay.popen.pid), time.monotonic(), _cpu_totals()
     th1 = thread_cpu_ticks(relay.popen.pid)
     hz = os.sysconf("SC_CLK_TCK")
@@ -769,6 +782,14 @@ def _start_traffic_clients(
         assert opts.traffic is not None
         out[g.index] = pg.spawn(f"tclient{g.index}", C.traffic_client(g, opts.traffic, str(path)))
     return out
+
+
+def _start_capture(topo: Topology) -> PacketCapture:
+    """Capture the receivers' router's side of the emulated link (``em`` in ``rx``): data
+    after the bottleneck queue and the delay, ACKs as they leave (docs/kernel.md)."""
+    fd, path = tempfile.mkstemp(prefix="tcpfair-capture-", suffix=".pcap")
+    os.close(fd)
+    return PacketCapture(path, "em", namespace=topo.rx_ns).start()
 
 
 def _counters(ns: str) -> dict[str, int]:
