@@ -117,8 +117,8 @@ def test_a_planted_emulator_in_the_current_folder_is_never_chosen(
     assert found.path is None or not found.path.startswith(str(tmp_path)), found
     assert found.source in ("package", "build folder", "none")
     assert [str(p) for p, _, _ in T.linkem_candidates(None)] == [
-        str(T.PACKAGE_DIR / T.LINKEM),
         str(T.PACKAGE_DIR.parents[1] / "target" / "release" / T.LINKEM),
+        str(T.PACKAGE_DIR / "_bin" / T.LINKEM),
     ]
     assert str(planted) not in [str(p) for p, _, _ in T.linkem_candidates(None)]
     assert not marker.exists()

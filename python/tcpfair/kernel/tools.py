@@ -7,11 +7,12 @@ root runs tcpfair would otherwise run code as root.
 - System tools (``ip``, ``tc``, ``sysctl``, ``ethtool``, ``iperf3``, ``cat``) are looked up
   once, in ``SYSTEM_DIRS`` only, and run by absolute path (``absolute``); their paths and
   versions go into ``meta["kernel"]["tools"]`` and ``tcpfair doctor``.
-- The emulator ``tcpfair-linkem`` comes from ``TCPFAIR_LINKEM``, from the installed
-  package (a ``tcpfair-linkem`` inside the package folder) or from the build folder of the
-  checkout the package was imported from (``python/tcpfair`` → ``../../target/release``).
-  As root, a binary that someone other than root could replace is refused
-  (``linkem_problem``).
+- The emulator ``tcpfair-linkem`` comes from ``TCPFAIR_LINKEM``, from the build folder
+  of the checkout the package was imported from (``python/tcpfair`` →
+  ``../../target/release``: in a checkout a fresh ``cargo build`` is what a developer
+  means) or from the installed package (``tcpfair/_bin/``, where the wheel carries it;
+  docs/packaging.md). As root, a binary that someone other than root could replace is
+  refused (``linkem_problem``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ TOOLS: dict[str, list[str]] = {
 }
 LINKEM = "tcpfair-linkem"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # python/tcpfair (or site-packages/tcpfair)
+#: where a wheel carries the project's own programs (pyproject.toml's [tool.tcpfair] binaries)
+PACKAGE_BIN = PACKAGE_DIR / "_bin"
 
 
 class ToolError(RuntimeError):
@@ -142,10 +145,18 @@ def linkem_candidates(explicit: str | None) -> list[tuple[Path, str, Path]]:
     if explicit:
         p = Path(explicit)
         return [(p, "TCPFAIR_LINKEM", Path(p.anchor or "/"))]
+    return program_candidates(LINKEM)
+
+
+def program_candidates(name: str) -> list[tuple[Path, str, Path]]:
+    """Where one of the project's own programs (``tcpfair-linkem``, …) is looked for, in
+    order: (binary, source, top folder of the ownership check). A checkout's build folder
+    comes first (it is rebuilt by cargo; a wheel's staged copy there would be stale); an
+    installed package has no build folder, so its ``_bin`` copy is used."""
     build = PACKAGE_DIR.parents[1] / "target"
     return [
-        (PACKAGE_DIR / LINKEM, "package", PACKAGE_DIR),
-        (build / "release" / LINKEM, "build folder", build),
+        (build / "release" / name, "build folder", build),
+        (PACKAGE_BIN / name, "package", PACKAGE_DIR),
     ]
 
 
