@@ -367,7 +367,7 @@ class DaskExecutor:
         self.labels.update({a: worker_label(a, w) for a, w in holders.items()})
         found = client.run(worker_problems, scenarios, workers=list(holders), on_error="return")
         good = []
-        for addr, w in holders.items():
+        for addr in holders:
             probs = found.get(addr, ["did not answer the capability check"])
             if isinstance(probs, BaseException):
                 probs = [f"the capability check failed: {_describe(probs)}"]

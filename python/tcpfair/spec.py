@@ -16,7 +16,7 @@ import math
 import re
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import numpy as np
 from pydantic import (
@@ -34,6 +34,9 @@ from . import units
 from ._files import TooLargeError, read_bytes_limited
 from .distributions import Varied, parse_varied, rng_for
 from .outputs import name_problem
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
 
 __all__ = [
     "SpecError",
@@ -458,7 +461,7 @@ class Scenario(_Strict):
     seed: int = Field(1, ge=0, lt=2**63)
     bottleneck: Bottleneck
     flows: list[Flow] = Field(min_length=1)
-    measure: Measure = Measure()
+    measure: Measure = Measure.model_validate({})  # (mypy: Measure() lacks the "from" alias)
 
     @field_validator("name")
     @classmethod
@@ -615,7 +618,7 @@ class Scenario(_Strict):
             }
         else:
             aqm = {"kind": "droptail"}
-        out = {
+        out: dict[str, Any] = {
             "name": self.name,
             "duration_ns": self.duration,
             "seed": self.seed,
@@ -771,7 +774,7 @@ def _lookup(data: Any, loc: tuple[Any, ...]) -> Any:
     return cur
 
 
-def _message(err: dict[str, Any]) -> str:
+def _message(err: ErrorDetails) -> str:
     t = err["type"]
     if t == "extra_forbidden":
         return "unknown key"
