@@ -158,7 +158,6 @@ def run(
 
 def figure_options(smooth: str | None, panels: str | None) -> tuple[float | None, list[str] | None]:
     """``--smooth`` in seconds and ``--panels`` as a list, checked before the run."""
-    from ..plots import PANELS
     from ..units import UnitError, parse_time
 
     smooth_s = None
@@ -169,6 +168,8 @@ def figure_options(smooth: str | None, panels: str | None) -> tuple[float | None
             raise UserError(f"--smooth {smooth!r}: {e}; allowed: a duration > 0, e.g. 1s") from None
     panel_list = None
     if panels is not None:
+        from ..plots import PANELS  # (matplotlib: only when asked for panels)
+
         panel_list = [p.strip() for p in panels.split(",") if p.strip()]
         bad = [p for p in panel_list if p not in PANELS] or ([] if panel_list else [panels])
         if bad:

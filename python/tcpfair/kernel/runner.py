@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from ..spec import Red, Scenario
 from ..units import parse_time
 from . import commands as C
@@ -35,11 +37,11 @@ from .procs import (
     RunState,
     Spawned,
     machine_lock,
-    proc_cpu_ticks,
+    proc_cpu_seconds,
     proc_start_time,
     run_cmd,
     teardown,
-    thread_cpu_ticks,
+    thread_cpu_seconds,
 )
 from .topology import Topology, build, new_run_id
 
@@ -294,12 +296,11 @@ def _listening(pid: int, port: int) -> bool:
     return False
 
 
-def _cpu_totals() -> tuple[int, int]:
-    """(busy, total) jiffies over all CPUs from /proc/stat."""
-    f = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-    idle = f[3] + (f[4] if len(f) > 4 else 0)
-    total = sum(f[:8])
-    return total - idle, total
+def _cpu_totals() -> tuple[float, float]:
+    """(busy, total) CPU seconds over all CPUs since boot."""
+    t = psutil.cpu_times()
+    total = sum(t[:8])  # user … steal; guest time is already counted in user and nice
+    return total - t.idle - t.iowait, total
 
 
 class _Sampler(threading.Thread):
@@ -566,8 +567,8 @@ def _execute(
     )
     if sampler:
         sampler.start()
-    cpu0, em0, mono0 = _cpu_totals(), proc_cpu_ticks(relay.popen.pid), time.monotonic()
-    th0 = thread_cpu_ticks(relay.popen.pid)
+    cpu0, em0, mono0 = _cpu_totals(), proc_cpu_seconds(relay.popen.pid), time.monotonic()
+    th0 = thread_cpu_seconds(relay.popen.pid)
     pending = sorted(topo.groups, key=lambda g: res_flows[g.index]["start_ns"])
     clients: dict[int, Spawned] = {}
     duration_s = sc.duration / 1e9
@@ -607,15 +608,14 @@ def _execute(
         if sampler:
             sampler.stop_evt.set()
             sampler.join(5)
-    em1, mono1, cpu1 = proc_cpu_ticks(relay.popen.pid), time.monotonic(), _cpu_totals()
-    th1 = thread_cpu_ticks(relay.popen.pid)
-    hz = os.sysconf("SC_CLK_TCK")
+    em1, mono1, cpu1 = proc_cpu_seconds(relay.popen.pid), time.monotonic(), _cpu_totals()
+    th1 = thread_cpu_seconds(relay.popen.pid)
     wall = mono1 - mono0
-    per_thread = [(th1[t] - th0.get(t, 0)) / hz / wall for t in th1] if wall > 0 else []
+    per_thread = [(th1[t] - th0.get(t, 0)) / wall for t in th1] if wall > 0 else []
     raw.cpu = {
         # the busiest emulator thread (each direction has one): saturation is per thread
         "emulator_thread_max_frac": max(per_thread) if per_thread else None,
-        "emulator_core_frac": ((em1 - em0) / hz / wall)
+        "emulator_core_frac": ((em1 - em0) / wall)
         if em0 is not None and em1 is not None and wall > 0
         else None,
         "machine_busy_frac": ((cpu1[0] - cpu0[0]) / (cpu1[1] - cpu0[1]))
