@@ -16,8 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-import numpy as np
-import pandas as pd
 
 from . import UserError, friendly_errors, table_console
 
@@ -115,8 +113,6 @@ def fairness(
     no_align: bool,
 ) -> None:
     """Fairness of the TCP flows in iperf3 -J FILES (Jain's index, ratios, sum)."""
-    from ..importers.iperf3 import Iperf3Error, load_iperf3
-
     for name, v in (("--from", t_from), ("--to", t_to)):
         if v is not None and not (math.isfinite(v) and v >= 0):
             raise UserError(f"{name} {v:g}: the window bounds are seconds ≥ 0")
@@ -165,6 +161,8 @@ def fairness(
             raise UserError(
                 f"--capacity {capacity}: out of range; allowed: 1kbit to 1Tbit (a bottleneck rate)"
             )
+
+    from ..importers.iperf3 import Iperf3Error, load_iperf3  # (pandas: after the checks)
 
     try:
         result = load_iperf3(list(files), labels=list(labels) or None, align=not no_align)
@@ -218,6 +216,9 @@ def fairness_report(
     per_interval: bool = False,
 ) -> dict[str, Any]:
     """Everything ``tcpfair fairness`` prints, as a dict (also for the Python API)."""
+    import numpy as np
+    import pandas as pd
+
     from .. import metrics as m
 
     span = result._window(window)  # raises WindowError for a window outside the data
@@ -473,6 +474,8 @@ def _num(v: Any) -> str:
 
 
 def _json_safe(x: Any) -> Any:
+    import numpy as np  # (loaded already: the report was computed with it)
+
     if isinstance(x, dict):
         return {str(k): _json_safe(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
