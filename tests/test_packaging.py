@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import sysconfig
 import tarfile
 import tomllib
 import zipfile
@@ -144,12 +143,12 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     python = env_dir / "bin" / "python"
     pip = [sys.executable, "-m", "pip", "--python", str(python), "--disable-pip-version-check"]
     subprocess.run([*pip, "install", "-q", "--no-deps", "--no-index", WHEEL], check=True)
-    ours = sysconfig.get_paths()["purelib"]
+    ours = [p for p in sys.path if Path(p).name == "site-packages"]  # (+ any a .pth adds)
     site = subprocess.run(
         [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True, text=True, check=True,
     ).stdout.strip()  # fmt: skip
-    Path(site, "_tcpfair_test_deps.pth").write_text(ours + "\n")
+    Path(site, "_tcpfair_test_deps.pth").write_text("".join(f"{p}\n" for p in ours))
     check = subprocess.run([*pip, "check"], capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
     return env_dir
