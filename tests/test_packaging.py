@@ -214,21 +214,33 @@ def test_an_installed_wheel_runs_on_the_kernel_with_its_own_emulator(
 
 
 def test_the_sdist_holds_what_a_wheel_is_built_from(tmp_path: Path) -> None:
-    """`maturin sdist` (0.3 s) packs the sources of the native module, the Python package
-    with its scenarios as real files, LICENSE and the lock file. (A wheel built from it
-    needs a cold cargo build — not run here; docs/packaging.md.)"""
+    """The sdist (build_backend/tcpfair_build.py: maturin's, plus the crates of the wheel's
+    binaries; 0.5 s) packs the native module's and the binaries' crates as one workspace,
+    the Python package with its scenarios as real files, the build backend, LICENSE and the
+    lock file. (Building a wheel from it is a cold cargo build — not run here; measured in
+    docs/packaging.md.)"""
     maturin = Path(sys.executable).with_name("maturin")
     if not maturin.exists():
         pytest.skip("maturin is not installed (pip install -e '.[dev]')")
-    subprocess.run([maturin, "sdist", "--out", tmp_path], cwd=ROOT, check=True, capture_output=True)
+    env = {**os.environ, "PATH": f"{maturin.parent}:{os.environ['PATH']}"}
+    backend = [sys.executable, ROOT / "build_backend" / "tcpfair_build.py", "sdist", tmp_path]
+    subprocess.run(backend, cwd=ROOT, env=env, check=True, capture_output=True)
     (sdist,) = tmp_path.glob("tcpfair-*.tar.gz")
     top = f"tcpfair-{_pyproject_version()}"
     with tarfile.open(sdist) as t:
         names = {n.removeprefix(top + "/") for n in t.getnames()}
-    for tracked in ("crates/sim", "crates/py", "python/tcpfair"):
-        for f in (ROOT / tracked).rglob("*"):
+        manifest = t.extractfile(f"{top}/Cargo.toml")
+        assert manifest is not None
+        cargo = tomllib.loads(manifest.read().decode())
+    binaries = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["tcpfair"]["binaries"]
+    assert "tcpfair-linkem" in binaries
+    tracked = ["crates/sim", "crates/py", "crates/linkem", "python/tcpfair", "build_backend"]
+    for folder in tracked:
+        for f in (ROOT / folder).rglob("*"):
             rel = f.relative_to(ROOT).as_posix()
             if f.is_file() and "__pycache__" not in rel and not rel.endswith(".so"):
                 assert rel in names, rel
+    assert "python/tcpfair/_bin/tcpfair-linkem" not in names  # built from source, not shipped
+    assert set(cargo["workspace"]["members"]) == {"crates/sim", "crates/py", "crates/linkem"}
     assert {"LICENSE", "Cargo.lock", "Cargo.toml", "pyproject.toml", "README.md"} <= names
     assert "python/tcpfair/scenarios/lab10-reno-vs-bbr.toml" in names
