@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -10,6 +11,7 @@ import tarfile
 import tomllib
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -244,3 +246,33 @@ def test_the_sdist_holds_what_a_wheel_is_built_from(tmp_path: Path) -> None:
     assert set(cargo["workspace"]["members"]) == {"crates/sim", "crates/py", "crates/linkem"}
     assert {"LICENSE", "Cargo.lock", "Cargo.toml", "pyproject.toml", "README.md"} <= names
     assert "python/tcpfair/scenarios/lab10-reno-vs-bbr.toml" in names
+
+
+def _backend() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "tcpfair_build", ROOT / "build_backend" / "tcpfair_build.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_build_backend_names_what_is_wrong_in_one_line(tmp_path: Path) -> None:
+    pytest.importorskip("maturin")
+    backend = _backend()
+    assert (
+        backend.binaries()
+        == tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["tcpfair"]["binaries"]
+    )
+    assert backend._crate_dir("tcpfair-linkem") == "crates/linkem"
+    with pytest.raises(SystemExit, match=r"^\[tool.tcpfair\] binaries: no crate under crates/ "
+                       r"is named 'tcpfair-nope'$"):  # fmt: skip
+        backend._crate_dir("tcpfair-nope")
+    with pytest.raises(
+        SystemExit, match=r"^usage: tcpfair_build.py stage \| unstage \| sdist DIR$"
+    ):
+        backend.main(["build"])
+    assert backend._with_members('[workspace]\nmembers = ["crates/sim", "crates/py"]\n', [
+        "crates/linkem"
+    ]) == '[workspace]\nmembers = ["crates/sim", "crates/py", "crates/linkem"]\n'  # fmt: skip
