@@ -160,8 +160,7 @@ def _tracked(crate: str) -> list[str]:
 
 
 def main(argv: list[str]) -> None:
-    """``stage``, ``unstage`` or ``sdist DIR`` (for ./dev wheel)."""
-    os.chdir(ROOT)
+    """``stage``, ``unstage`` or ``sdist DIR`` (for ./dev wheel; run from the checkout)."""
     if argv == ["stage"]:
         stage()
     elif argv == ["unstage"]:
@@ -173,4 +172,5 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
+    os.chdir(ROOT)
     main(sys.argv[1:])
