@@ -55,7 +55,8 @@ def doctor(cleanup: bool, force: bool) -> None:
                 caps.linkem is not None,
                 f"{caps.linkem} ({LINKEM_SOURCES.get(caps.linkem_source, caps.linkem_source)})"
                 if caps.linkem
-                else "cargo build --release -p tcpfair-linkem, or set TCPFAIR_LINKEM",
+                else "not found: install a wheel (./dev wheel), cargo build --release -p "
+                "tcpfair-linkem in a checkout, or set TCPFAIR_LINKEM",
             ),
         )
     kern_ok = sorted(n for n, k in cap.KERNEL_CCA.items() if k is not None and k in caps.ccas)
