@@ -16,7 +16,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from .metrics import jain_series  # noqa: E402
-from .panels import DEFAULT_PANELS, PANELS  # noqa: E402
+from .panels import DEFAULT_PANELS as DEFAULT_PANELS  # noqa: E402  (re-exported)
+from .panels import PANELS as PANELS  # noqa: E402
 from .result import RunResult  # noqa: E402
 
 F = TypeVar("F", bound=Callable[..., Any])
