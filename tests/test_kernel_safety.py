@@ -117,8 +117,8 @@ def test_a_planted_emulator_in_the_current_folder_is_never_chosen(
     assert found.path is None or not found.path.startswith(str(tmp_path)), found
     assert found.source in ("package", "build folder", "none")
     assert [str(p) for p, _, _ in T.linkem_candidates(None)] == [
-        str(T.PACKAGE_DIR / T.LINKEM),
         str(T.PACKAGE_DIR.parents[1] / "target" / "release" / T.LINKEM),
+        str(T.PACKAGE_DIR / "_bin" / T.LINKEM),
     ]
     assert str(planted) not in [str(p) for p, _, _ in T.linkem_candidates(None)]
     assert not marker.exists()
@@ -392,3 +392,31 @@ def test_an_invalid_run_exits_3_is_saved_and_its_figure_is_marked(
     js, _ = _run_cli(tmp_path, monkeypatch, 7.0, "--format", "json", "--no-plot")
     assert js.exit_code == 3
     assert json.loads(js.stdout)["grade"] == "invalid"
+
+
+@ROOT_ONLY
+@pytest.mark.parametrize("owner", [0, 65534])
+def test_an_installed_packages_emulator_is_used_only_when_root_owns_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, owner: int
+) -> None:
+    """A wheel installed by root (files and folders root's, 0755) carries a usable emulator;
+    one installed into a user's venv and then run as root is refused, naming the file."""
+    site = tmp_path / "venv" / "lib" / "site-packages"
+    package = site / "tcpfair"
+    binary = _script(package / "_bin" / T.LINKEM, tmp_path / "ran")
+    for p in (package, package / "_bin", binary):
+        os.chown(p, owner, owner)
+    monkeypatch.setattr(T, "PACKAGE_DIR", package)
+    monkeypatch.setattr(T, "PACKAGE_BIN", package / "_bin")
+    monkeypatch.delenv("TCPFAIR_LINKEM", raising=False)
+    found = T.find_linkem(euid=0)
+    if owner == 0:
+        assert found == T.Linkem(str(binary), "package")
+    else:
+        assert found.path is None and found.source == "package"
+        assert found.problem == (
+            f"{binary} (the package): the file {binary} is owned by uid 65534, not root; as "
+            "root tcpfair runs only an emulator that nobody but root can change "
+            "(chown root, chmod go-w)"
+        )
+    assert not (tmp_path / "ran").exists()

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
+import tarfile
 import tomllib
+import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import tcpfair
+
+CompletedProcess = subprocess.CompletedProcess[str]
 
 ROOT = Path(__file__).resolve().parents[1]
 TCPFAIR = Path(sys.executable).with_name("tcpfair")
@@ -119,35 +125,154 @@ def test_package_data_is_the_checkouts_scenarios_folder() -> None:
     assert shipped.root().resolve() == SHIPPED.resolve()
 
 
-@pytest.mark.skipif(
-    not os.environ.get("TCPFAIR_WHEEL"),
-    reason="set TCPFAIR_WHEEL to a built wheel (maturin build --release) to test it installed",
+# --- the wheel, installed where users install it ---------------------------------------------
+# `./dev test` builds the wheel (`./dev wheel`) and sets TCPFAIR_WHEEL; without it these skip.
+
+WHEEL = os.environ.get("TCPFAIR_WHEEL")
+needs_wheel = pytest.mark.skipif(
+    not WHEEL, reason="set TCPFAIR_WHEEL to a wheel built by ./dev wheel (./dev test does)"
 )
-def test_an_installed_wheel_lists_and_runs_the_same(tmp_path: Path) -> None:
-    """The wheel installed outside the checkout (its dependencies from this environment)
-    lists the same built-in scenarios and runs one by name to the same numbers."""
-    target = tmp_path / "site"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", target,
-         os.environ["TCPFAIR_WHEEL"]],
-        check=True,
-    )  # fmt: skip
-    work = tmp_path / "elsewhere"
-    work.mkdir()
-    env = {**os.environ, "PYTHONPATH": str(target)}
 
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        cmd = [sys.executable, "-m", "tcpfair.cli", *args]
-        return subprocess.run(cmd, capture_output=True, text=True, cwd=work, env=env, timeout=120)
 
-    where = cli("scenarios", "show", "lab10-reno-vs-reno")
-    assert where.stdout == (SHIPPED / "lab10-reno-vs-reno.toml").read_text(encoding="utf-8")
-    assert cli("scenarios").stdout == _cli(["scenarios"], tmp_path).stdout
-    args = ["run", "lab10-reno-vs-reno", "--set", "duration=2s", "--set", "measure.from=1s"]
-    installed = cli(*args, "--no-plot", "--format", "json", "-o", "w")
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv outside the checkout with the wheel installed by pip. Its dependencies
+    are this environment's (a .pth line: no download, no second copy); `pip check` proves
+    they satisfy the wheel's pinned requirements."""
+    assert WHEEL
+    env_dir = tmp_path_factory.mktemp("fresh") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", env_dir], check=True)
+    python = env_dir / "bin" / "python"
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "--disable-pip-version-check"]
+    subprocess.run([*pip, "install", "-q", "--no-deps", "--no-index", WHEEL], check=True)
+    ours = [p for p in sys.path if Path(p).name == "site-packages"]  # (+ any a .pth adds)
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    Path(site, "_tcpfair_test_deps.pth").write_text("".join(f"{p}\n" for p in ours))
+    check = subprocess.run([*pip, "check"], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    return env_dir
+
+
+def _installed(venv: Path, cwd: Path, *args: str, prog: str = "tcpfair") -> CompletedProcess:
+    """A program of the venv (its `tcpfair` script), run outside the checkout with nothing
+    of the checkout's on its path (no PYTHONPATH, no TCPFAIR_LINKEM)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TCPFAIR_LINKEM")}
+    cmd = [str(venv / "bin" / prog), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
+
+
+@needs_wheel
+def test_the_wheel_carries_everything_both_backends_need() -> None:
+    assert WHEEL
+    with zipfile.ZipFile(WHEEL) as z:
+        info = {i.filename: i for i in z.infolist()}
+        tags = z.read(f"tcpfair-{_pyproject_version()}.dist-info/WHEEL")
+    assert "Tag: cp311-abi3-manylinux_" in tags.decode()
+    shipped = {f"tcpfair/scenarios/{f.relative_to(SHIPPED).as_posix()}" for f in SHIPPED.rglob("*")}
+    assert {n for n in shipped if n.endswith(".toml")} <= set(info)
+    for name in ("tcpfair/_core.pyi", "tcpfair/py.typed", "tcpfair/CHANGELOG.md"):
+        assert name in info, name
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in info)
+    binaries = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["tcpfair"]["binaries"]
+    for b in ["tcpfair-linkem", *binaries]:
+        mode = info[f"tcpfair/_bin/{b}"].external_attr >> 16
+        assert mode & 0o111 == 0o111, f"{b} is not executable in the wheel ({mode:o})"
+
+
+@needs_wheel
+def test_an_installed_wheel_runs_a_builtin_scenario_by_name(venv: Path, tmp_path: Path) -> None:
+    assert _installed(venv, tmp_path, "--version").stdout == f"tcpfair {_pyproject_version()}\n"
+    assert _installed(venv, tmp_path, "scenarios").stdout == _cli(["scenarios"], tmp_path).stdout
+    args = ["run", "lab10-reno-vs-bbr", "--set", "duration=2s", "--set", "measure.from=1s"]
+    installed = _installed(venv, tmp_path, *args, "--no-plot", "--format", "json", "-o", "w")
     assert installed.returncode == 0, installed.stderr
-    checkout, _ = _run_json("lab10-reno-vs-reno", work, "c")
+    checkout, _ = _run_json("lab10-reno-vs-bbr", tmp_path, "c")
     assert json.loads(installed.stdout)["metrics"] == checkout["metrics"]
-    which = [sys.executable, "-c", "import tcpfair; print(tcpfair.__file__)"]
-    used = subprocess.run(which, capture_output=True, text=True, cwd=work, env=env, check=True)
-    assert used.stdout.startswith(str(target))
+    used = _installed(
+        venv, tmp_path, "-c", "import tcpfair; print(tcpfair.__file__)", prog="python"
+    )
+    assert used.stdout.startswith(str(venv)), used.stdout + used.stderr
+
+
+@needs_wheel
+@pytest.mark.kernel
+@pytest.mark.skipif(os.geteuid() != 0, reason="the kernel backend needs root")
+def test_an_installed_wheel_runs_on_the_kernel_with_its_own_emulator(
+    venv: Path, tmp_path: Path
+) -> None:
+    """As root: a short kernel run finds tcpfair-linkem inside the installed package."""
+    args = ["run", "lab10-reno-vs-bbr", "--backend", "kernel", "--set", "duration=3s"]
+    args += ["--set", "measure.from=1s", "--set", "bottleneck.rate=20Mbit", "--accept-invalid"]
+    p = _installed(venv, tmp_path, *args, "--no-plot", "-o", "k")
+    assert p.returncode == 0, p.stderr
+    summary = json.loads((tmp_path / "k" / "summary.json").read_text())
+    linkem = summary["meta"]["kernel"]["tools"]
+    assert linkem["tcpfair-linkem"]["source"] == "package"
+    assert linkem["tcpfair-linkem"]["path"].startswith(str(venv))
+    assert linkem["tcpfair-linkem"]["path"].endswith("/tcpfair/_bin/tcpfair-linkem")
+
+
+def test_the_sdist_holds_what_a_wheel_is_built_from(tmp_path: Path) -> None:
+    """The sdist (build_backend/tcpfair_build.py: maturin's, plus the crates of the wheel's
+    binaries; 0.5 s) packs the native module's and the binaries' crates as one workspace,
+    the Python package with its scenarios as real files, the build backend, LICENSE and the
+    lock file. (Building a wheel from it is a cold cargo build — not run here; measured in
+    docs/packaging.md.)"""
+    maturin = Path(sys.executable).with_name("maturin")
+    if not maturin.exists():
+        pytest.skip("maturin is not installed (pip install -e '.[dev]')")
+    env = {**os.environ, "PATH": f"{maturin.parent}:{os.environ['PATH']}"}
+    backend = [sys.executable, ROOT / "build_backend" / "tcpfair_build.py", "sdist", tmp_path]
+    subprocess.run(backend, cwd=ROOT, env=env, check=True, capture_output=True)
+    (sdist,) = tmp_path.glob("tcpfair-*.tar.gz")
+    top = f"tcpfair-{_pyproject_version()}"
+    with tarfile.open(sdist) as t:
+        names = {n.removeprefix(top + "/") for n in t.getnames()}
+        manifest = t.extractfile(f"{top}/Cargo.toml")
+        assert manifest is not None
+        cargo = tomllib.loads(manifest.read().decode())
+    binaries = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["tcpfair"]["binaries"]
+    assert "tcpfair-linkem" in binaries
+    tracked = ["crates/sim", "crates/py", "crates/linkem", "python/tcpfair", "build_backend"]
+    for folder in tracked:
+        for f in (ROOT / folder).rglob("*"):
+            rel = f.relative_to(ROOT).as_posix()
+            if f.is_file() and "__pycache__" not in rel and not rel.endswith(".so"):
+                assert rel in names, rel
+    assert "python/tcpfair/_bin/tcpfair-linkem" not in names  # built from source, not shipped
+    assert set(cargo["workspace"]["members"]) == {"crates/sim", "crates/py", "crates/linkem"}
+    assert {"LICENSE", "Cargo.lock", "Cargo.toml", "pyproject.toml", "README.md"} <= names
+    assert "python/tcpfair/scenarios/lab10-reno-vs-bbr.toml" in names
+
+
+def _backend() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "tcpfair_build", ROOT / "build_backend" / "tcpfair_build.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_build_backend_names_what_is_wrong_in_one_line(tmp_path: Path) -> None:
+    pytest.importorskip("maturin")
+    backend = _backend()
+    assert (
+        backend.binaries()
+        == tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["tcpfair"]["binaries"]
+    )
+    assert backend._crate_dir("tcpfair-linkem") == "crates/linkem"
+    with pytest.raises(SystemExit, match=r"^\[tool.tcpfair\] binaries: no crate under crates/ "
+                       r"is named 'tcpfair-nope'$"):  # fmt: skip
+        backend._crate_dir("tcpfair-nope")
+    with pytest.raises(
+        SystemExit, match=r"^usage: tcpfair_build.py stage \| unstage \| sdist DIR$"
+    ):
+        backend.main(["build"])
+    assert backend._with_members('[workspace]\nmembers = ["crates/sim", "crates/py"]\n', [
+        "crates/linkem"
+    ]) == '[workspace]\nmembers = ["crates/sim", "crates/py", "crates/linkem"]\n'  # fmt: skip

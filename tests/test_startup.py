@@ -68,6 +68,14 @@ CASES = {
     "results-missing-store": (lambda t: ["results", str(t / "nostore")], 2, "nostore"),
     "report-help": (lambda t: ["report", "--help"], 0, "RUN_DIR|STORE"),
     "report-missing-path": (lambda t: ["report", str(t / "nothing")], 2, "not a folder"),
+    "fairness-bad-window": (lambda t: ["fairness", "a.json", "--from", "5", "--to", "1"], 2, "5"),
+    "fairness-bad-plot": (lambda t: ["fairness", "a.json", "--plot", "x.gif"], 2, "x.gif"),
+    "fairness-bad-capacity": (lambda t: ["fairness", "a.json", "--capacity", "fast"], 2, "fast"),
+    "fairness-bad-panels": (
+        lambda t: ["fairness", "a.json", "--plot", "x.png", "--panels", "nope"],
+        2,
+        "nope",
+    ),
 }
 
 
@@ -79,6 +87,15 @@ def test_cli_paths_do_not_import_heavy_modules(case: str, tmp_path: Path) -> Non
     assert needle in out + err
     assert "Traceback" not in err
     assert heavy == [], f"tcpfair {case} imported {heavy}"
+
+
+def test_run_no_plot_does_not_import_matplotlib(tmp_path: Path) -> None:
+    """A run needs pandas and pyarrow (its result tables, saved as Parquet), not plotting."""
+    args = ["run", "lab10-reno-vs-reno", "--set", "duration=1s", "--set", "measure.from=0s"]
+    rc, out, err, heavy = _run(CLI_BODY, [*args, "--no-plot", "-o", "r"], tmp_path)
+    assert rc == 0, err
+    assert heavy == ["pandas", "pyarrow"]
+    assert not (tmp_path / "r" / "throughput.png").exists()
 
 
 def test_import_tcpfair_is_light_and_names_load_on_use(tmp_path: Path) -> None:

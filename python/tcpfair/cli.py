@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -39,14 +40,21 @@ HELP = {
 
 
 class LazyGroup(click.Group):
-    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **kwargs: Any,
+    ) -> Any:
         """As click's, but a usage error (unknown option, bad option value, missing
         argument) is one line naming the command and the option, like every other error
         tcpfair reports, instead of click's three-line usage block."""
         if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **kwargs)
         try:
-            rv = super().main(*args, standalone_mode=False, **kwargs)
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **kwargs)
         except click.UsageError as e:
             where = e.ctx.command_path if e.ctx is not None else "tcpfair"
             click.echo(f"error: {where}: {e.format_message()} (see {where} --help)", err=True)

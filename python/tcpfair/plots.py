@@ -16,6 +16,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from .metrics import jain_series  # noqa: E402
+from .panels import DEFAULT_PANELS as DEFAULT_PANELS  # noqa: E402  (re-exported)
+from .panels import PANELS as PANELS  # noqa: E402
 from .result import RunResult  # noqa: E402
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -124,20 +126,6 @@ def watermark(path: str | Path, text: str = "INVALID") -> Path:
 
 
 # --------------------------------------------------------------------------- run panel
-#: the panels of a run figure, top to bottom: name -> y-axis label
-PANELS: dict[str, str] = {
-    "throughput": "throughput (Mbit/s)",
-    "cwnd": "cwnd (kB)",
-    "rtt": "RTT (ms)",
-    "queue": "queue (kB)",
-    "queue_pkts": "queue (packets)",
-    "jfi": "JFI per interval",
-}
-
-#: the panels drawn when none are named (the queue in bytes, not also in packets)
-DEFAULT_PANELS = ("throughput", "cwnd", "rtt", "queue", "jfi")
-
-
 def smooth_throughput(samples: pd.DataFrame, width_s: float) -> pd.DataFrame:
     """Per-flow throughput re-binned into intervals of ``width_s`` seconds: each bin is
     Σ bytes·8 / Σ dt of the samples whose midpoint falls in it, so the bytes (and the mean

@@ -17,7 +17,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import numpy as np
 from pydantic import (
@@ -37,6 +37,9 @@ from .arrivals import MAX_ARRIVALS, Arrivals, Schedule, parse_arrivals, schedule
 from .distributions import Varied, parse_varied, rng_for
 from .outputs import name_problem
 from .registry import STACKS
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
 
 __all__ = [
     "SpecError",
@@ -569,7 +572,7 @@ class Scenario(_Strict):
     seed: int = Field(1, ge=0, lt=2**63)
     bottleneck: Bottleneck
     flows: list[Flow] = Field(min_length=1)
-    measure: Measure = Measure()
+    measure: Measure = Measure.model_validate({})  # (mypy: Measure() lacks the "from" alias)
 
     @field_validator("name")
     @classmethod
@@ -789,7 +792,7 @@ class Scenario(_Strict):
         """Canonical resolved scenario: integer SI units, streams expanded. JSON-serialisable."""
         b = self.bottleneck
         buf_bytes, buf_pkts = self.buffer_limits()
-        out = {
+        out: dict[str, Any] = {
             "name": self.name,
             "duration_ns": self.duration,
             "seed": self.seed,
@@ -1009,7 +1012,7 @@ def _lookup(data: Any, loc: tuple[Any, ...]) -> Any:
     return cur
 
 
-def _message(err: dict[str, Any]) -> str:
+def _message(err: ErrorDetails) -> str:
     t = err["type"]
     if t == "extra_forbidden":
         return "unknown key"

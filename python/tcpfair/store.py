@@ -894,6 +894,10 @@ REVERSE_STATS = (
 )
 
 
+def _dict_or_empty(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
 def group_columns(mets: list[dict[str, Any]], index: pd.Index) -> pd.DataFrame:
     """``<stat>:<label>`` and ``ratio:<A>/<B>`` columns from the runs' metrics (NaN where a
     run has no such group: runs stored before per-group results, or another label set),
@@ -902,14 +906,14 @@ def group_columns(mets: list[dict[str, Any]], index: pd.Index) -> pd.DataFrame:
     cols: dict[str, list[float]] = {}
     n = len(mets)
     for i, met in enumerate(mets):
-        groups = met.get("groups") if isinstance(met.get("groups"), dict) else {}
+        groups = _dict_or_empty(met.get("groups"))
         cells = {
             f"{stat}:{label}": g.get(key)
             for label, g in groups.items()
             if isinstance(g, dict)
             for stat, key in GROUP_STATS.items()
         }
-        ratios = met.get("group_ratios") if isinstance(met.get("group_ratios"), dict) else {}
+        ratios = _dict_or_empty(met.get("group_ratios"))
         cells.update({f"ratio:{pair}": v for pair, v in ratios.items()})
         if "utilization_measured" in met:  # runs with [measure] flows
             cells["utilization_measured"] = met["utilization_measured"]

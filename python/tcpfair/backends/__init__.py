@@ -30,7 +30,7 @@ def get_backend(name: str) -> Backend:
 
         return SimBackend()
     if name == "kernel":
-        from .kernel import KernelBackend  # type: ignore[attr-defined]
+        from .kernel import KernelBackend
 
-        return KernelBackend()  # type: ignore[no-any-return]
+        return KernelBackend()
     raise BackendError(f"unknown backend {name!r}; allowed: {', '.join(BACKENDS)}")

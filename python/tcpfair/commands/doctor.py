@@ -119,7 +119,8 @@ def doctor(cleanup: bool, force: bool, ccas: bool, cc_table: Path | None) -> Non
                 caps.linkem is not None,
                 f"{caps.linkem} ({LINKEM_SOURCES.get(caps.linkem_source, caps.linkem_source)})"
                 if caps.linkem
-                else "cargo build --release -p tcpfair-linkem, or set TCPFAIR_LINKEM",
+                else "not found: install a wheel (./dev wheel), cargo build --release -p "
+                "tcpfair-linkem in a checkout, or set TCPFAIR_LINKEM",
             ),
         )
     if caps.traffic_problem:

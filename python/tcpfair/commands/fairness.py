@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-import numpy as np
 
 from . import UserError, friendly_errors, table_console
 
@@ -439,6 +438,8 @@ def _num(v: Any) -> str:
 
 
 def _json_safe(x: Any) -> Any:
+    import numpy as np  # (loaded already: the report was computed with it)
+
     if isinstance(x, dict):
         return {str(k): _json_safe(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):

@@ -177,7 +177,6 @@ def run(
 
 def figure_options(smooth: str | None, panels: str | None) -> tuple[float | None, list[str] | None]:
     """``--smooth`` in seconds and ``--panels`` as a list, checked before the run."""
-    from ..plots import PANELS
     from ..units import UnitError, parse_time
 
     smooth_s = None
@@ -188,6 +187,8 @@ def figure_options(smooth: str | None, panels: str | None) -> tuple[float | None
             raise UserError(f"--smooth {smooth!r}: {e}; allowed: a duration > 0, e.g. 1s") from None
     panel_list = None
     if panels is not None:
+        from ..panels import PANELS
+
         panel_list = [p.strip() for p in panels.split(",") if p.strip()]
         bad = [p for p in panel_list if p not in PANELS] or ([] if panel_list else [panels])
         if bad:
@@ -210,7 +211,8 @@ def write_panel(
     """The run panel at ``path`` and its data (a CSV of the same name) beside it, each
     written atomically; None when no requested panel has data."""
     from ..outputs import write_file
-    from ..plots import DEFAULT_PANELS, run_panel, run_panel_data
+    from ..panels import DEFAULT_PANELS
+    from ..plots import run_panel, run_panel_data
 
     wanted = panels or list(DEFAULT_PANELS)
     data = run_panel_data(result, smooth_s, wanted)

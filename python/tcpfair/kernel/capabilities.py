@@ -223,8 +223,10 @@ def machine_problems(caps: Capabilities) -> list[str]:
         probs.append(caps.linkem_problem)
     elif not caps.linkem:
         probs.append(
-            "tcpfair-linkem not found; build it with `cargo build --release -p tcpfair-linkem` "
-            "(./dev setup does) or set TCPFAIR_LINKEM to its absolute path"
+            f"tcpfair-linkem not found (looked in {T.PACKAGE_BIN} and the checkout's "
+            "target/release): install a wheel built by `./dev wheel` (it carries the "
+            "emulator), build it in a checkout with `cargo build --release -p "
+            "tcpfair-linkem` (./dev setup does), or set TCPFAIR_LINKEM to its absolute path"
         )
     if caps.root and caps.netns:
         for q in ("tbf", "pfifo"):

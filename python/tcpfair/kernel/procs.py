@@ -15,12 +15,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+
+import psutil
 
 from .commands import Cmd, netns_del
 from .tools import absolute, child_env
@@ -78,7 +79,9 @@ def run_cmd(
 
 
 def proc_start_time(pid: int) -> int | None:
-    """Field 22 of /proc/<pid>/stat (start time in clock ticks), None if gone."""
+    """Field 22 of /proc/<pid>/stat (start time in clock ticks), None if gone: the kernel's
+    exact integer, which state files and store locks record (psutil's ``create_time`` is a
+    float derived from it and the boot time)."""
     try:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
@@ -88,31 +91,21 @@ def proc_start_time(pid: int) -> int | None:
     return int(rest[19])
 
 
-def proc_cpu_ticks(pid: int) -> int | None:
-    """utime + stime of a process, in clock ticks."""
+def proc_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process, None if gone."""
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
+        t = psutil.Process(pid).cpu_times()
+    except psutil.Error:
         return None
-    rest = text[text.rindex(")") + 2 :].split()
-    return int(rest[11]) + int(rest[12])
+    return float(t.user + t.system)
 
 
-def thread_cpu_ticks(pid: int) -> dict[int, int]:
-    """utime + stime of each thread of a process, in clock ticks."""
-    out: dict[int, int] = {}
+def thread_cpu_seconds(pid: int) -> dict[int, float]:
+    """User + system CPU time of each thread of a process (empty if gone)."""
     try:
-        tids = [int(t.name) for t in Path(f"/proc/{pid}/task").iterdir()]
-    except OSError:
-        return out
-    for tid in tids:
-        try:
-            text = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
-        except OSError:
-            continue
-        rest = text[text.rindex(")") + 2 :].split()
-        out[tid] = int(rest[11]) + int(rest[12])
-    return out
+        return {t.id: t.user_time + t.system_time for t in psutil.Process(pid).threads()}
+    except psutil.Error:
+        return {}
 
 
 def alive(pid: int, start_time: int | None) -> bool:
@@ -122,37 +115,22 @@ def alive(pid: int, start_time: int | None) -> bool:
 
 def kill_recorded(pid: int, start_time: int | None, grace_s: float = 2.0) -> bool:
     """SIGTERM, then SIGKILL after ``grace_s``, a process we recorded — only if its start
-    time still matches (the PID was not recycled). Returns True if it was running."""
+    time still matches (the PID was not recycled). Returns True if it was running.
+    (psutil's ``Process`` re-checks its own identity before each signal and reaps our
+    children while it waits.)"""
     if not alive(pid, start_time):
         return False
     try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return False
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        if not alive(pid, start_time):
-            return True
-        _reap(pid)
-        time.sleep(0.02)
-    if alive(pid, start_time):
+        p = psutil.Process(pid)
+        p.terminate()
         try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    for _ in range(50):
-        _reap(pid)
-        if not alive(pid, start_time):
-            break
-        time.sleep(0.02)
-    return True
-
-
-def _reap(pid: int) -> None:
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
+            p.wait(grace_s)
+        except psutil.TimeoutExpired:
+            p.kill()
+            p.wait(1.0)
+    except (psutil.NoSuchProcess, psutil.TimeoutExpired):
         pass
+    return True
 
 
 def list_namespaces() -> list[str]:

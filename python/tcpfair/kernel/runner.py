@@ -26,7 +26,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+<<<<<<< HEAD
 from .. import registry
+=======
+import psutil
+
+>>>>>>> wheel
 from ..spec import Red, Scenario
 from ..units import parse_time
 from . import commands as C
@@ -38,11 +43,11 @@ from .procs import (
     RunState,
     Spawned,
     machine_lock,
-    proc_cpu_ticks,
+    proc_cpu_seconds,
     proc_start_time,
     run_cmd,
     teardown,
-    thread_cpu_ticks,
+    thread_cpu_seconds,
 )
 from .topology import Group, Topology, build, new_run_id
 
@@ -349,12 +354,11 @@ def _listening(pid: int, port: int) -> bool:
     return False
 
 
-def _cpu_totals() -> tuple[int, int]:
-    """(busy, total) jiffies over all CPUs from /proc/stat."""
-    f = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-    idle = f[3] + (f[4] if len(f) > 4 else 0)
-    total = sum(f[:8])
-    return total - idle, total
+def _cpu_totals() -> tuple[float, float]:
+    """(busy, total) CPU seconds over all CPUs since boot."""
+    t = psutil.cpu_times()
+    total = sum(t[:8])  # user … steal; guest time is already counted in user and nice
+    return total - t.idle - t.iowait, total
 
 
 class _Sampler(threading.Thread):
@@ -652,9 +656,15 @@ def _execute(
     capture = _start_capture(topo) if opts.capture else None
     if sampler:
         sampler.start()
+<<<<<<< HEAD
     cpu0, em0, mono0 = _cpu_totals(), proc_cpu_ticks(relay.popen.pid), time.monotonic()
     th0 = thread_cpu_ticks(relay.popen.pid)
     pending = sorted(long_groups, key=lambda g: res_flows[g.index]["start_ns"])
+=======
+    cpu0, em0, mono0 = _cpu_totals(), proc_cpu_seconds(relay.popen.pid), time.monotonic()
+    th0 = thread_cpu_seconds(relay.popen.pid)
+    pending = sorted(topo.groups, key=lambda g: res_flows[g.index]["start_ns"])
+>>>>>>> wheel
     clients: dict[int, Spawned] = {}
     duration_s = sc.duration / 1e9
     bar = _progress(progress, duration_s, sc.name)
@@ -695,17 +705,22 @@ def _execute(
         if sampler:
             sampler.stop_evt.set()
             sampler.join(5)
+<<<<<<< HEAD
         if capture:
             raw.capture = asdict(capture.stop())
     em1, mono1, cpu1 = proc_cpu_ticks(relay.popen.pid), time.monotonic(), _cpu_totals()
     th1 = thread_cpu_ticks(relay.popen.pid)
     hz = os.sysconf("SC_CLK_TCK")
+=======
+    em1, mono1, cpu1 = proc_cpu_seconds(relay.popen.pid), time.monotonic(), _cpu_totals()
+    th1 = thread_cpu_seconds(relay.popen.pid)
+>>>>>>> wheel
     wall = mono1 - mono0
-    per_thread = [(th1[t] - th0.get(t, 0)) / hz / wall for t in th1] if wall > 0 else []
+    per_thread = [(th1[t] - th0.get(t, 0)) / wall for t in th1] if wall > 0 else []
     raw.cpu = {
         # the busiest emulator thread (each direction has one): saturation is per thread
         "emulator_thread_max_frac": max(per_thread) if per_thread else None,
-        "emulator_core_frac": ((em1 - em0) / hz / wall)
+        "emulator_core_frac": ((em1 - em0) / wall)
         if em0 is not None and em1 is not None and wall > 0
         else None,
         "machine_busy_frac": ((cpu1[0] - cpu0[0]) / (cpu1[1] - cpu0[1]))

@@ -8,11 +8,12 @@ root runs tcpfair would otherwise run code as root.
   once, in ``SYSTEM_DIRS`` only, and run by absolute path (``absolute``); their paths and
   versions go into ``meta["kernel"]["tools"]`` and ``tcpfair doctor``.
 - Our own programs, the emulator ``tcpfair-linkem`` and the short-flow generator
-  ``tcpfair-traffic``, come from ``TCPFAIR_LINKEM`` / ``TCPFAIR_TRAFFIC``, from the
-  installed package (inside the package folder) or from the build folder of the checkout
-  the package was imported from (``python/tcpfair`` → ``../../target/release``); the same
-  rules for both (``find_native``). As root, a binary that someone other than root could
-  replace is refused.
+  ``tcpfair-traffic``, come from ``TCPFAIR_LINKEM`` / ``TCPFAIR_TRAFFIC``, from the build
+  folder of the checkout the package was imported from (``python/tcpfair`` →
+  ``../../target/release``: in a checkout a fresh ``cargo build`` is what a developer
+  means) or from the installed package (``tcpfair/_bin/``, where the wheel carries them;
+  docs/packaging.md); the same rules for both (``find_native``). As root, a binary that
+  someone other than root could replace is refused.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ TOOLS: dict[str, list[str]] = {
 }
 LINKEM = "tcpfair-linkem"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # python/tcpfair (or site-packages/tcpfair)
+#: where a wheel carries the project's own programs (pyproject.toml's [tool.tcpfair] binaries)
+PACKAGE_BIN = PACKAGE_DIR / "_bin"
 
 
 class ToolError(RuntimeError):
@@ -155,10 +158,12 @@ def native_candidates(name: str, explicit: str | None) -> list[tuple[Path, str, 
     if explicit:
         p = Path(explicit)
         return [(p, NATIVE[name][0], Path(p.anchor or "/"))]
+    # a checkout's build folder first (rebuilt by cargo; a wheel's staged copy there would
+    # be stale); an installed package has no build folder, so its ``_bin`` copy is used
     build = PACKAGE_DIR.parents[1] / "target"
     return [
-        (PACKAGE_DIR / name, "package", PACKAGE_DIR),
         (build / "release" / name, "build folder", build),
+        (PACKAGE_BIN / name, "package", PACKAGE_DIR),
     ]
 
 
