@@ -26,12 +26,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-<<<<<<< HEAD
-from .. import registry
-=======
 import psutil
 
->>>>>>> wheel
+from .. import registry
 from ..spec import Red, Scenario
 from ..units import parse_time
 from . import commands as C
@@ -656,15 +653,9 @@ def _execute(
     capture = _start_capture(topo) if opts.capture else None
     if sampler:
         sampler.start()
-<<<<<<< HEAD
-    cpu0, em0, mono0 = _cpu_totals(), proc_cpu_ticks(relay.popen.pid), time.monotonic()
-    th0 = thread_cpu_ticks(relay.popen.pid)
-    pending = sorted(long_groups, key=lambda g: res_flows[g.index]["start_ns"])
-=======
     cpu0, em0, mono0 = _cpu_totals(), proc_cpu_seconds(relay.popen.pid), time.monotonic()
     th0 = thread_cpu_seconds(relay.popen.pid)
-    pending = sorted(topo.groups, key=lambda g: res_flows[g.index]["start_ns"])
->>>>>>> wheel
+    pending = sorted(long_groups, key=lambda g: res_flows[g.index]["start_ns"])
     clients: dict[int, Spawned] = {}
     duration_s = sc.duration / 1e9
     bar = _progress(progress, duration_s, sc.name)
@@ -705,16 +696,10 @@ def _execute(
         if sampler:
             sampler.stop_evt.set()
             sampler.join(5)
-<<<<<<< HEAD
         if capture:
             raw.capture = asdict(capture.stop())
-    em1, mono1, cpu1 = proc_cpu_ticks(relay.popen.pid), time.monotonic(), _cpu_totals()
-    th1 = thread_cpu_ticks(relay.popen.pid)
-    hz = os.sysconf("SC_CLK_TCK")
-=======
     em1, mono1, cpu1 = proc_cpu_seconds(relay.popen.pid), time.monotonic(), _cpu_totals()
     th1 = thread_cpu_seconds(relay.popen.pid)
->>>>>>> wheel
     wall = mono1 - mono0
     per_thread = [(th1[t] - th0.get(t, 0)) / wall for t in th1] if wall > 0 else []
     raw.cpu = {
