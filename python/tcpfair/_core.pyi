@@ -1,6 +1,13 @@
 from typing import Any, final
 
-__all__ = ["Simulation", "__version__", "congestion_controls", "simulate"]
+__all__ = [
+    "Simulation",
+    "__version__",
+    "cc_registry",
+    "check_cc_params",
+    "congestion_controls",
+    "simulate",
+]
 __version__: str
 
 def simulate(config_json: str) -> dict[str, Any]: ...

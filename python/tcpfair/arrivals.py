@@ -116,7 +116,8 @@ def arrival_times(a: Arrivals, start_ns: int, stop_ns: int, seed: int, entry: in
     if a.process == "fixed":
         n = math.ceil((stop_ns - start_ns) / mean_ns)
         t = start_ns + np.rint(np.arange(n) * mean_ns).astype(np.int64)
-        return t[t < stop_ns]
+        out: np.ndarray = t[t < stop_ns]
+        return out
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, entry, ARRIVALS_CODE])))
     expected = (stop_ns - start_ns) / mean_ns
     chunk = int(expected + 6 * math.sqrt(expected) + 16)
@@ -128,7 +129,8 @@ def arrival_times(a: Arrivals, start_ns: int, stop_ns: int, seed: int, entry: in
         parts.append(t)
         last = float(t[-1])
     t = np.rint(np.concatenate(parts)).astype(np.int64)
-    return t[t < stop_ns]
+    kept: np.ndarray = t[t < stop_ns]
+    return kept
 
 
 assert ARRIVALS_CODE not in KEY_CODES.values()

@@ -424,14 +424,14 @@ class DaskExecutor:
                     if a == addr:
                         running.pop(fut)
                         fut.cancel()
-                task = disp.lost(addr)
+                held = disp.lost(addr)
                 if addr not in self.lost:
                     self.lost.append(addr)
                 label = self.labels.get(addr, addr)
-                if task is not None:
+                if held is not None:
                     now = time.time()
                     yield (
-                        tasks[task][0],
+                        tasks[held][0],
                         Outcome(
                             None,
                             f"the Dask worker running it, {label}, was lost (machine down or "

@@ -704,7 +704,7 @@ class Scenario(_Strict):
         if not self.has_reverse:
             return None
         b = self.bottleneck
-        r = b.reverse or ReverseBottleneck()
+        r = b.reverse or ReverseBottleneck.model_validate({})
         given = {k: getattr(r, k) for k in ("rate", "buffer", "aqm", "loss")}
         return b.model_copy(
             update={k: v for k, v in given.items() if v is not None} | {"reverse": None}
@@ -1142,7 +1142,7 @@ def _reverse_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
     rev = sc.reverse_link()
     if rev is None:
         return []
-    given = sc.bottleneck.reverse or ReverseBottleneck()
+    given = sc.bottleneck.reverse or ReverseBottleneck.model_validate({})
     buf_key = ("bottleneck", "reverse", "buffer") if given.buffer else ("bottleneck", "buffer")
     problems: list[tuple[str, Any, str]] = []
     if rev.buffer_bytes is not None and rev.buffer_bytes > MAX_BUFFER_BYTES:
@@ -1159,27 +1159,6 @@ def _reverse_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
         problems += _red_within_buffer(
             rev.aqm, rev.buffer_bytes, rev.buffer_pkts, rev.mtu_bytes, data, aqm_key, "reverse "
         )
-    return problems
-
-
-def _arrival_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, str]]:
-    """Each arrivals entry expects at most MAX_ARRIVALS short flows (rate × window)."""
-    problems = []
-    for g in sc.short_flow_entries():
-        a = sc.flows[g].arrivals
-        assert a is not None
-        lo, hi = sc.arrival_window(g)
-        expected = a.rate * (hi - lo) / 1e9
-        if expected > MAX_ARRIVALS:
-            problems.append(
-                (
-                    f"flows.{g}.arrivals.rate",
-                    _written(data, "flows", g, "arrivals", "rate"),
-                    f"expects {expected:,.0f} short flows between {units.format_time(lo)} and "
-                    f"{units.format_time(hi)}; allowed: at most {MAX_ARRIVALS:,} per entry "
-                    "(a lower rate or a shorter window)",
-                )
-            )
     return problems
 
 

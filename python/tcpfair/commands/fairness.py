@@ -273,7 +273,8 @@ def fairness_report(
 ) -> dict[str, Any]:
     """Everything ``tcpfair fairness`` prints, as a dict: ``RunResult.fairness_report``
     (kept under this name for the Python API)."""
-    return result.fairness_report(window, by=by, per_interval=per_interval)
+    report: dict[str, Any] = result.fairness_report(window, by=by, per_interval=per_interval)
+    return report
 
 
 # ---------------------------------------------------------------------------- output

@@ -370,13 +370,13 @@ def _payload_len(ip: Any, tcp: Any) -> int:
     """TCP payload bytes from the IP header's length fields (not from the captured bytes)."""
     import dpkt
 
-    hdr = tcp.off * 4
+    hdr = int(tcp.off) * 4
     if isinstance(ip, dpkt.ip.IP):
         if ip.len == 0:  # TSO super-packet with no length: only the captured bytes
             return len(tcp.data)
-        return max(0, ip.len - ip.hl * 4 - hdr)
+        return max(0, int(ip.len) - int(ip.hl) * 4 - hdr)
     ext = sum(len(bytes(h)) for h in getattr(ip, "all_extension_headers", []))
-    return max(0, ip.plen - ext - hdr)
+    return max(0, int(ip.plen) - ext - hdr)
 
 
 def _host(raw: bytes) -> str:

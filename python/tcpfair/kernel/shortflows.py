@@ -91,7 +91,9 @@ def table(
         connect = r.get("connect_ns")
         delivered = int(c["bytes"]) if c else 0
         done = c is not None and bool(c.get("eof")) and delivered == size
-        fct = (c["last_byte_ns"] - connect) / 1e9 if done and connect is not None else math.nan
+        fct = (
+            (c["last_byte_ns"] - connect) / 1e9 if c and done and connect is not None else math.nan
+        )
         start_ns = connect - t0_mono_ns if connect is not None else int(r["start_ns"])
         late = (
             (connect - t0_mono_ns - int(r["start_ns"])) / 1e9 if connect is not None else math.nan
