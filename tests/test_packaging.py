@@ -235,15 +235,17 @@ def test_the_sdist_holds_what_a_wheel_is_built_from(tmp_path: Path) -> None:
         assert manifest is not None
         cargo = tomllib.loads(manifest.read().decode())
     binaries = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["tcpfair"]["binaries"]
-    assert "tcpfair-linkem" in binaries
-    tracked = ["crates/sim", "crates/py", "crates/linkem", "python/tcpfair", "build_backend"]
+    assert {"tcpfair-linkem", "tcpfair-traffic"} <= set(binaries)
+    crates = ["crates/sim", "crates/py", "crates/linkem", "crates/traffic"]
+    tracked = [*crates, "python/tcpfair", "build_backend"]
     for folder in tracked:
         for f in (ROOT / folder).rglob("*"):
             rel = f.relative_to(ROOT).as_posix()
             if f.is_file() and "__pycache__" not in rel and not rel.endswith(".so"):
                 assert rel in names, rel
-    assert "python/tcpfair/_bin/tcpfair-linkem" not in names  # built from source, not shipped
-    assert set(cargo["workspace"]["members"]) == {"crates/sim", "crates/py", "crates/linkem"}
+    for b in binaries:  # built from source, not shipped
+        assert f"python/tcpfair/_bin/{b}" not in names
+    assert set(cargo["workspace"]["members"]) == set(crates)
     assert {"LICENSE", "Cargo.lock", "Cargo.toml", "pyproject.toml", "README.md"} <= names
     assert "python/tcpfair/scenarios/lab10-reno-vs-bbr.toml" in names
 
