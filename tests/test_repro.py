@@ -16,7 +16,7 @@ from tcpfair import repro as rp
 from tcpfair.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1] / "scenarios" / "repro"
-STUDIES = ("lab10", "lab11", "vegas")
+STUDIES = ("lab10", "lab11", "ns2-testbed", "vegas")
 
 
 # --------------------------------------------------------------------------- verdicts
@@ -106,12 +106,95 @@ def test_metric_paths_on_a_summary():
     assert math.isnan(rp.metric_value(summary, "metrics.nothing"))
 
 
+@pytest.mark.parametrize(
+    "claim, threshold, mean, ci, expected",
+    [
+        pytest.param("below", 0.9, 0.70, 0.10, "reproduced", id="below-whole-ci"),
+        pytest.param("below", 0.9, 0.85, 0.10, "trend", id="below-ci-crosses"),
+        pytest.param("below", 0.9, 0.95, 0.01, "differs", id="below-wrong-side"),
+        pytest.param("above", 0.0, 0.20, 0.15, "reproduced", id="above-diff"),
+        pytest.param("above", 0.0, 0.20, math.nan, "trend", id="above-no-ci"),
+        pytest.param("above", 0.5, 0.50, 0.0, "differs", id="above-on-threshold"),
+        pytest.param("within", 0.05, -0.02, 0.02, "reproduced", id="within"),
+        pytest.param("within", 0.05, -0.02, 0.04, "trend", id="within-ci-out"),
+        pytest.param("within", 0.05, -0.10, 0.01, "differs", id="within-far"),
+        pytest.param("below", 0.9, math.nan, math.nan, "not run", id="no-cells"),
+    ],
+)
+def test_claim_verdict(claim, threshold, mean, ci, expected):
+    assert rp.claim_verdict(claim, threshold, mean, ci) == expected
+
+
+def test_claim_stats_mean_over_cells_and_differences():
+    n, mean, ci = rp.claim_stats([0.6, 0.8], None)
+    # two cells: mean 0.7, s = 0.1414, t(0.975, 1) = 12.706 -> 12.706 * 0.1414 / sqrt 2 = 1.2706
+    assert (n, mean) == (2, pytest.approx(0.7)) and ci == pytest.approx(1.2706, rel=1e-3)
+    n, mean, ci = rp.claim_stats([0.6, 0.8], [1.0, 1.0])
+    # versus has no spread: the difference's CI is the region's
+    assert (n, mean) == (2, pytest.approx(-0.3)) and ci == pytest.approx(1.2706, rel=1e-3)
+    assert math.isnan(rp.claim_stats([], [1.0])[1])
+
+
+def test_region_bounds_are_inclusive_and_numeric():
+    region = {"flows.1.rtt": ("300ms", "400ms"), "bottleneck.buffer": ("0.2bdp", "0.4bdp")}
+    assert rp._in_region({"flows.1.rtt": "400ms", "bottleneck.buffer": "0.2bdp"}, region)
+    # "1000ms" sorts before "300ms" as text: the bounds are numbers
+    assert not rp._in_region({"flows.1.rtt": "1000ms", "bottleneck.buffer": "0.2bdp"}, region)
+    assert not rp._in_region({"flows.1.rtt": "350ms", "bottleneck.buffer": "1bdp"}, region)
+    assert rp._in_region({"anything": 1}, {})
+
+
+def test_claim_rows_of_a_small_grid_end_to_end(tmp_path):
+    """A claim row's value is the mean over its region's cells of the per-cell mean JFI:
+    checked against the store's own JFI column (a different code path)."""
+    from tcpfair.store import Store
+
+    d = tmp_path / "mini"
+    d.mkdir()
+    (d / "grid.toml").write_text(
+        'name = "mini"\nseed = 1\nrepeats = 2\nstart_jitter = "1s"\n'
+        'zip = [["flows.0.rtt", "flows.1.rtt"]]\n[base]\nname = "mini"\nduration = "6s"\n'
+        '[base.bottleneck]\nrate = "10Mbit"\nbuffer = "1bdp"\n'
+        '[[base.flows]]\ncca = "reno"\nrtt = "20ms"\n[[base.flows]]\ncca = "cubic"\n'
+        'rtt = "20ms"\n[base.measure]\ninterval = "1s"\nfrom = "2s"\n[axes]\n'
+        '"flows.0.rtt" = ["20ms", "40ms", "80ms"]\n"flows.1.rtt" = ["20ms", "40ms", "80ms"]\n'
+        '"bottleneck.buffer" = ["0.5bdp", "1bdp"]\n'
+    )
+    (d / "reference.toml").write_text(
+        '[study]\nname = "mini"\ntitle = "t"\nsource = "s"\n'
+        '[study.sweeps.g]\nfull = "grid.toml"\nquick = "grid.toml"\n'
+        '[[value]]\nid = "hi"\ntable = "t"\nrow = "r"\nvalue = 0.5\nunit = "JFI"\n'
+        'measured = "m"\nlocation = "l"\nexplanation = "e"\nclaim = "above"\nsweep = "g"\n'
+        'metric = "metrics.jfi"\nregion = { "flows.1.rtt" = ["40ms", "80ms"] }\n'
+        '[[value]]\nid = "diff"\ntable = "t"\nrow = "r"\nvalue = 0.0\nunit = "JFI"\n'
+        'measured = "m"\nlocation = "l"\nexplanation = "e"\nclaim = "within"\nsweep = "g"\n'
+        'metric = "metrics.jfi"\nregion = { "bottleneck.buffer" = ["1bdp", "1bdp"] }\n'
+        'versus = { region = { "bottleneck.buffer" = ["0.5bdp", "0.5bdp"] } }\n'
+    )
+    st = rp.load_study("mini", tmp_path)
+    ran = rp.run_study(st, "sim", True, tmp_path / "store", jobs=1)
+    t = Store(tmp_path / "store").table(sweep="mini", backend="sim")
+    cell = t.groupby(["flows.1.rtt", "bottleneck.buffer"])["jfi"].mean()
+    rows = {r.ref.id: r for r in ran.rows}
+    want = cell[cell.index.get_level_values(0).isin(["40ms", "80ms"])]
+    assert rows["hi"].n == 4 and rows["hi"].mean == pytest.approx(want.mean())
+    by_buf = cell.groupby(level=1).mean()
+    assert rows["diff"].n == 3
+    assert rows["diff"].mean == pytest.approx(by_buf["1bdp"] - by_buf["0.5bdp"])
+    assert rows["hi"].verdict == rp.claim_verdict("above", 0.5, rows["hi"].mean, rows["hi"].ci)
+
+
 # --------------------------------------------------------------------------- reference files
 @pytest.mark.parametrize("name", STUDIES)
 def test_reference_file_parses_and_every_number_has_a_source_location(name):
     st = rp.load_study(name)
     assert st.references, name
-    seed = {"lab10": "seed 000", "lab11": "seed 002", "vegas": "seed 003"}[name]
+    seed = {
+        "lab10": "seed 000",
+        "lab11": "seed 002",
+        "ns2-testbed": "seed 001",
+        "vegas": "seed 003",
+    }[name]
     for ref in st.references:
         assert ref.location.startswith(seed) and "line" in ref.location, ref.id
         assert math.isfinite(ref.value) and ref.unit and ref.measured, ref.id
@@ -133,13 +216,21 @@ def test_every_point_names_axis_values_of_its_sweep(name, quick):
         for key, val in ref.point.items():
             assert key in sw.axes, (ref.id, key)
             assert str(val) in [str(v) for v in sw.axes[key]], (ref.id, key, val)
+        # a claim's region (and its versus) must hold grid values on every axis it bounds
+        regions = [ref.region] + ([ref.versus["region"]] if ref.versus else [])
+        for region in regions:
+            for key in region:
+                assert any(rp._in_region({key: v}, {key: region[key]}) for v in sw.axes[key]), (
+                    ref.id,
+                    key,
+                )
 
 
 def test_seed_numbers_are_transcribed_whole():
     """The counts the issue names: Lab 10's five results plus the worked example, Lab 11's
     nine pairs, seed 003 Table 3 (13 rows x 6 cells) and Table 4 (13 x 4)."""
     counts = {n: len(rp.load_study(n).references) for n in STUDIES}
-    assert counts == {"lab10": 6, "lab11": 18, "vegas": 13 * 6 + 13 * 4}
+    assert counts == {"lab10": 6, "lab11": 18, "ns2-testbed": 40, "vegas": 13 * 6 + 13 * 4}
 
 
 def test_list_shows_all_six_studies():
@@ -148,7 +239,7 @@ def test_list_shows_all_six_studies():
     lines = r.output.splitlines()
     for name in ("lab10", "lab11", "vegas", "ns2-testbed", "cubic-fig8", "cubic-fig9"):
         assert any(ln.startswith(name + " ") for ln in lines), name
-    assert sum("not yet transcribed" in ln for ln in lines) == 3
+    assert sum("not yet transcribed" in ln for ln in lines) == 2
 
 
 # --------------------------------------------------------------------------- end to end
@@ -190,7 +281,11 @@ def test_quick_vegas_end_to_end(tmp_path):
         pytest.param(["repro", "lab12"], ["lab12", "allowed", "lab10", "all"], id="unknown-study"),
         pytest.param(
             ["repro", "cubic-fig8"],
-            ["cubic-fig8", "not yet transcribed", "allowed now: lab10, lab11, vegas, all, list"],
+            [
+                "cubic-fig8",
+                "not yet transcribed",
+                "allowed now: lab10, lab11, ns2-testbed, vegas, all, list",
+            ],
             id="pending",
         ),
         pytest.param(["repro", "vegas", "-j", "0"], ["-j 0", "≥ 1"], id="jobs-zero"),
@@ -240,6 +335,27 @@ def test_output_that_is_a_file_fails_and_is_left_alone(tmp_path):
             "[study]\nname='x'\ntitle='x'\nsource='s'\nsweeps={}\n[[value]]\nid='a'\nvalu=1\n",
             ["unknown key(s) valu", "allowed"],
             id="typo-key",
+        ),
+        pytest.param(
+            "[study]\nname='x'\ntitle='x'\nsource='s'\nsweeps={}\n[[value]]\nid='a'\nvalue=1\n"
+            "table='t'\nrow='r'\nunit='u'\nmeasured='m'\nlocation='l'\nexplanation='e'\n"
+            "expressible=false\nclaim='under'\n",
+            ["value 'a'", "claim 'under'", "allowed: below, above, within"],
+            id="claim-word",
+        ),
+        pytest.param(
+            "[study]\nname='x'\ntitle='x'\nsource='s'\nsweeps={}\n[[value]]\nid='a'\nvalue=1\n"
+            "table='t'\nrow='r'\nunit='u'\nmeasured='m'\nlocation='l'\nexplanation='e'\n"
+            "expressible=false\nclaim='below'\nregion={'flows.1.rtt'=['400ms','300ms']}\n",
+            ["region", "flows.1.rtt", "[low, high]"],
+            id="region-reversed",
+        ),
+        pytest.param(
+            "[study]\nname='x'\ntitle='x'\nsource='s'\nsweeps={}\n[[value]]\nid='a'\nvalue=1\n"
+            "table='t'\nrow='r'\nunit='u'\nmeasured='m'\nlocation='l'\nexplanation='e'\n"
+            "expressible=false\nregion={}\n",
+            ["region needs a claim"],
+            id="region-no-claim",
         ),
     ],
 )

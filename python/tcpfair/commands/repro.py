@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from . import UserError, friendly_errors
 
 if TYPE_CHECKING:
-    from ..repro import Row, Study
+    from ..repro import Row, Study, StudyRun
 
 
 @click.command()
@@ -34,6 +34,20 @@ if TYPE_CHECKING:
     default=None,
     help="Also write every study's Markdown table into this file.",
 )
+@click.option(
+    "--against",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="A second results store holding the same sweep (e.g. run on the kernel backend): "
+    "draw seed 001's difference surface W = |A − B| − 2σ(B) of each surface plot's metric, "
+    "A = this run, B = that store.",
+)
+@click.option(
+    "--figures/--no-figures",
+    default=True,
+    show_default=True,
+    help="Draw each sweep's [[plots]] (the source's figures) into <results>/figures/<sweep>/.",
+)
 @click.option("--progress/--no-progress", default=True, show_default=True)
 @friendly_errors
 def repro(
@@ -43,6 +57,8 @@ def repro(
     jobs: int | None,
     output: Path | None,
     markdown: Path | None,
+    against: Path | None,
+    figures: bool,
     progress: bool,
 ) -> None:
     """Run a source study and print its published numbers beside ours with a verdict
@@ -63,6 +79,8 @@ def repro(
 
     if markdown is not None:  # before any run: a bad path fails now, not after an hour
         check_file_target(markdown, force=True, option="--markdown")
+    if against is not None and not (against / "catalog.sqlite").is_file():
+        raise UserError(f"--against {against}: not a results store (no catalog.sqlite in it)")
     from ..store import StoreError
     from ..sweep import SweepError
 
@@ -71,12 +89,14 @@ def repro(
         store = output or Path("results") / f"repro-{st.name}{'-quick' if quick else ''}"
         check_store_target(store, option="-o" if output is not None else "results folder")
         try:
-            rows = rp.run_study(st, backend, quick, store, jobs=jobs, progress=progress)
+            ran = rp.run_study(st, backend, quick, store, jobs=jobs, progress=progress)
+            extra = _figures(ran, against) if figures or against is not None else []
         except (SweepError, StoreError, rp.ReproError) as e:
             raise UserError(str(e)) from None
+        rows = ran.rows
         header = _header(st, backend, quick)
         _print(st, rows, header)
-        md = rp.to_markdown(st, rows, header)
+        md = rp.to_markdown(st, rows, header) + "".join(f"\n{line}\n" for line in extra)
         suffix = "-quick" if quick else ""
         for ext, text in (("csv", rp.to_csv(rows)), ("md", md)):
             _write(store / f"repro-{st.name}{suffix}.{ext}", text, "-o")
@@ -85,6 +105,76 @@ def repro(
     if markdown is not None:
         _write(markdown, _page(pages, study, backend, quick), "--markdown")
         click.echo(f"markdown: {markdown}")
+
+
+def _figures(ran: StudyRun, against: Path | None) -> list[str]:
+    """Draw each sweep's [[plots]]; with ``against``, each surface plot's difference surface
+    W against that store. Returns lines for the Markdown (what was drawn, W's summary)."""
+    from .sweep import draw_plots
+
+    lines: list[str] = []
+    root = ran.store.root
+    for sw in ran.sweeps.values():
+        if sw.plots:
+            out = root / "figures" / sw.name
+            paths = draw_plots(ran.store, sw.name, ran.backend, sw.plots, out, ["png"])
+            click.echo(f"figures: {out} ({len(paths)} files)")
+            lines.append(
+                f"Figures ({sw.name}): `<results>/figures/{sw.name}/`, {len(paths)} files."
+            )
+        if against is not None:
+            lines += _difference(ran, sw, against)
+    return lines
+
+
+def _difference(ran: StudyRun, sw: Any, against: Path) -> list[str]:
+    """W = |A − B| − 2σ(B) of each surface plot of ``sw`` (A: this run, B: ``against``)."""
+    from ..compare import compare, summary_lines
+    from ..outputs import publish_figures
+    from ..store import Store
+
+    surfaces = [p for p in sw.plots if p.kind == "surface"]
+    if not surfaces:
+        return []
+    axes = ran.store.sweep_axes(sw.name, ran.backend)
+    sb = Store(against, readonly=True)
+    match = [(n, b) for n, b in sb.sweeps() if set(sb.sweep_axes(n, b)) == set(axes)]
+    if len(match) != 1:
+        have = ", ".join(f"{n} ({b})" for n, b in sb.sweeps()) or "none"
+        raise UserError(
+            f"--against {against}: needs exactly one sweep with the axes {', '.join(axes)} "
+            f"(as {sw.name}); it has: {have}"
+        )
+    nb, bb = match[0]
+    ta = ran.store.table(sweep=sw.name, backend=ran.backend)
+    tb = sb.table(sweep=nb, backend=bb)
+    labels = (f"{sw.name}/{ran.backend}", f"{nb}/{bb}")
+    lines: list[str] = []
+    for p in surfaces:
+        try:
+            c = compare(ta, tb, p.metric, axes, sb.sweep_axes(nb, bb), labels=labels)
+        except ValueError as e:
+            raise UserError(f"--against {against}: {e}") from None
+        if c.n_points == 0:
+            raise UserError(f"--against {against}: no point of {nb} matches a point of {sw.name}")
+        out = ran.store.root / "figures" / f"compare-{sw.name}-vs-{nb}"
+        paths = publish_figures(_drawer(c, p.x, p.y), out, force=True, option="--against")
+        click.echo(f"difference surfaces: {out} ({len(paths)} files)")
+        summary = summary_lines(c)
+        for line in summary:
+            click.echo(line)
+        lines.append(f"Difference surface against `{against}` ({p.metric}): " + "; ".join(summary))
+    return lines
+
+
+def _drawer(c: Any, x: str, y: str) -> Any:
+    """A figure-drawing callback for outputs.publish_figures: W of ``c`` over x × y."""
+    from ..surfaces import difference_figure
+
+    def draw(d: Path) -> list[Path]:
+        return difference_figure(c, x, y, d, ["png"])
+
+    return draw
 
 
 def _write(path: Path, text: str, option: str) -> None:
