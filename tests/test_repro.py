@@ -242,6 +242,56 @@ def test_list_shows_all_six_studies():
     assert sum("not yet transcribed" in ln for ln in lines) == 2
 
 
+# --------------------------------------------------------------------------- kernel backend
+def test_kernel_rows_scale_refuse_or_skip_with_a_note():
+    refs = [
+        _ref("thr", 9.38, sweep="s", rel_tolerance=0.1, kernel_scale=200.0, kernel_note="1/200"),
+        _ref("retx", 994.0, sweep="s", kernel_expressible=False, kernel_note="counts"),
+        _ref("gone", 0.9, sweep="t", tolerance=0.02),
+        _ref("jfi", 0.99, sweep="s", tolerance=0.02),
+    ]
+    vals = {"thr": [9.2, 9.4], "retx": [10.0], "jfi": [0.98]}
+    rows = {
+        r.ref.id: r for r in rp.compare(_study(refs), vals, None, "kernel", {"t": "Not run: why."})
+    }
+    assert (
+        rows["thr"].verdict == "reproduced" and "ours × 200" in rp.cells(rows["thr"])["explanation"]
+    )
+    assert rows["retx"].verdict == "not expressible" and "counts" in rows["retx"].note
+    assert rows["gone"].verdict == "not run" and rows["gone"].note == "Not run: why."
+    assert rows["jfi"].verdict == "reproduced" and rows["jfi"].note == ""
+    # the same rows on the simulator: no notes, retx compared
+    sim = {r.ref.id: r for r in rp.compare(_study(refs), vals)}
+    assert sim["retx"].verdict == "differs" and sim["thr"].note == ""
+
+
+@pytest.mark.parametrize("name", STUDIES)
+def test_kernel_versions_compare_like_with_like(name):
+    """On the kernel backend (scaled rates) a throughput row must be scaled back or marked
+    not comparable — never compared raw — and its kernel point must exist in the kernel
+    sweep; a sweep without a kernel version says why."""
+    from tcpfair.sweep import load_sweep
+
+    st = rp.load_study(name)
+    if not st.on_kernel():
+        assert st.kernel_note, name  # why the study is refused
+        return
+    for key, files in st.sweeps.items():
+        assert "kernel" in files or files.get("kernel_why"), (name, key)
+    for ref in st.references:
+        if ref.sweep is None or not ref.expressible or "kernel" not in st.sweeps[ref.sweep]:
+            continue
+        sw = load_sweep(st.sweep_file(ref.sweep, False, "kernel"))
+        rate = str(sw.base["bottleneck"]["rate"])
+        full = str(load_sweep(st.sweep_file(ref.sweep, False)).base["bottleneck"]["rate"])
+        if ref.unit in ("Gbit/s", "Mbit/s", "bit/s", "segments") and rate != full:
+            assert ref.kernel_scale != 1.0 or not ref.kernel_expressible, ref.id
+        if not ref.kernel_expressible:
+            continue
+        for k, v in (ref.kernel_point or ref.point).items():
+            assert str(v) in [str(x) for x in sw.axes[k]], (ref.id, k, v)
+
+
 # --------------------------------------------------------------------------- end to end
 def test_quick_vegas_end_to_end(tmp_path):
     out = tmp_path / "store"
@@ -292,9 +342,14 @@ def test_quick_vegas_end_to_end(tmp_path):
         pytest.param(["repro", "vegas", "--backend", "ns3"], ["--backend", "sim"], id="backend"),
         pytest.param(["repro"], ["STUDY"], id="no-study"),
         pytest.param(
-            ["repro", "lab10", "--backend", "kernel", "-o", "st"],
-            ["'lab10'", "no kernel-backend version", "allowed: --backend sim"],
-            id="kernel-not-yet",
+            ["repro", "vegas", "--backend", "kernel", "-o", "st"],
+            ["'vegas'", "cannot run on the kernel backend", "ns-2", "allowed: --backend sim"],
+            id="kernel-refused",
+        ),
+        pytest.param(
+            ["repro", "lab10", "--sweep", "p9", "-o", "st"],
+            ["--sweep p9", "'lab10'", "allowed: rr, rb, p8, single"],
+            id="unknown-sweep-key",
         ),
     ],
 )

@@ -34,7 +34,7 @@ import json
 import math
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -90,9 +90,13 @@ _ROW_KEYS = {
     "claim",
     "region",
     "versus",
+    "kernel_scale",
+    "kernel_expressible",
+    "kernel_note",
+    "kernel_point",
 }
 CLAIMS = {"below": "<", "above": ">", "within": "|x| ≤"}
-SWEEP_KINDS = {"full", "quick", "kernel"}
+SWEEP_KINDS = {"full", "quick", "kernel", "kernel_why"}
 _REQUIRED = ("id", "table", "row", "value", "unit", "measured", "location", "explanation")
 
 
@@ -130,6 +134,14 @@ class Reference:
     region: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: the other side of a difference: {"point": {...}, "region": {...}} (None: no difference)
     versus: dict[str, dict[str, Any]] | None = None
+    #: on the kernel backend (scaled-down runs): the factor our value is multiplied by
+    #: before comparing (e.g. a throughput of a 1/200-rate run × 200), whether the row is
+    #: comparable at all, and what the table says about it
+    kernel_scale: float = 1.0
+    kernel_expressible: bool = True
+    kernel_note: str = ""
+    #: the point on the kernel backend, when its scaled sweep names it differently
+    kernel_point: dict[str, Any] = field(default_factory=dict)
 
     def allowed(self) -> float:
         """The half-width within which our mean reproduces the value: the source's own
@@ -156,18 +168,27 @@ class Study:
     references: tuple[Reference, ...]
     #: the source's set-up as it states it, with locations (shown above the table)
     setup: tuple[str, ...] = ()
+    #: how the kernel-backend versions are scaled (shown in the table's header), or why
+    #: the study cannot run on the kernel backend when none of its sweeps has a version
+    kernel_note: str = ""
 
-    def sweep_file(self, key: str, quick: bool, backend: str = "sim") -> Path:
+    def on_kernel(self) -> bool:
+        """Whether any sweep has a kernel-backend version."""
+        return any("kernel" in files for files in self.sweeps.values())
+
+    def sweep_file(self, key: str, quick: bool, backend: str = "sim") -> Path | None:
         """The sweep file to run: on the kernel backend the study's scaled ``kernel``
-        version (ReproError when it has none), else the full or quick one."""
+        version — None for a sweep without one (its rows are not run; ``kernel_why`` says
+        why), ReproError when no sweep has one — else the full or quick one."""
         if backend == "kernel":
-            if "kernel" not in self.sweeps[key]:
+            if not self.on_kernel():
+                why = self.kernel_note or "none of its sweeps has a kernel-backend version"
                 raise ReproError(
-                    f"study {self.name!r} has no kernel-backend version of its sweep {key!r} "
-                    "yet (study.sweeps.<key>.kernel: scaled rates the kernel backend can "
-                    "hold); allowed: --backend sim"
+                    f"study {self.name!r} cannot run on the kernel backend: {why}; "
+                    "allowed: --backend sim"
                 )
-            return self.directory / self.sweeps[key]["kernel"]
+            f = self.sweeps[key].get("kernel")
+            return self.directory / f if f else None
         return self.directory / self.sweeps[key]["quick" if quick else "full"]
 
 
@@ -180,6 +201,8 @@ class Row:
     mean: float = math.nan
     ci: float = math.nan
     verdict: str = "not run"
+    #: what the table adds to the explanation (e.g. how a kernel-backend value was scaled)
+    note: str = ""
 
     @property
     def difference(self) -> float:
@@ -328,8 +351,8 @@ def _study(raw: dict[str, Any], path: Path) -> Study:
             raise ReproError(
                 f"{path}: study.sweeps.{key} needs 'full' and 'quick' (and may have 'kernel')"
             )
-        for f in files.values():
-            if not (path.parent / f).is_file():
+        for kind, f in files.items():
+            if kind != "kernel_why" and not (path.parent / f).is_file():
                 raise ReproError(f"{path}: study.sweeps.{key}: no file {path.parent / f}")
     values = raw.get("value", [])
     refs = tuple(_reference(v, i, path, set(sweeps)) for i, v in enumerate(values))
@@ -347,6 +370,7 @@ def _study(raw: dict[str, Any], path: Path) -> Study:
         quick_note=str(st.get("quick", "")),
         references=refs,
         setup=tuple(str(d) for d in st.get("setup", [])),
+        kernel_note=str(st.get("kernel", "")),
     )
 
 
@@ -400,7 +424,27 @@ def _reference(v: Any, i: int, path: Path, sweeps: set[str]) -> Reference:
         inputs=tuple(float(x) for x in v.get("inputs", [])),
         **claim,
         **opt,
+        **_kernel_fields(v, where),
     )
+
+
+def _kernel_fields(v: dict[str, Any], where: str) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "kernel_note": str(v.get("kernel_note", "")),
+        "kernel_point": dict(v.get("kernel_point", {})),
+    }
+    if "kernel_scale" in v:
+        k = v["kernel_scale"]
+        if not isinstance(k, int | float) or isinstance(k, bool) or not k > 0:
+            raise ReproError(f"{where}: kernel_scale {k!r}; allowed: a number > 0")
+        out["kernel_scale"] = float(k)
+    if "kernel_expressible" in v:
+        out["kernel_expressible"] = bool(v["kernel_expressible"])
+    if (out.get("kernel_scale", 1.0) != 1.0 or not out.get("kernel_expressible", True)) and not out[
+        "kernel_note"
+    ]:
+        raise ReproError(f"{where}: kernel_scale/kernel_expressible need a kernel_note (why)")
+    return out
 
 
 def _region(raw: Any, where: str) -> dict[str, tuple[str, str]]:
@@ -541,16 +585,21 @@ def compare(
     study: Study,
     values: dict[str, list[float]],
     claims: dict[str, tuple[list[float], list[float] | None]] | None = None,
+    backend: str = "sim",
+    skipped: dict[str, str] | None = None,
 ) -> list[Row]:
     """Rows with means, CIs and verdicts from each reference's per-run values (``values``:
-    reference id → values; missing means not run) and each claim row's cell means
-    (``claims``: id → (region cells, versus cells or None))."""
+    reference id → values, already scaled; missing means not run) and each claim row's cell
+    means (``claims``: id → (region cells, versus cells or None)). On the kernel backend a
+    row that is not comparable there is ``not expressible``, and rows of the ``skipped``
+    sweeps (key → why) are ``not run``; the table's note says why."""
     from .aggregate import mean_std_ci
     from .metrics import jain
 
     rows: list[Row] = []
     for ref in study.references:
-        row = Row(ref)
+        ref, note = _on_backend(ref, backend, skipped or {})
+        row = Row(ref, note=note)
         if ref.compute == "jain":
             row.n, row.mean, row.ci = 1, jain(list(ref.inputs)), 0.0
         elif ref.claim is not None and ref.expressible:
@@ -576,6 +625,21 @@ def compare(
             row.ref.expressible,
         )
     return rows
+
+
+def _on_backend(ref: Reference, backend: str, skipped: dict[str, str]) -> tuple[Reference, str]:
+    """The reference as it is compared on ``backend`` and the note the table shows."""
+    if ref.compute is not None or not ref.expressible:
+        return ref, ""
+    if ref.sweep in skipped:
+        return ref, skipped[ref.sweep]
+    if backend != "kernel":
+        return ref, ""
+    if not ref.kernel_expressible:
+        return replace(ref, expressible=False), f"Kernel backend: {ref.kernel_note}."
+    if ref.kernel_scale != 1.0:
+        return ref, f"Kernel backend: {ref.kernel_note} (ours × {ref.kernel_scale:g})."
+    return ref, ""
 
 
 def _trend(row: Row, groups: dict[str, list[Row]]) -> bool | None:
@@ -642,7 +706,7 @@ def cells(row: Row) -> dict[str, str]:
         "n": str(row.n),
         "difference": fmt(row.difference) if math.isfinite(row.mean) else "–",
         "verdict": row.verdict,
-        "explanation": row.ref.explanation,
+        "explanation": f"{row.note} {row.ref.explanation}" if row.note else row.ref.explanation,
         "location": row.ref.location,
     }
 
@@ -700,15 +764,35 @@ def run_study(
     output: Path,
     jobs: int | None = None,
     progress: bool = False,
+    only: Sequence[str] | None = None,
 ) -> StudyRun:
-    """Run (or resume) the study's sweeps into the store at ``output`` and compare."""
+    """Run (or resume) the study's sweeps (``only`` these keys, if given) into the store at
+    ``output`` and compare; rows of the sweeps not run say why."""
     from .executors import run_sweep
     from .sweep import load_sweep
 
     values: dict[str, list[float]] = {}
     claims: dict[str, tuple[list[float], list[float] | None]] = {}
+    unknown = sorted(set(only or ()) - set(study.sweeps))
+    if unknown:
+        raise ReproError(
+            f"--sweep {', '.join(unknown)}: study {study.name!r} has no such sweep; allowed: "
+            + ", ".join(study.sweeps)
+        )
     files = {key: study.sweep_file(key, quick, backend) for key in study.sweeps}  # all first
-    sweeps = {key: load_sweep(files[key]) for key in study.sweeps}
+    skipped = {
+        key: "Not run on the kernel backend: "
+        + study.sweeps[key].get("kernel_why", "no kernel-backend version")
+        + "."
+        for key, f in files.items()
+        if f is None
+    }
+    for key in study.sweeps:
+        if only and key not in only and key not in skipped:
+            skipped[key] = "Not run: left out by --sweep."
+    sweeps = {
+        key: load_sweep(f) for key, f in files.items() if f is not None and key not in skipped
+    }
     store: Any = None
     for key, sw in sweeps.items():
         rep = run_sweep(sw, backend=backend, jobs=jobs, output=output, progress=progress)
@@ -717,8 +801,11 @@ def run_study(
         for ref in study.references:
             if ref.sweep != key or not ref.expressible or ref.compute is not None:
                 continue
+            if backend == "kernel" and ref.kernel_point:
+                ref = replace(ref, point=ref.kernel_point)
             if ref.claim is not None:
                 claims[ref.id] = claim_cells(table, rep.store, rep.backend, ref)
             else:
-                values[ref.id] = run_values(table, rep.store, rep.backend, ref)
-    return StudyRun(compare(study, values, claims), store, backend, sweeps)
+                scale = ref.kernel_scale if backend == "kernel" else 1.0
+                values[ref.id] = [x * scale for x in run_values(table, rep.store, backend, ref)]
+    return StudyRun(compare(study, values, claims, backend, skipped), store, backend, sweeps)

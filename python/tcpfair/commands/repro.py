@@ -48,6 +48,14 @@ if TYPE_CHECKING:
     show_default=True,
     help="Draw each sweep's [[plots]] (the source's figures) into <results>/figures/<sweep>/.",
 )
+@click.option(
+    "--sweep",
+    "only",
+    multiple=True,
+    metavar="KEY",
+    help="Run only this sweep of the study (repeatable; keys as in its reference.toml); "
+    "the other rows are 'not run'.",
+)
 @click.option("--progress/--no-progress", default=True, show_default=True)
 @friendly_errors
 def repro(
@@ -59,6 +67,7 @@ def repro(
     markdown: Path | None,
     against: Path | None,
     figures: bool,
+    only: tuple[str, ...],
     progress: bool,
 ) -> None:
     """Run a source study and print its published numbers beside ours with a verdict
@@ -86,10 +95,11 @@ def repro(
 
     pages: list[str] = []
     for st in studies:
-        store = output or Path("results") / f"repro-{st.name}{'-quick' if quick else ''}"
+        suffix = _suffix(backend, quick)
+        store = output or Path("results") / f"repro-{st.name}{suffix}"
         check_store_target(store, option="-o" if output is not None else "results folder")
         try:
-            ran = rp.run_study(st, backend, quick, store, jobs=jobs, progress=progress)
+            ran = rp.run_study(st, backend, quick, store, jobs, progress, only)
             extra = _figures(ran, against) if figures or against is not None else []
         except (SweepError, StoreError, rp.ReproError) as e:
             raise UserError(str(e)) from None
@@ -97,7 +107,6 @@ def repro(
         header = _header(st, backend, quick)
         _print(st, rows, header)
         md = rp.to_markdown(st, rows, header) + "".join(f"\n{line}\n" for line in extra)
-        suffix = "-quick" if quick else ""
         for ext, text in (("csv", rp.to_csv(rows)), ("md", md)):
             _write(store / f"repro-{st.name}{suffix}.{ext}", text, "-o")
         click.echo(f"tables: {store}/repro-{st.name}{suffix}.csv, .md")
@@ -187,9 +196,18 @@ def _write(path: Path, text: str, option: str) -> None:
     write_file(path, fill, force=True, option=option)
 
 
+def _suffix(backend: str, quick: bool) -> str:
+    """Results and table names: ``-kernel`` (its own scaled version), ``-quick`` or none."""
+    return "-kernel" if backend == "kernel" else "-quick" if quick else ""
+
+
 def _header(st: Study, backend: str, quick: bool) -> str:
-    note = st.quick_note
-    mode = f"--quick ({note})" if quick else "the full study"
+    if backend == "kernel":
+        mode = f"its kernel-backend version, {st.kernel_note}"
+    elif quick:
+        mode = f"--quick ({st.quick_note})"
+    else:
+        mode = "the full study"
     return f"Backend {backend}, {mode}; ours: mean ± 95 % CI over repeats."
 
 
