@@ -5,7 +5,7 @@ files (a full and a ``--quick`` version of each) and transcribes every number th
 prints as a ``[[value]]`` row: where it stands in the source, what was measured, the value
 and unit, the source's scatter where it states one, and how to compute the same quantity
 from our runs (``sweep``, ``point``, ``metric``, ``scale``). Running a study runs its sweeps
-(resumable: ``executors.run_sweep``), computes each row's metric per run from the run's
+(resumable: ``orchestrate.run_sweep``), computes each row's metric per run from the run's
 ``summary.json``, aggregates over repeats (mean ± 95 % CI) and gives each row a verdict
 (``verdict``: a pure function).
 
@@ -768,7 +768,7 @@ def run_study(
 ) -> StudyRun:
     """Run (or resume) the study's sweeps (``only`` these keys, if given) into the store at
     ``output`` and compare; rows of the sweeps not run say why."""
-    from .executors import run_sweep
+    from .orchestrate import run_sweep
     from .sweep import load_sweep
 
     values: dict[str, list[float]] = {}
