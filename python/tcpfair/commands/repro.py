@@ -100,7 +100,8 @@ def repro(
         check_store_target(store, option="-o" if output is not None else "results folder")
         try:
             ran = rp.run_study(st, backend, quick, store, jobs, progress, only)
-            extra = _figures(ran, against) if figures or against is not None else []
+            pics = None if markdown is None else (markdown.parent, "figures/repro")
+            extra = _figures(ran, against, pics) if figures or against is not None else []
         except (SweepError, StoreError, rp.ReproError) as e:
             raise UserError(str(e)) from None
         rows = ran.rows
@@ -116,9 +117,12 @@ def repro(
         click.echo(f"markdown: {markdown}")
 
 
-def _figures(ran: StudyRun, against: Path | None) -> list[str]:
+def _figures(ran: StudyRun, against: Path | None, page: tuple[Path, str] | None) -> list[str]:
     """Draw each sweep's [[plots]]; with ``against``, each surface plot's difference surface
-    W against that store. Returns lines for the Markdown (what was drawn, W's summary)."""
+    W against that store. Returns lines for the Markdown (what was drawn, W's summary); with
+    ``page`` (the Markdown's folder, a folder under it) the PNGs are copied there and shown."""
+    import shutil
+
     from .sweep import draw_plots
 
     lines: list[str] = []
@@ -131,6 +135,12 @@ def _figures(ran: StudyRun, against: Path | None) -> list[str]:
             lines.append(
                 f"Figures ({sw.name}): `<results>/figures/{sw.name}/`, {len(paths)} files."
             )
+            if page is not None:
+                rel = f"{page[1]}/{sw.name}"
+                (page[0] / rel).mkdir(parents=True, exist_ok=True)
+                for png in sorted(q for q in paths if q.suffix == ".png"):
+                    shutil.copyfile(png, page[0] / rel / png.name)
+                    lines.append(f"![{png.stem}]({rel}/{png.name})")
         if against is not None:
             lines += _difference(ran, sw, against)
     return lines
@@ -229,8 +239,15 @@ def _page(pages: list[str], study: str, backend: str, quick: bool) -> str:
         "the t interval is wide, so read `n`); else `trend` when the row's ordering among "
         "its group (e.g. CUBIC/Reno/BBR) or its side of a baseline (ratio > 1) holds; else "
         "`differs`; `not expressible` when our runs do not record the quantity; `not run` "
-        "when no run covered it. `--quick` numbers are first looks, not the study as "
-        "published.\n\n"
+        "when no run covered it. A source that states a region of a surface in words "
+        "(seed 001) is transcribed as a *claim* row: the threshold we read the words by "
+        "(in its explanation), a region of the grid, and the side the source puts it on "
+        "(source column `< 0.9`, `> 0`, `|x| ≤ 0.05`); ours is the mean over the region's "
+        "grid cells of each cell's mean over repeats (or the difference of two such means), "
+        "`reproduced` when its 95 % CI over the cells lies wholly on that side, `trend` "
+        "when only the mean does. `--quick` numbers are first looks, not the study as "
+        "published; `--backend kernel` runs each study's scaled kernel version (said in "
+        "its header and on each scaled row).\n\n"
     )
     return intro + "\n".join(pages)
 
