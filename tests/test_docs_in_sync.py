@@ -80,6 +80,18 @@ def test_validation_vegas_table3_rows(x2):
     )
 
 
+@pytest.mark.parametrize("x2", [60, 1])
+def test_validation_vegas_ns2_rows(x2):
+    t3 = _block("validation.md", "validation-vegas-ns2-t3").get(str(x2))
+    assert t3 == docgen.vegas_ns2_t3_row(x2), STALE.format(
+        page="validation.md", id="validation-vegas-ns2-t3"
+    )
+    t4 = _block("validation.md", "validation-vegas-ns2-t4").get(str(x2))
+    assert t4 == docgen.vegas_ns2_t4_row(x2), STALE.format(
+        page="validation.md", id="validation-vegas-ns2-t4"
+    )
+
+
 def test_performance_packet_counts():
     """Bottleneck packets (column 5) and utilization (column 8) are deterministic; the
     wall-clock columns are not compared."""

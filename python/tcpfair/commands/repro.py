@@ -80,8 +80,16 @@ def repro(
             return
         names = rp.study_names() if study == "all" else [study]
         studies = [rp.load_study(n) for n in names]
+        if study != "all":  # before any run: a refused study fails now, not after an hour
+            for st in studies:
+                st.sweep_file(next(iter(st.sweeps)), quick, backend)
     except rp.ReproError as e:
         raise UserError(str(e)) from None
+    if backend == "kernel" and study == "all":
+        for st in studies:
+            if not st.on_kernel():
+                click.echo(f"skipped {st.name}: not on the kernel backend ({st.kernel_note})")
+        studies = [st for st in studies if st.on_kernel()]
     if jobs is not None and jobs < 1:
         raise UserError(f"-j {jobs}: must be a whole number ≥ 1")
     from ..outputs import check_file_target, check_store_target
