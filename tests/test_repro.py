@@ -351,6 +351,11 @@ def test_quick_vegas_end_to_end(tmp_path):
             ["--sweep p9", "'lab10'", "allowed: rr, rb, p8, single"],
             id="unknown-sweep-key",
         ),
+        pytest.param(
+            ["repro", "vegas", "--quick", "-o", "st", "--against", "nowhere"],
+            ["--against nowhere", "not a results store"],
+            id="against-not-a-store",
+        ),
     ],
 )
 def test_bad_options_fail_in_one_line(args, mentions, tmp_path):
