@@ -291,7 +291,8 @@ class _Progress:
             TextColumn("{task.description}"),
             BarColumn(),
             TextColumn(
-                "[green]{task.fields[ok]} done[/] [red]{task.fields[bad]} failed[/] {task.fields[left]} left"
+                "[green]{task.fields[ok]} done[/] [red]{task.fields[bad]} failed[/] "
+                "{task.fields[left]} left"
             ),
             TimeElapsedColumn(),
             TextColumn("ETA"),
