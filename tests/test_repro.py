@@ -265,6 +265,24 @@ def test_kernel_rows_scale_refuse_or_skip_with_a_note():
     assert sim["retx"].verdict == "differs" and sim["thr"].note == ""
 
 
+def test_runs_graded_invalid_are_named_in_the_row():
+    import pandas as pd
+
+    t = pd.DataFrame(
+        {
+            "status": ["done", "done", "done", "failed"],
+            "flows.0.cca": ["reno", "reno", "bbr", "reno"],
+            "valid": [1, 0, 0, 0],
+            "failed_checks": [None, "emulator.lateness_max, rtt.flows.0", "x", None],
+        }
+    )
+    note = rp.invalid_note(t, _ref("a", 1.0, point={"flows.0.cca": "reno"}))
+    assert note.startswith("1 of 2 runs graded invalid") and "rtt.flows.0" in note
+    assert rp.invalid_note(t, _ref("b", 1.0, point={"flows.0.cca": "cubic"})) == ""
+    rows = rp.compare(_study([_ref("a", 1.0, tolerance=0.1)]), {"a": [1.0]}, flags={"a": note})
+    assert rows[0].note == note and rp.cells(rows[0])["explanation"].startswith("1 of 2")
+
+
 @pytest.mark.parametrize("name", STUDIES)
 def test_kernel_versions_compare_like_with_like(name):
     """On the kernel backend (scaled rates) a throughput row must be scaled back or marked

@@ -538,6 +538,28 @@ def run_values(table: Any, store: Any, backend: str, ref: Reference) -> list[flo
     return out
 
 
+def invalid_note(table: Any, ref: Reference) -> str:
+    """How many finished runs behind ``ref`` the backend graded invalid (its accuracy checks,
+    e.g. the kernel backend's emulator lateness), and which checks: they count, and say so."""
+    recs = [
+        r
+        for r in table.to_dict("records")
+        if r.get("status") == "done"
+        and _matches(r, ref.point)
+        and (ref.claim is None or _in_region(r, ref.region))
+    ]
+    bad = [r for r in recs if r.get("valid") == 0]
+    if not bad:
+        return ""
+    checks = sorted(
+        {c.strip() for r in bad for c in str(r.get("failed_checks") or "").split(",")} - {""}
+    )
+    return (
+        f"{len(bad)} of {len(recs)} runs graded invalid by the backend's checks "
+        f"({', '.join(checks) or 'unnamed'}); they are counted."
+    )
+
+
 def _in_region(rec: dict[str, Any], region: dict[str, tuple[str, str]]) -> bool:
     from .aggregate import axis_numeric
 
@@ -587,19 +609,22 @@ def compare(
     claims: dict[str, tuple[list[float], list[float] | None]] | None = None,
     backend: str = "sim",
     skipped: dict[str, str] | None = None,
+    flags: dict[str, str] | None = None,
 ) -> list[Row]:
     """Rows with means, CIs and verdicts from each reference's per-run values (``values``:
     reference id → values, already scaled; missing means not run) and each claim row's cell
     means (``claims``: id → (region cells, versus cells or None)). On the kernel backend a
     row that is not comparable there is ``not expressible``, and rows of the ``skipped``
-    sweeps (key → why) are ``not run``; the table's note says why."""
+    sweeps (key → why) are ``not run``; the table's note says why, and ``flags`` (id → text,
+    e.g. runs graded invalid) are added to it."""
     from .aggregate import mean_std_ci
     from .metrics import jain
 
     rows: list[Row] = []
     for ref in study.references:
         ref, note = _on_backend(ref, backend, skipped or {})
-        row = Row(ref, note=note)
+        flag = (flags or {}).get(ref.id, "")
+        row = Row(ref, note=f"{note} {flag}".strip())
         if ref.compute == "jain":
             row.n, row.mean, row.ci = 1, jain(list(ref.inputs)), 0.0
         elif ref.claim is not None and ref.expressible:
@@ -773,6 +798,7 @@ def run_study(
 
     values: dict[str, list[float]] = {}
     claims: dict[str, tuple[list[float], list[float] | None]] = {}
+    flags: dict[str, str] = {}
     unknown = sorted(set(only or ()) - set(study.sweeps))
     if unknown:
         raise ReproError(
@@ -803,9 +829,12 @@ def run_study(
                 continue
             if backend == "kernel" and ref.kernel_point:
                 ref = replace(ref, point=ref.kernel_point)
+            if note := invalid_note(table, ref):
+                flags[ref.id] = note
             if ref.claim is not None:
                 claims[ref.id] = claim_cells(table, rep.store, rep.backend, ref)
             else:
                 scale = ref.kernel_scale if backend == "kernel" else 1.0
                 values[ref.id] = [x * scale for x in run_values(table, rep.store, backend, ref)]
-    return StudyRun(compare(study, values, claims, backend, skipped), store, backend, sweeps)
+    rows = compare(study, values, claims, backend, skipped, flags)
+    return StudyRun(rows, store, backend, sweeps)
