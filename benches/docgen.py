@@ -454,7 +454,11 @@ def main() -> None:
     ids = [s for s in a.only.split(",") if s] or known
     bad = [i for i in ids if i not in known]
     if bad:
-        sys.exit(f"--only: unknown table(s) {', '.join(bad)}; allowed: {', '.join(known)}")
+        print(
+            f"--only: unknown table(s) {', '.join(bad)}; allowed: {', '.join(known)}",
+            file=sys.stderr,
+        )
+        sys.exit(2)
     regenerate(ids)
 
 
