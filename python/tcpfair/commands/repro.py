@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     "--output",
     type=click.Path(path_type=Path),
     default=None,
-    help="Results directory (default: results/repro-<study>[-quick]); resumed if it "
+    help="Results directory (default: results/repro-<study>[-quick|-kernel]); resumed if it "
     "exists. Comparison tables are written into it as CSV and Markdown.",
 )
 @click.option(
