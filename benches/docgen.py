@@ -1,7 +1,7 @@
 """Docs generated, not typed: regenerate the tables of numbers in docs/ from the commands
 named next to them.
 
-    .venv/bin/python benches/docgen.py               # every generated table (~15 min, 2 cores)
+    .venv/bin/python benches/docgen.py               # everything (~45 min on 2 cores)
     .venv/bin/python benches/docgen.py --only ID,... # some of them
     .venv/bin/python benches/docgen.py --list        # the tables, their pages and commands
 
@@ -15,8 +15,9 @@ command that produces it:
 This script runs that command's work (in-process where the command is this script's own
 generator) and replaces what is between the markers. docs/reproductions.md is generated
 whole by ``tcpfair repro all --quick --markdown docs/reproductions.md`` (``--only
-reproductions``). Kernel-backend columns are recorded data (root, a quiet machine): the
-blocks say at which commit and date they were measured. tests/test_docs_in_sync.py
+reproductions``), docs/reproductions-seed001.md by the full seed 001 study (``--only
+reproductions-seed001``, ~25 min). Kernel-backend columns are recorded data (root, a
+quiet machine): the blocks say at which commit and date they were measured. tests/test_docs_in_sync.py
 regenerates a quick subset of the simulator numbers and fails when a page disagrees.
 """
 
@@ -356,24 +357,15 @@ def performance_large() -> list[str]:
 
 
 # --------------------------------------------------------------------------- registry
-def reproductions() -> list[str]:
-    """Not a block: the whole page is the command's output (written by the command)."""
+def repro_page(args: list[str], page: str) -> None:
+    """Not a block: the whole page is ``tcpfair repro ARGS --markdown docs/PAGE``'s output,
+    made into a fresh store (never runs of an older build)."""
     import tempfile
 
-    with tempfile.TemporaryDirectory() as tmp:  # a fresh store: never runs of an older build
-        cmd = [
-            str(Path(sys.executable).with_name("tcpfair")),
-            "repro",
-            "all",
-            "--quick",
-            "--no-progress",
-            "-o",
-            str(Path(tmp) / "store"),
-            "--markdown",
-            str(DOCS / "reproductions.md"),
-        ]
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [str(Path(sys.executable).with_name("tcpfair")), "repro", *args, "--no-progress"]
+        cmd += ["-o", str(Path(tmp) / "store"), "--markdown", str(DOCS / page)]
         subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
-    return []
 
 
 BLOCKS: dict[str, Block] = {
@@ -421,14 +413,20 @@ BLOCKS: dict[str, Block] = {
         performance_large,
     ),
 }
-WHOLE_PAGES = {"reproductions": ("reproductions.md", reproductions)}
+#: id → (page, ``tcpfair repro`` arguments): pages that are a command's whole output
+WHOLE_PAGES = {
+    "reproductions": ("reproductions.md", ["all", "--quick"]),
+    # seed 001 as published: 1,600 runs, ~25 min on 2 cores
+    "reproductions-seed001": ("reproductions-seed001.md", ["ns2-testbed"]),
+}
 
 
 def regenerate(ids: list[str]) -> None:
     for block_id in ids:
         if block_id in WHOLE_PAGES:
-            print(f"{block_id}: docs/{WHOLE_PAGES[block_id][0]} …", flush=True)
-            WHOLE_PAGES[block_id][1]()
+            page, args = WHOLE_PAGES[block_id]
+            print(f"{block_id}: docs/{page} …", flush=True)
+            repro_page(args, page)
             continue
         b = BLOCKS[block_id]
         print(f"{block_id}: docs/{b.page} …", flush=True)
@@ -448,8 +446,8 @@ def main() -> None:
     if a.list:
         for k, b in BLOCKS.items():
             print(f"{k:22s} docs/{b.page:16s} {b.command}")
-        for k, (page, _) in WHOLE_PAGES.items():
-            print(f"{k:22s} docs/{page:16s} tcpfair repro all --quick --markdown docs/{page}")
+        for k, (page, args) in WHOLE_PAGES.items():
+            print(f"{k:22s} docs/{page:16s} tcpfair repro {' '.join(args)} --markdown docs/{page}")
         return
     ids = [s for s in a.only.split(",") if s] or known
     bad = [i for i in ids if i not in known]
