@@ -17,8 +17,9 @@ generator) and replaces what is between the markers. docs/reproductions.md is ge
 whole by ``tcpfair repro all --quick --markdown docs/reproductions.md`` (``--only
 reproductions``), docs/reproductions-seed001.md by the full seed 001 study (``--only
 reproductions-seed001``, ~25 min). Kernel-backend columns are recorded data (root, a
-quiet machine): the blocks say at which commit and date they were measured. tests/test_docs_in_sync.py
-regenerates a quick subset of the simulator numbers and fails when a page disagrees.
+quiet machine): the blocks say at which commit and date they were measured.
+tests/test_docs_in_sync.py regenerates a quick subset of the simulator numbers and fails
+when a page disagrees.
 """
 
 from __future__ import annotations
