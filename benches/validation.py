@@ -1,12 +1,14 @@
 """Run the simulator-vs-Linux comparison of docs/validation.md §1 and print its table.
 
     .venv/bin/python benches/validation.py run  [--backend sim|kernel|both] [--repeats N]
-                                                [--only KEY,...] [-o FILE]
+                                                [--only KEY,...] [--fresh] [-o FILE]
     .venv/bin/python benches/validation.py table [-o FILE]
 
 ``run`` appends one JSON line per run to FILE (default benches/validation-results.jsonl)
 and skips (row, backend, repeat) triples already there, so an interrupted campaign
-resumes. The simulator's repeat r uses seed r; a kernel repeat is a fresh run (its seed
+resumes (``--fresh`` drops the selected rows' records of the selected backends first:
+``benches/docgen.py`` re-measures the simulator rows so, keeping the kernel's). The
+simulator's repeat r uses seed r; a kernel repeat is a fresh run (its seed
 only changes linkem's loss draws). Kernel runs need root and a quiet machine: run nothing
 else meanwhile. ``table`` renders the markdown table (mean ± sample std over repeats)
 with the checks that flagged kernel runs.
@@ -139,6 +141,9 @@ def cmd_run(a: argparse.Namespace) -> None:
     if bad:
         sys.exit(f"--only: unknown row(s) {', '.join(bad)}; rows: {', '.join(ROWS)}")
     backends = ["sim", "kernel"] if a.backend == "both" else [a.backend]
+    if a.fresh:  # measure again: drop these rows' records of these backends first
+        keep = [d for d in load(a.out) if not (d["key"] in keys and d["backend"] in backends)]
+        a.out.write_text("".join(json.dumps(d) + "\n" for d in keep))
     done = {(d["key"], d["backend"], d["repeat"]) for d in load(a.out)}
     todo = [
         (k, b, r)
@@ -159,7 +164,8 @@ def cmd_run(a: argparse.Namespace) -> None:
         thr = " / ".join(f"{x / 1e6:.1f}" for x in rec["thr_bps"])
         print(
             f"  {thr} Mbit/s  JFI {rec['jfi']:.3f}  util {100 * rec['util_goodput']:.1f} %  "
-            f"rtx {rec['retransmits']}  {'valid' if rec['valid'] else 'flagged: ' + ', '.join(rec['failed'])}",
+            f"rtx {rec['retransmits']}  "
+            + ("valid" if rec["valid"] else "flagged: " + ", ".join(rec["failed"])),
             flush=True,
         )
 
@@ -174,44 +180,52 @@ def _ms(xs: list[float], fmt: str) -> str:
 
 
 def cmd_table(a: argparse.Namespace) -> None:
-    recs = load(a.out)
-    print(
+    for line in render(load(a.out)):
+        print(line)
+
+
+def render(recs: list[dict[str, Any]], keys: list[str] | None = None) -> list[str]:
+    """The markdown table of ``recs`` (mean ± sample std over repeats), rows of ``keys``
+    (default: all, in ROWS order)."""
+    out = [
         "| run | backend | throughput Mbit/s (flow 0 / 1) | flow 0 share % | JFI | util. % of "
-        "goodput cap. | retransmits (RTOs) (flow 0 / 1) | runs | notes |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|")
-    for key in ROWS:
+        "goodput cap. | retransmits (RTOs) (flow 0 / 1) | runs | notes |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for key in keys or list(ROWS):
         for b in ("sim", "kernel"):
             rs = [d for d in recs if d["key"] == key and d["backend"] == b]
-            if not rs:
-                continue
-            nf = len(rs[0]["thr_bps"])
-            thr = " / ".join(_ms([d["thr_bps"][i] / 1e6 for d in rs], ".1f") for i in range(nf))
-            share = _ms([100 * d["thr_bps"][0] / sum(d["thr_bps"]) for d in rs], ".1f")
-            rtx = " / ".join(
-                str(round(sum(d["retransmits"][i] for d in rs) / len(rs))) for i in range(nf)
+            if rs:
+                out.append(_row(key, b, rs))
+    return out
+
+
+def _row(key: str, b: str, rs: list[dict[str, Any]]) -> str:
+    nf = len(rs[0]["thr_bps"])
+    thr = " / ".join(_ms([d["thr_bps"][i] / 1e6 for d in rs], ".1f") for i in range(nf))
+    share = _ms([100 * d["thr_bps"][0] / sum(d["thr_bps"]) for d in rs], ".1f")
+    rtx = " / ".join(str(round(sum(d["retransmits"][i] for d in rs) / len(rs))) for i in range(nf))
+    tos = [d for d in rs if "timeouts" in d]
+    if tos:
+        rtx += (
+            " (RTOs "
+            + " / ".join(
+                str(round(sum(d["timeouts"][i] for d in tos) / len(tos))) for i in range(nf)
             )
-            tos = [d for d in rs if "timeouts" in d]
-            if tos:
-                rtx += (
-                    " (RTOs "
-                    + " / ".join(
-                        str(round(sum(d["timeouts"][i] for d in tos) / len(tos))) for i in range(nf)
-                    )
-                    + ")"
-                )
-            notes = ""
-            if b == "kernel":
-                flagged = sorted({c for d in rs for c in d["failed"]})
-                late = max(d.get("late_max_ms", 0) for d in rs)
-                over = sum(d.get("late_over_1ms") or 0 for d in rs)
-                notes = (
-                    "flagged: " + ", ".join(flagged) + "; " if flagged else "all checks pass; "
-                ) + f"lateness max {late:.1f} ms ({over} frames > 1 ms)"
-            print(
-                f"| {key} | {b} | {thr} | {share} | {_ms([d['jfi'] for d in rs], '.3f')} | "
-                f"{_ms([100 * d['util_goodput'] for d in rs], '.1f')} | {rtx} | {len(rs)} | {notes} |"
-            )
+            + ")"
+        )
+    notes = ""
+    if b == "kernel":
+        flagged = sorted({c for d in rs for c in d["failed"]})
+        late = max(d.get("late_max_ms", 0) for d in rs)
+        over = sum(d.get("late_over_1ms") or 0 for d in rs)
+        notes = (
+            "flagged: " + ", ".join(flagged) + "; " if flagged else "all checks pass; "
+        ) + f"lateness max {late:.1f} ms ({over} frames > 1 ms)"
+    return (
+        f"| {key} | {b} | {thr} | {share} | {_ms([d['jfi'] for d in rs], '.3f')} | "
+        f"{_ms([100 * d['util_goodput'] for d in rs], '.1f')} | {rtx} | {len(rs)} | {notes} |"
+    )
 
 
 def main() -> None:
@@ -221,6 +235,9 @@ def main() -> None:
     r.add_argument("--backend", choices=["sim", "kernel", "both"], default="both")
     r.add_argument("--repeats", type=int, default=1)
     r.add_argument("--only", default="")
+    r.add_argument(
+        "--fresh", action="store_true", help="Measure again: drop these rows' old records first."
+    )
     r.add_argument("-o", "--out", type=Path, default=DEFAULT_OUT)
     t = sub.add_parser("table")
     t.add_argument("-o", "--out", type=Path, default=DEFAULT_OUT)

@@ -23,7 +23,7 @@ import pytest
 from badinput import fails_cleanly, snapshot
 from test_sweep_support import BASE, fake_run
 
-from tcpfair.executors import run_sweep
+from tcpfair.orchestrate import run_sweep
 from tcpfair.sweep import sweep_from_dict
 
 SWEEP_TOML = """

@@ -13,7 +13,7 @@ from test_sweep_support import BASE, fake_run
 
 from tcpfair.cli import main
 from tcpfair.compare import compare, summary_lines
-from tcpfair.executors import run_sweep
+from tcpfair.orchestrate import run_sweep
 from tcpfair.store import Store
 from tcpfair.sweep import sweep_from_dict
 

@@ -21,10 +21,11 @@ from pathlib import Path
 import pytest
 from badinput import fails_cleanly_subprocess
 
-from tcpfair.executors import DaskExecutor, run_sweep
+from tcpfair.executors import DaskExecutor
 from tcpfair.kernel import capabilities as cap
 from tcpfair.kernel.procs import list_namespaces
 from tcpfair.kernel.topology import PREFIX
+from tcpfair.orchestrate import run_sweep
 from tcpfair.result import RunResult
 from tcpfair.store import Store
 from tcpfair.sweep import sweep_from_dict

@@ -355,11 +355,11 @@ def test_compare_figure_folder(tmp_path: Path) -> None:
 
 
 def test_python_api_keeps_the_store_rule(tmp_path: Path) -> None:
-    """tcpfair.executors.run_sweep (and so tcpfair.sweep.run) refuses a folder of other
+    """tcpfair.orchestrate.run_sweep (and so tcpfair.orchestrate.run) refuses a folder of other
     files as the command does, before creating anything in it."""
     from test_sweep_support import fake_run
 
-    from tcpfair.executors import run_sweep
+    from tcpfair.orchestrate import run_sweep
 
     other = tmp_path / "other"
     other.mkdir()

@@ -16,7 +16,7 @@ from tcpfair import repro as rp
 from tcpfair.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1] / "scenarios" / "repro"
-STUDIES = ("lab10", "lab11", "vegas")
+STUDIES = ("lab10", "lab11", "ns2-testbed", "vegas")
 
 
 # --------------------------------------------------------------------------- verdicts
@@ -109,12 +109,95 @@ def test_metric_paths_on_a_summary():
     assert math.isnan(rp.metric_value(summary, "metrics.nothing"))
 
 
+@pytest.mark.parametrize(
+    "claim, threshold, mean, ci, expected",
+    [
+        pytest.param("below", 0.9, 0.70, 0.10, "reproduced", id="below-whole-ci"),
+        pytest.param("below", 0.9, 0.85, 0.10, "trend", id="below-ci-crosses"),
+        pytest.param("below", 0.9, 0.95, 0.01, "differs", id="below-wrong-side"),
+        pytest.param("above", 0.0, 0.20, 0.15, "reproduced", id="above-diff"),
+        pytest.param("above", 0.0, 0.20, math.nan, "trend", id="above-no-ci"),
+        pytest.param("above", 0.5, 0.50, 0.0, "differs", id="above-on-threshold"),
+        pytest.param("within", 0.05, -0.02, 0.02, "reproduced", id="within"),
+        pytest.param("within", 0.05, -0.02, 0.04, "trend", id="within-ci-out"),
+        pytest.param("within", 0.05, -0.10, 0.01, "differs", id="within-far"),
+        pytest.param("below", 0.9, math.nan, math.nan, "not run", id="no-cells"),
+    ],
+)
+def test_claim_verdict(claim, threshold, mean, ci, expected):
+    assert rp.claim_verdict(claim, threshold, mean, ci) == expected
+
+
+def test_claim_stats_mean_over_cells_and_differences():
+    n, mean, ci = rp.claim_stats([0.6, 0.8], None)
+    # two cells: mean 0.7, s = 0.1414, t(0.975, 1) = 12.706 -> 12.706 * 0.1414 / sqrt 2 = 1.2706
+    assert (n, mean) == (2, pytest.approx(0.7)) and ci == pytest.approx(1.2706, rel=1e-3)
+    n, mean, ci = rp.claim_stats([0.6, 0.8], [1.0, 1.0])
+    # versus has no spread: the difference's CI is the region's
+    assert (n, mean) == (2, pytest.approx(-0.3)) and ci == pytest.approx(1.2706, rel=1e-3)
+    assert math.isnan(rp.claim_stats([], [1.0])[1])
+
+
+def test_region_bounds_are_inclusive_and_numeric():
+    region = {"flows.1.rtt": ("300ms", "400ms"), "bottleneck.buffer": ("0.2bdp", "0.4bdp")}
+    assert rp._in_region({"flows.1.rtt": "400ms", "bottleneck.buffer": "0.2bdp"}, region)
+    # "1000ms" sorts before "300ms" as text: the bounds are numbers
+    assert not rp._in_region({"flows.1.rtt": "1000ms", "bottleneck.buffer": "0.2bdp"}, region)
+    assert not rp._in_region({"flows.1.rtt": "350ms", "bottleneck.buffer": "1bdp"}, region)
+    assert rp._in_region({"anything": 1}, {})
+
+
+def test_claim_rows_of_a_small_grid_end_to_end(tmp_path):
+    """A claim row's value is the mean over its region's cells of the per-cell mean JFI:
+    checked against the store's own JFI column (a different code path)."""
+    from tcpfair.store import Store
+
+    d = tmp_path / "mini"
+    d.mkdir()
+    (d / "grid.toml").write_text(
+        'name = "mini"\nseed = 1\nrepeats = 2\nstart_jitter = "1s"\n'
+        'zip = [["flows.0.rtt", "flows.1.rtt"]]\n[base]\nname = "mini"\nduration = "6s"\n'
+        '[base.bottleneck]\nrate = "10Mbit"\nbuffer = "1bdp"\n'
+        '[[base.flows]]\ncca = "reno"\nrtt = "20ms"\n[[base.flows]]\ncca = "cubic"\n'
+        'rtt = "20ms"\n[base.measure]\ninterval = "1s"\nfrom = "2s"\n[axes]\n'
+        '"flows.0.rtt" = ["20ms", "40ms", "80ms"]\n"flows.1.rtt" = ["20ms", "40ms", "80ms"]\n'
+        '"bottleneck.buffer" = ["0.5bdp", "1bdp"]\n'
+    )
+    (d / "reference.toml").write_text(
+        '[study]\nname = "mini"\ntitle = "t"\nsource = "s"\n'
+        '[study.sweeps.g]\nfull = "grid.toml"\nquick = "grid.toml"\n'
+        '[[value]]\nid = "hi"\ntable = "t"\nrow = "r"\nvalue = 0.5\nunit = "JFI"\n'
+        'measured = "m"\nlocation = "l"\nexplanation = "e"\nclaim = "above"\nsweep = "g"\n'
+        'metric = "metrics.jfi"\nregion = { "flows.1.rtt" = ["40ms", "80ms"] }\n'
+        '[[value]]\nid = "diff"\ntable = "t"\nrow = "r"\nvalue = 0.0\nunit = "JFI"\n'
+        'measured = "m"\nlocation = "l"\nexplanation = "e"\nclaim = "within"\nsweep = "g"\n'
+        'metric = "metrics.jfi"\nregion = { "bottleneck.buffer" = ["1bdp", "1bdp"] }\n'
+        'versus = { region = { "bottleneck.buffer" = ["0.5bdp", "0.5bdp"] } }\n'
+    )
+    st = rp.load_study("mini", tmp_path)
+    ran = rp.run_study(st, "sim", True, tmp_path / "store", jobs=1)
+    t = Store(tmp_path / "store").table(sweep="mini", backend="sim")
+    cell = t.groupby(["flows.1.rtt", "bottleneck.buffer"])["jfi"].mean()
+    rows = {r.ref.id: r for r in ran.rows}
+    want = cell[cell.index.get_level_values(0).isin(["40ms", "80ms"])]
+    assert rows["hi"].n == 4 and rows["hi"].mean == pytest.approx(want.mean())
+    by_buf = cell.groupby(level=1).mean()
+    assert rows["diff"].n == 3
+    assert rows["diff"].mean == pytest.approx(by_buf["1bdp"] - by_buf["0.5bdp"])
+    assert rows["hi"].verdict == rp.claim_verdict("above", 0.5, rows["hi"].mean, rows["hi"].ci)
+
+
 # --------------------------------------------------------------------------- reference files
 @pytest.mark.parametrize("name", STUDIES)
 def test_reference_file_parses_and_every_number_has_a_source_location(name):
     st = rp.load_study(name)
     assert st.references, name
-    seed = {"lab10": "seed 000", "lab11": "seed 002", "vegas": "seed 003"}[name]
+    seed = {
+        "lab10": "seed 000",
+        "lab11": "seed 002",
+        "ns2-testbed": "seed 001",
+        "vegas": "seed 003",
+    }[name]
     for ref in st.references:
         assert ref.location.startswith(seed) and "line" in ref.location, ref.id
         assert math.isfinite(ref.value) and ref.unit and ref.measured, ref.id
@@ -136,6 +219,14 @@ def test_every_point_names_axis_values_of_its_sweep(name, quick):
         for key, val in ref.point.items():
             assert key in sw.axes, (ref.id, key)
             assert str(val) in [str(v) for v in sw.axes[key]], (ref.id, key, val)
+        # a claim's region (and its versus) must hold grid values on every axis it bounds
+        regions = [ref.region] + ([ref.versus["region"]] if ref.versus else [])
+        for region in regions:
+            for key in region:
+                assert any(rp._in_region({key: v}, {key: region[key]}) for v in sw.axes[key]), (
+                    ref.id,
+                    key,
+                )
 
 
 def test_seed_numbers_are_transcribed_whole():
@@ -143,7 +234,12 @@ def test_seed_numbers_are_transcribed_whole():
     nine pairs, seed 003 Table 3 (13 rows x 6 cells), Table 4 (13 x 4) and Tables 6a-d
     (4 tables x 9 cells x JFI and the two mean goodputs)."""
     counts = {n: len(rp.load_study(n).references) for n in STUDIES}
-    assert counts == {"lab10": 6, "lab11": 18, "vegas": 13 * 6 + 13 * 4 + 4 * 9 * 3}
+    assert counts == {
+        "lab10": 6,
+        "lab11": 18,
+        "ns2-testbed": 40,
+        "vegas": 13 * 6 + 13 * 4 + 4 * 9 * 3,
+    }
 
 
 def test_table6_sweeps_are_the_shipped_vegas_mix_sweep():
@@ -169,7 +265,75 @@ def test_list_shows_all_six_studies():
     lines = r.output.splitlines()
     for name in ("lab10", "lab11", "vegas", "ns2-testbed", "cubic-fig8", "cubic-fig9"):
         assert any(ln.startswith(name + " ") for ln in lines), name
-    assert sum("not yet transcribed" in ln for ln in lines) == 3
+    assert sum("not yet transcribed" in ln for ln in lines) == 2
+
+
+# --------------------------------------------------------------------------- kernel backend
+def test_kernel_rows_scale_refuse_or_skip_with_a_note():
+    refs = [
+        _ref("thr", 9.38, sweep="s", rel_tolerance=0.1, kernel_scale=200.0, kernel_note="1/200"),
+        _ref("retx", 994.0, sweep="s", kernel_expressible=False, kernel_note="counts"),
+        _ref("gone", 0.9, sweep="t", tolerance=0.02),
+        _ref("jfi", 0.99, sweep="s", tolerance=0.02),
+    ]
+    vals = {"thr": [9.2, 9.4], "retx": [10.0], "jfi": [0.98]}
+    rows = {
+        r.ref.id: r for r in rp.compare(_study(refs), vals, None, "kernel", {"t": "Not run: why."})
+    }
+    assert (
+        rows["thr"].verdict == "reproduced" and "ours × 200" in rp.cells(rows["thr"])["explanation"]
+    )
+    assert rows["retx"].verdict == "not expressible" and "counts" in rows["retx"].note
+    assert rows["gone"].verdict == "not run" and rows["gone"].note == "Not run: why."
+    assert rows["jfi"].verdict == "reproduced" and rows["jfi"].note == ""
+    # the same rows on the simulator: no notes, retx compared
+    sim = {r.ref.id: r for r in rp.compare(_study(refs), vals)}
+    assert sim["retx"].verdict == "differs" and sim["thr"].note == ""
+
+
+def test_runs_graded_invalid_are_named_in_the_row():
+    import pandas as pd
+
+    t = pd.DataFrame(
+        {
+            "status": ["done", "done", "done", "failed"],
+            "flows.0.cca": ["reno", "reno", "bbr", "reno"],
+            "valid": [1, 0, 0, 0],
+            "failed_checks": [None, "emulator.lateness_max, rtt.flows.0", "x", None],
+        }
+    )
+    note = rp.invalid_note(t, _ref("a", 1.0, point={"flows.0.cca": "reno"}))
+    assert note.startswith("1 of 2 runs graded invalid") and "rtt.flows.0" in note
+    assert rp.invalid_note(t, _ref("b", 1.0, point={"flows.0.cca": "cubic"})) == ""
+    rows = rp.compare(_study([_ref("a", 1.0, tolerance=0.1)]), {"a": [1.0]}, flags={"a": note})
+    assert rows[0].note == note and rp.cells(rows[0])["explanation"].startswith("1 of 2")
+
+
+@pytest.mark.parametrize("name", STUDIES)
+def test_kernel_versions_compare_like_with_like(name):
+    """On the kernel backend (scaled rates) a throughput row must be scaled back or marked
+    not comparable — never compared raw — and its kernel point must exist in the kernel
+    sweep; a sweep without a kernel version says why."""
+    from tcpfair.sweep import load_sweep
+
+    st = rp.load_study(name)
+    if not st.on_kernel():
+        assert st.kernel_note, name  # why the study is refused
+        return
+    for key, files in st.sweeps.items():
+        assert "kernel" in files or files.get("kernel_why"), (name, key)
+    for ref in st.references:
+        if ref.sweep is None or not ref.expressible or "kernel" not in st.sweeps[ref.sweep]:
+            continue
+        sw = load_sweep(st.sweep_file(ref.sweep, False, "kernel"))
+        rate = str(sw.base["bottleneck"]["rate"])
+        full = str(load_sweep(st.sweep_file(ref.sweep, False)).base["bottleneck"]["rate"])
+        if ref.unit in ("Gbit/s", "Mbit/s", "bit/s", "segments") and rate != full:
+            assert ref.kernel_scale != 1.0 or not ref.kernel_expressible, ref.id
+        if not ref.kernel_expressible:
+            continue
+        for k, v in (ref.kernel_point or ref.point).items():
+            assert str(v) in [str(x) for x in sw.axes[k]], (ref.id, k, v)
 
 
 # --------------------------------------------------------------------------- end to end
@@ -215,16 +379,30 @@ def test_quick_vegas_end_to_end(tmp_path):
         pytest.param(["repro", "lab12"], ["lab12", "allowed", "lab10", "all"], id="unknown-study"),
         pytest.param(
             ["repro", "cubic-fig8"],
-            ["cubic-fig8", "not yet transcribed", "allowed now: lab10, lab11, vegas, all, list"],
+            [
+                "cubic-fig8",
+                "not yet transcribed",
+                "allowed now: lab10, lab11, ns2-testbed, vegas, all, list",
+            ],
             id="pending",
         ),
         pytest.param(["repro", "vegas", "-j", "0"], ["-j 0", "≥ 1"], id="jobs-zero"),
         pytest.param(["repro", "vegas", "--backend", "ns3"], ["--backend", "sim"], id="backend"),
         pytest.param(["repro"], ["STUDY"], id="no-study"),
         pytest.param(
-            ["repro", "lab10", "--backend", "kernel", "-o", "st"],
-            ["'lab10'", "no kernel-backend version", "allowed: --backend sim"],
-            id="kernel-not-yet",
+            ["repro", "vegas", "--backend", "kernel", "-o", "st"],
+            ["'vegas'", "cannot run on the kernel backend", "ns-2", "allowed: --backend sim"],
+            id="kernel-refused",
+        ),
+        pytest.param(
+            ["repro", "lab10", "--sweep", "p9", "-o", "st"],
+            ["--sweep p9", "'lab10'", "allowed: rr, rb, p8, single"],
+            id="unknown-sweep-key",
+        ),
+        pytest.param(
+            ["repro", "vegas", "--quick", "-o", "st", "--against", "nowhere"],
+            ["--against nowhere", "not a results store"],
+            id="against-not-a-store",
         ),
     ],
 )
@@ -265,6 +443,27 @@ def test_output_that_is_a_file_fails_and_is_left_alone(tmp_path):
             "[study]\nname='x'\ntitle='x'\nsource='s'\nsweeps={}\n[[value]]\nid='a'\nvalu=1\n",
             ["unknown key(s) valu", "allowed"],
             id="typo-key",
+        ),
+        pytest.param(
+            "[study]\nname='x'\ntitle='x'\nsource='s'\nsweeps={}\n[[value]]\nid='a'\nvalue=1\n"
+            "table='t'\nrow='r'\nunit='u'\nmeasured='m'\nlocation='l'\nexplanation='e'\n"
+            "expressible=false\nclaim='under'\n",
+            ["value 'a'", "claim 'under'", "allowed: below, above, within"],
+            id="claim-word",
+        ),
+        pytest.param(
+            "[study]\nname='x'\ntitle='x'\nsource='s'\nsweeps={}\n[[value]]\nid='a'\nvalue=1\n"
+            "table='t'\nrow='r'\nunit='u'\nmeasured='m'\nlocation='l'\nexplanation='e'\n"
+            "expressible=false\nclaim='below'\nregion={'flows.1.rtt'=['400ms','300ms']}\n",
+            ["region", "flows.1.rtt", "[low, high]"],
+            id="region-reversed",
+        ),
+        pytest.param(
+            "[study]\nname='x'\ntitle='x'\nsource='s'\nsweeps={}\n[[value]]\nid='a'\nvalue=1\n"
+            "table='t'\nrow='r'\nunit='u'\nmeasured='m'\nlocation='l'\nexplanation='e'\n"
+            "expressible=false\nregion={}\n",
+            ["region needs a claim"],
+            id="region-no-claim",
         ),
     ],
 )

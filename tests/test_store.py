@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from test_sweep_support import BASE, fake_run
 
-from tcpfair.executors import run_sweep
+from tcpfair.orchestrate import run_sweep
 from tcpfair.result import RunResult
 from tcpfair.spec import Scenario
 from tcpfair.store import Store

@@ -284,11 +284,11 @@ def test_sim_sweep_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
 
 def test_python_api_returns_the_tidy_table(tmp_path: Path, fake_backend: None) -> None:
-    from tcpfair import sweep
+    from tcpfair import orchestrate
 
     f = tmp_path / "s.toml"
     f.write_text(SWEEP.format(ccas='["reno"]'))
-    t = sweep.run(f, jobs=1, output=tmp_path / "res")
+    t = orchestrate.run(f, jobs=1, output=tmp_path / "res")
     assert len(t) == 12 and set(t["status"]) == {"done"}
     assert {
         "flows.1.cca",

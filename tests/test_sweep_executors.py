@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from test_sweep_support import BASE, fake_run
 
-from tcpfair.executors import DaskExecutor, LocalExecutor, make_executor, run_sweep
+from tcpfair.executors import DaskExecutor, LocalExecutor, make_executor
+from tcpfair.orchestrate import run_sweep
 from tcpfair.result import RunResult
 from tcpfair.store import Store
 from tcpfair.sweep import SweepError, sweep_from_dict
@@ -187,3 +188,20 @@ def test_interrupt_keeps_finished_runs_and_drops_staged_ones(tmp_path: Path) -> 
     )
     rep = run_sweep(sw, run_fn=fake_run, output=tmp_path, jobs=1)
     assert (rep.already_done, rep.finished) == (1, 2)
+
+
+def test_layers_import_one_way():
+    """spec → plan → execute → store: the sweep file's module imports neither the
+    orchestration nor the executors (not even lazily), and the executors do not import the
+    orchestration."""
+    import ast
+
+    import tcpfair.executors
+    import tcpfair.sweep
+
+    def imported(mod: object) -> set[str]:
+        tree = ast.parse(Path(mod.__file__).read_text())  # type: ignore[attr-defined]
+        return {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+
+    assert not {"executors", "orchestrate"} & imported(tcpfair.sweep)
+    assert "orchestrate" not in imported(tcpfair.executors)

@@ -23,7 +23,7 @@ DRIVER = """
 import sys
 sys.path.insert(0, {tests!r})
 from test_sweep_support import BASE, fake_run
-from tcpfair.executors import run_sweep
+from tcpfair.orchestrate import run_sweep
 from tcpfair.sweep import sweep_from_dict
 
 if __name__ == "__main__":
@@ -131,7 +131,7 @@ CONCURRENT = """
 import sys
 sys.path.insert(0, {tests!r})
 from test_sweep_support import BASE, fake_run
-from tcpfair.executors import run_sweep
+from tcpfair.orchestrate import run_sweep
 from tcpfair.sweep import sweep_from_dict
 
 if __name__ == "__main__":
@@ -181,7 +181,7 @@ import json, sys, time
 sys.path.insert(0, {tests!r})
 from test_sweep_support import BASE, fake_run
 import tcpfair.result
-from tcpfair.executors import run_sweep
+from tcpfair.orchestrate import run_sweep
 from tcpfair.sweep import sweep_from_dict
 
 _save = tcpfair.result.RunResult.save

@@ -266,6 +266,8 @@ def test_builtin_cubic_sweeps_follow_seed_004() -> None:
     assert len(pts) == 4 * 5 and all(p["flows.0.cca"] == p["flows.1.cca"] for p in pts)
     assert all(p["flows.0.rtt"] == p["flows.1.rtt"] for p in pts)
     assert [p["flows.0.rtt"] for p in pts[:5]] == ["16ms", "42ms", "82ms", "162ms", "324ms"]
+    # two alike flows: their ratio is oriented per run (min/max), then aggregated
+    assert [p.metric for p in f8.plots] == ["min_max_ratio", "utilization"]
     f9 = load_sweep(root / "cubic-fig9.toml")
     runs = f9.runs()
     assert len(runs) == 4 * 5 * 5

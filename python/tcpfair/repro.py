@@ -5,7 +5,7 @@ files (a full and a ``--quick`` version of each) and transcribes every number th
 prints as a ``[[value]]`` row: where it stands in the source, what was measured, the value
 and unit, the source's scatter where it states one, and how to compute the same quantity
 from our runs (``sweep``, ``point``, ``metric``, ``scale``). Running a study runs its sweeps
-(resumable: ``executors.run_sweep``), computes each row's metric per run from the run's
+(resumable: ``orchestrate.run_sweep``), computes each row's metric per run from the run's
 ``summary.json``, aggregates over repeats (mean ± 95 % CI) and gives each row a verdict
 (``verdict``: a pure function).
 
@@ -14,6 +14,16 @@ Metric paths (``metric``) are dotted paths into a run's ``summary.json`` —
 ``metrics.group_ratios.conn1/conn2`` — or two such paths divided, ``A / B`` (computed per
 run, then aggregated). Rows with ``compute = "jain"`` and ``inputs`` are worked examples:
 the source's arithmetic, evaluated with ``tcpfair.metrics``.
+
+A source that states a **qualitative region** ("fairness is poor at high RTT and low
+buffer") is transcribed as a *claim* row: ``claim`` (``below``, ``above`` or ``within``) and
+``value`` (the threshold we chose to read the words by, e.g. JFI 0.9 = one flow gets twice
+the other), a ``region`` of the sweep's grid (inclusive numeric ranges of axes, e.g.
+``{"flows.1.rtt" = ["300ms", "400ms"]}``; empty = the whole grid) and optionally ``versus``
+(another region and/or point: ours is then region − versus). Ours is the mean over the
+region's grid cells of each cell's mean over repeats, with a 95 % CI over the cells
+(``claim_stats``); ``claim_verdict`` says ``reproduced`` when the whole CI lies on the
+claimed side, ``trend`` when only the mean does, ``differs`` otherwise.
 """
 
 from __future__ import annotations
@@ -24,7 +34,7 @@ import json
 import math
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +45,8 @@ __all__ = [
     "Row",
     "VERDICTS",
     "verdict",
+    "claim_verdict",
+    "claim_stats",
     "same_side",
     "same_order",
     "studies_dir",
@@ -75,8 +87,16 @@ _ROW_KEYS = {
     "explanation",
     "compute",
     "inputs",
+    "claim",
+    "region",
+    "versus",
+    "kernel_scale",
+    "kernel_expressible",
+    "kernel_note",
+    "kernel_point",
 }
-SWEEP_KINDS = {"full", "quick", "kernel"}
+CLAIMS = {"below": "<", "above": ">", "within": "|x| ≤"}
+SWEEP_KINDS = {"full", "quick", "kernel", "kernel_why"}
 _REQUIRED = ("id", "table", "row", "value", "unit", "measured", "location", "explanation")
 
 
@@ -109,6 +129,19 @@ class Reference:
     expressible: bool = True
     compute: str | None = None
     inputs: tuple[float, ...] = ()
+    #: a qualitative region (module docstring): below / above / within ``value``
+    claim: str | None = None
+    region: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: the other side of a difference: {"point": {...}, "region": {...}} (None: no difference)
+    versus: dict[str, dict[str, Any]] | None = None
+    #: on the kernel backend (scaled-down runs): the factor our value is multiplied by
+    #: before comparing (e.g. a throughput of a 1/200-rate run × 200), whether the row is
+    #: comparable at all, and what the table says about it
+    kernel_scale: float = 1.0
+    kernel_expressible: bool = True
+    kernel_note: str = ""
+    #: the point on the kernel backend, when its scaled sweep names it differently
+    kernel_point: dict[str, Any] = field(default_factory=dict)
 
     def allowed(self) -> float:
         """The half-width within which our mean reproduces the value: the source's own
@@ -133,18 +166,29 @@ class Study:
     sweeps: dict[str, dict[str, str]]
     quick_note: str
     references: tuple[Reference, ...]
+    #: the source's set-up as it states it, with locations (shown above the table)
+    setup: tuple[str, ...] = ()
+    #: how the kernel-backend versions are scaled (shown in the table's header), or why
+    #: the study cannot run on the kernel backend when none of its sweeps has a version
+    kernel_note: str = ""
 
-    def sweep_file(self, key: str, quick: bool, backend: str = "sim") -> Path:
+    def on_kernel(self) -> bool:
+        """Whether any sweep has a kernel-backend version."""
+        return any("kernel" in files for files in self.sweeps.values())
+
+    def sweep_file(self, key: str, quick: bool, backend: str = "sim") -> Path | None:
         """The sweep file to run: on the kernel backend the study's scaled ``kernel``
-        version (ReproError when it has none), else the full or quick one."""
+        version — None for a sweep without one (its rows are not run; ``kernel_why`` says
+        why), ReproError when no sweep has one — else the full or quick one."""
         if backend == "kernel":
-            if "kernel" not in self.sweeps[key]:
+            if not self.on_kernel():
+                why = self.kernel_note or "none of its sweeps has a kernel-backend version"
                 raise ReproError(
-                    f"study {self.name!r} has no kernel-backend version of its sweep {key!r} "
-                    "yet (study.sweeps.<key>.kernel: scaled rates the kernel backend can "
-                    "hold); allowed: --backend sim"
+                    f"study {self.name!r} cannot run on the kernel backend: {why}; "
+                    "allowed: --backend sim"
                 )
-            return self.directory / self.sweeps[key]["kernel"]
+            f = self.sweeps[key].get("kernel")
+            return self.directory / f if f else None
         return self.directory / self.sweeps[key]["quick" if quick else "full"]
 
 
@@ -157,6 +201,8 @@ class Row:
     mean: float = math.nan
     ci: float = math.nan
     verdict: str = "not run"
+    #: what the table adds to the explanation (e.g. how a kernel-backend value was scaled)
+    note: str = ""
 
     @property
     def difference(self) -> float:
@@ -211,6 +257,40 @@ def same_order(source: Sequence[float], ours: Sequence[float], i: int) -> bool:
         return sum(1 for x in xs if x < xs[i])
 
     return rank(source) == rank(ours)
+
+
+def claim_verdict(claim: str, threshold: float, mean: float, ci: float) -> str:
+    """The verdict of a claim row (pure): ``reproduced`` when mean ± CI lies wholly on the
+    claimed side of ``threshold`` (``below``, ``above``; ``within``: |x| ≤ threshold),
+    ``trend`` when the mean does but the CI reaches across (or is unknown), ``differs`` when
+    the mean is on the other side; ``not run`` without a value."""
+    if not math.isfinite(mean):
+        return "not run"
+    half = ci if math.isfinite(ci) else math.inf
+    lo, hi = mean - half, mean + half
+    if claim == "below":
+        holds, sure = mean < threshold, hi < threshold
+    elif claim == "above":
+        holds, sure = mean > threshold, lo > threshold
+    elif claim == "within":
+        holds, sure = abs(mean) <= threshold, max(abs(lo), abs(hi)) <= threshold
+    else:
+        raise ValueError(f"claim {claim!r}; allowed: {', '.join(CLAIMS)}")
+    return "reproduced" if sure else "trend" if holds else "differs"
+
+
+def claim_stats(cells: Sequence[float], versus: Sequence[float] | None) -> tuple[int, float, float]:
+    """(cells, mean, 95 % CI half-width) of a claim row from its region's cell means; with
+    ``versus`` cells, the difference of the two means and the CIs combined in quadrature."""
+    from .aggregate import mean_std_ci
+
+    n, mean, _, ci = mean_std_ci(cells)
+    if versus is None:
+        return n, mean, ci
+    nv, mv, _, civ = mean_std_ci(versus)
+    if n == 0 or nv == 0:
+        return 0, math.nan, math.nan
+    return n, mean - mv, math.hypot(ci, civ)
 
 
 # --------------------------------------------------------------------------- loading
@@ -273,8 +353,8 @@ def _study(raw: dict[str, Any], path: Path) -> Study:
             raise ReproError(
                 f"{path}: study.sweeps.{key} needs 'full' and 'quick' (and may have 'kernel')"
             )
-        for f in files.values():
-            if not (path.parent / f).is_file():
+        for kind, f in files.items():
+            if kind != "kernel_why" and not (path.parent / f).is_file():
                 raise ReproError(f"{path}: study.sweeps.{key}: no file {path.parent / f}")
     values = raw.get("value", [])
     refs = tuple(_reference(v, i, path, set(sweeps)) for i, v in enumerate(values))
@@ -291,6 +371,8 @@ def _study(raw: dict[str, Any], path: Path) -> Study:
         sweeps={k: dict(v) for k, v in sweeps.items()},
         quick_note=str(st.get("quick", "")),
         references=refs,
+        setup=tuple(str(d) for d in st.get("setup", [])),
+        kernel_note=str(st.get("kernel", "")),
     )
 
 
@@ -321,7 +403,10 @@ def _reference(v: Any, i: int, path: Path, sweeps: set[str]) -> Reference:
             )
         if not isinstance(v.get("metric"), str):
             raise ReproError(f"{where}: needs a metric (a summary.json path)")
-    opt = {k: float(v[k]) for k in ("scatter", "tolerance", "rel_tolerance", "baseline") if k in v}
+    claim = _claim_fields(v, where)
+    opt: dict[str, Any] = {
+        k: float(v[k]) for k in ("scatter", "tolerance", "rel_tolerance", "baseline") if k in v
+    }
     return Reference(
         id=str(v["id"]),
         table=str(v["table"]),
@@ -339,8 +424,72 @@ def _reference(v: Any, i: int, path: Path, sweeps: set[str]) -> Reference:
         expressible=expressible,
         compute=compute,
         inputs=tuple(float(x) for x in v.get("inputs", [])),
+        **claim,
         **opt,
+        **_kernel_fields(v, where),
     )
+
+
+def _kernel_fields(v: dict[str, Any], where: str) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "kernel_note": str(v.get("kernel_note", "")),
+        "kernel_point": dict(v.get("kernel_point", {})),
+    }
+    if "kernel_scale" in v:
+        k = v["kernel_scale"]
+        if not isinstance(k, int | float) or isinstance(k, bool) or not k > 0:
+            raise ReproError(f"{where}: kernel_scale {k!r}; allowed: a number > 0")
+        out["kernel_scale"] = float(k)
+    if "kernel_expressible" in v:
+        out["kernel_expressible"] = bool(v["kernel_expressible"])
+    if (out.get("kernel_scale", 1.0) != 1.0 or not out.get("kernel_expressible", True)) and not out[
+        "kernel_note"
+    ]:
+        raise ReproError(f"{where}: kernel_scale/kernel_expressible need a kernel_note (why)")
+    return out
+
+
+def _region(raw: Any, where: str) -> dict[str, tuple[str, str]]:
+    """``{axis = [low, high]}``: inclusive ranges of quantities with one unit per axis."""
+    from .aggregate import axis_numeric
+
+    if not isinstance(raw, dict):
+        raise ReproError(f"{where}: must be a table of axis = [low, high]")
+    out: dict[str, tuple[str, str]] = {}
+    for axis, bounds in raw.items():
+        ok = isinstance(bounds, list) and len(bounds) == 2
+        nums = axis_numeric([str(b) for b in bounds])[0] if ok else None
+        if nums is None or nums[0] > nums[1]:
+            raise ReproError(
+                f"{where}: {axis} = {bounds!r}; allowed: [low, high] in one unit, e.g. "
+                '["300ms", "400ms"]'
+            )
+        out[str(axis)] = (str(bounds[0]), str(bounds[1]))
+    return out
+
+
+def _claim_fields(v: dict[str, Any], where: str) -> dict[str, Any]:
+    """The claim, region and versus of a claim row (module docstring), checked."""
+    if "claim" not in v:
+        stray = [k for k in ("region", "versus") if k in v]
+        if stray:
+            raise ReproError(f"{where}: {', '.join(stray)} needs a claim (below, above, within)")
+        return {}
+    if v["claim"] not in CLAIMS:
+        raise ReproError(f"{where}: claim {v['claim']!r}; allowed: {', '.join(CLAIMS)}")
+    out: dict[str, Any] = {
+        "claim": v["claim"],
+        "region": _region(v.get("region", {}), f"{where}: region"),
+    }
+    if "versus" in v:
+        vs = v["versus"]
+        if not isinstance(vs, dict) or not set(vs) <= {"point", "region"}:
+            raise ReproError(f"{where}: versus must be a table with point and/or region")
+        out["versus"] = {
+            "point": dict(vs.get("point", {})),
+            "region": _region(vs.get("region", {}), f"{where}: versus.region"),
+        }
+    return out
 
 
 # --------------------------------------------------------------------------- metrics
@@ -391,18 +540,99 @@ def run_values(table: Any, store: Any, backend: str, ref: Reference) -> list[flo
     return out
 
 
+def invalid_note(table: Any, ref: Reference) -> str:
+    """How many finished runs behind ``ref`` the backend graded invalid (its accuracy checks,
+    e.g. the kernel backend's emulator lateness), and which checks: they count, and say so."""
+    recs = [
+        r
+        for r in table.to_dict("records")
+        if r.get("status") == "done"
+        and _matches(r, ref.point)
+        and (ref.claim is None or _in_region(r, ref.region))
+    ]
+    bad = [r for r in recs if r.get("valid") == 0]
+    if not bad:
+        return ""
+    checks = sorted(
+        {c.strip() for r in bad for c in str(r.get("failed_checks") or "").split(",")} - {""}
+    )
+    return (
+        f"{len(bad)} of {len(recs)} runs graded invalid by the backend's checks "
+        f"({', '.join(checks) or 'unnamed'}); they are counted."
+    )
+
+
+def _in_region(rec: dict[str, Any], region: dict[str, tuple[str, str]]) -> bool:
+    from .aggregate import axis_numeric
+
+    for axis, (low, high) in region.items():
+        nums, _ = axis_numeric([low, high, str(rec.get(axis))])
+        if nums is None or not nums[0] <= nums[2] <= nums[1]:
+            return False
+    return True
+
+
+def region_cells(
+    table: Any,
+    store: Any,
+    backend: str,
+    metric: str,
+    point: dict[str, Any],
+    region: dict[str, tuple[str, str]],
+) -> list[float]:
+    """Per grid cell of ``region`` (at ``point``), the mean of ``metric`` over its finished
+    runs (NaN cells left out)."""
+    per: dict[str, list[float]] = {}
+    for rec in table.to_dict("records"):
+        if rec.get("status") != "done" or not _matches(rec, point) or not _in_region(rec, region):
+            continue
+        summary = json.loads((store.run_dir(backend, rec["run_hash"]) / "summary.json").read_text())
+        per.setdefault(str(rec["point_hash"]), []).append(metric_value(summary, metric))
+    means = [math.fsum(v) / len(v) for v in per.values() if all(map(math.isfinite, v))]
+    return means
+
+
+def claim_cells(
+    table: Any, store: Any, backend: str, ref: Reference
+) -> tuple[list[float], list[float] | None]:
+    """The cell means of a claim row's region and, if it has one, of its ``versus``."""
+    assert ref.metric is not None
+    cells = region_cells(table, store, backend, ref.metric, ref.point, ref.region)
+    if ref.versus is None:
+        return cells, None
+    point = {**ref.point, **ref.versus["point"]}
+    return cells, region_cells(table, store, backend, ref.metric, point, ref.versus["region"])
+
+
 # --------------------------------------------------------------------------- comparing
-def compare(study: Study, values: dict[str, list[float]]) -> list[Row]:
+def compare(
+    study: Study,
+    values: dict[str, list[float]],
+    claims: dict[str, tuple[list[float], list[float] | None]] | None = None,
+    backend: str = "sim",
+    skipped: dict[str, str] | None = None,
+    flags: dict[str, str] | None = None,
+) -> list[Row]:
     """Rows with means, CIs and verdicts from each reference's per-run values (``values``:
-    reference id → values; missing means not run)."""
+    reference id → values, already scaled; missing means not run) and each claim row's cell
+    means (``claims``: id → (region cells, versus cells or None)). On the kernel backend a
+    row that is not comparable there is ``not expressible``, and rows of the ``skipped``
+    sweeps (key → why) are ``not run``; the table's note says why, and ``flags`` (id → text,
+    e.g. runs graded invalid) are added to it."""
     from .aggregate import mean_std_ci
     from .metrics import jain
 
     rows: list[Row] = []
     for ref in study.references:
-        row = Row(ref)
+        ref, note = _on_backend(ref, backend, skipped or {})
+        flag = (flags or {}).get(ref.id, "")
+        row = Row(ref, note=f"{note} {flag}".strip())
         if ref.compute == "jain":
             row.n, row.mean, row.ci = 1, jain(list(ref.inputs)), 0.0
+        elif ref.claim is not None and ref.expressible:
+            if (claims or {}).get(ref.id):
+                row.n, row.mean, row.ci = claim_stats(*(claims or {})[ref.id])
+            row.verdict = claim_verdict(ref.claim, ref.value, row.mean, row.ci)
         elif ref.expressible and values.get(ref.id):
             row.n, row.mean, _, row.ci = mean_std_ci(values[ref.id])
         rows.append(row)
@@ -411,6 +641,8 @@ def compare(study: Study, values: dict[str, list[float]]) -> list[Row]:
         if row.ref.order_group:
             groups.setdefault(row.ref.order_group, []).append(row)
     for row in rows:
+        if row.ref.claim is not None and row.ref.expressible:
+            continue  # claim_verdict above
         row.verdict = verdict(
             row.ref.value,
             row.mean,
@@ -420,6 +652,21 @@ def compare(study: Study, values: dict[str, list[float]]) -> list[Row]:
             row.ref.expressible,
         )
     return rows
+
+
+def _on_backend(ref: Reference, backend: str, skipped: dict[str, str]) -> tuple[Reference, str]:
+    """The reference as it is compared on ``backend`` and the note the table shows."""
+    if ref.compute is not None or not ref.expressible:
+        return ref, ""
+    if ref.sweep in skipped:
+        return ref, skipped[ref.sweep]
+    if backend != "kernel":
+        return ref, ""
+    if not ref.kernel_expressible:
+        return replace(ref, expressible=False), f"Kernel backend: {ref.kernel_note}."
+    if ref.kernel_scale != 1.0:
+        return ref, f"Kernel backend: {ref.kernel_note} (ours × {ref.kernel_scale:g})."
+    return ref, ""
 
 
 def _trend(row: Row, groups: dict[str, list[Row]]) -> bool | None:
@@ -472,6 +719,8 @@ def cells(row: Row) -> dict[str, str]:
     if math.isfinite(row.mean):
         ours = fmt(row.mean) + (f" ± {fmt(row.ci)}" if math.isfinite(row.ci) and row.n > 1 else "")
     src = f"{row.ref.value:g}" if abs(row.ref.value) < 1e6 else fmt(row.ref.value)
+    if row.ref.claim is not None:
+        src = f"{CLAIMS[row.ref.claim]} {src}"
     if row.ref.scatter is not None:
         src += f" ± {fmt(row.ref.scatter)}"
     return {
@@ -484,7 +733,7 @@ def cells(row: Row) -> dict[str, str]:
         "n": str(row.n),
         "difference": fmt(row.difference) if math.isfinite(row.mean) else "–",
         "verdict": row.verdict,
-        "explanation": row.ref.explanation,
+        "explanation": f"{row.note} {row.ref.explanation}" if row.note else row.ref.explanation,
         "location": row.ref.location,
     }
 
@@ -508,6 +757,9 @@ def to_markdown(study: Study, rows: list[Row], header: str) -> str:
         "Verdicts: " + ", ".join(f"{v} {n}" for v, n in counts.items() if n) + ".",
         "",
     ]
+    if study.setup:
+        lines += ["The source's set-up, as it states it:", ""]
+        lines += [f"- {d}" for d in study.setup] + [""]
     if study.differences:
         lines += ["Differences from the source's set-up:", ""]
         lines += [f"- {d}" for d in study.differences] + [""]
@@ -521,6 +773,17 @@ def to_markdown(study: Study, rows: list[Row], header: str) -> str:
 
 
 # --------------------------------------------------------------------------- running
+@dataclass
+class StudyRun:
+    """What ``run_study`` ran: the rows, the store and each sweep key's sweep (its name and
+    ``[[plots]]``: the command draws them)."""
+
+    rows: list[Row]
+    store: Any
+    backend: str
+    sweeps: dict[str, Any]
+
+
 def run_study(
     study: Study,
     backend: str,
@@ -528,18 +791,52 @@ def run_study(
     output: Path,
     jobs: int | None = None,
     progress: bool = False,
-) -> list[Row]:
-    """Run (or resume) the study's sweeps into the store at ``output`` and compare."""
-    from .executors import run_sweep
+    only: Sequence[str] | None = None,
+) -> StudyRun:
+    """Run (or resume) the study's sweeps (``only`` these keys, if given) into the store at
+    ``output`` and compare; rows of the sweeps not run say why."""
+    from .orchestrate import run_sweep
     from .sweep import load_sweep
 
     values: dict[str, list[float]] = {}
+    claims: dict[str, tuple[list[float], list[float] | None]] = {}
+    flags: dict[str, str] = {}
+    unknown = sorted(set(only or ()) - set(study.sweeps))
+    if unknown:
+        raise ReproError(
+            f"--sweep {', '.join(unknown)}: study {study.name!r} has no such sweep; allowed: "
+            + ", ".join(study.sweeps)
+        )
     files = {key: study.sweep_file(key, quick, backend) for key in study.sweeps}  # all first
+    skipped = {
+        key: "Not run on the kernel backend: "
+        + study.sweeps[key].get("kernel_why", "no kernel-backend version")
+        + "."
+        for key, f in files.items()
+        if f is None
+    }
     for key in study.sweeps:
-        sw = load_sweep(files[key])
+        if only and key not in only and key not in skipped:
+            skipped[key] = "Not run: left out by --sweep."
+    sweeps = {
+        key: load_sweep(f) for key, f in files.items() if f is not None and key not in skipped
+    }
+    store: Any = None
+    for key, sw in sweeps.items():
         rep = run_sweep(sw, backend=backend, jobs=jobs, output=output, progress=progress)
+        store = rep.store
         table = rep.store.table(sweep=sw.name, backend=rep.backend)
         for ref in study.references:
-            if ref.sweep == key and ref.expressible and ref.compute is None:
-                values[ref.id] = run_values(table, rep.store, rep.backend, ref)
-    return compare(study, values)
+            if ref.sweep != key or not ref.expressible or ref.compute is not None:
+                continue
+            if backend == "kernel" and ref.kernel_point:
+                ref = replace(ref, point=ref.kernel_point)
+            if note := invalid_note(table, ref):
+                flags[ref.id] = note
+            if ref.claim is not None:
+                claims[ref.id] = claim_cells(table, rep.store, rep.backend, ref)
+            else:
+                scale = ref.kernel_scale if backend == "kernel" else 1.0
+                values[ref.id] = [x * scale for x in run_values(table, rep.store, backend, ref)]
+    rows = compare(study, values, claims, backend, skipped, flags)
+    return StudyRun(rows, store, backend, sweeps)

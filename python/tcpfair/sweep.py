@@ -54,7 +54,6 @@ __all__ = [
     "load_sweep",
     "sweep_from_dict",
     "derive_seed",
-    "run",
 ]
 
 SEED_DOMAIN = "tcpfair-sweep-seed/v1"
@@ -698,34 +697,3 @@ def expand_range(r: dict[str, Any]) -> list[Any]:
 def _fmt_decimal(d: Decimal) -> str:
     s = format(d.normalize(), "f")
     return s
-
-
-# --------------------------------------------------------------------------- API
-def run(
-    sweep: Sweep | str | Path,
-    backend: str | None = None,
-    jobs: int | None = None,
-    executor: str = "local",
-    scheduler: str | None = None,
-    output: str | Path | None = None,
-    retry_failed: bool = False,
-    progress: bool = False,
-) -> Any:
-    """Run a sweep into a results store; returns the store's tidy table (pandas) for this sweep.
-
-    The Python form of ``tcpfair sweep``; see ``tcpfair.executors.run_sweep``.
-    """
-    from .executors import run_sweep
-
-    sw = sweep if isinstance(sweep, Sweep) else load_sweep(sweep)
-    report = run_sweep(
-        sw,
-        backend=backend,
-        jobs=jobs,
-        executor=executor,
-        scheduler=scheduler,
-        output=output,
-        retry_failed=retry_failed,
-        progress=progress,
-    )
-    return report.store.table(sweep=sw.name, backend=report.backend)

@@ -129,7 +129,8 @@ def sweep(
     be = backend or sw.backend or "sim"
     store_dir = output if output is not None else Path("results") / sw.name
     check_store_target(store_dir, option="-o" if output is not None else "results folder")
-    from ..executors import make_executor, run_sweep  # after the checks: imports pandas
+    from ..executors import make_executor  # after the checks: imports pandas
+    from ..orchestrate import run_sweep
 
     ex = make_executor(executor, be, jobs, scheduler)  # checks -j and --scheduler too
     if dry_run:
@@ -169,7 +170,8 @@ def sweep(
 
 def _dry_run(sw: Any, be: str, machine: bool = True) -> None:
     """Validate every run and list the points, holding only their lines (not the runs)."""
-    from ..executors import backend_check, validated
+    from ..executors import backend_check
+    from ..orchestrate import validated
     from ..sweep import SweepError
 
     problems: list[tuple[str, str]] = []

@@ -1,0 +1,102 @@
+"""Docs generated, not typed: the tables in docs/ are the output of the commands named next to
+them (benches/docgen.py), and a quick subset of their simulator numbers, made again here,
+must match the pages.
+
+Tolerance: the printed precision. The simulator is deterministic for a given scenario and
+seed, so a regenerated row either prints the same text or the page is stale — after a change
+to the simulator, regenerate with ``.venv/bin/python benches/docgen.py`` (docs/reproductions.md:
+``tcpfair repro all --quick --markdown docs/reproductions.md``). Wall-clock columns
+(performance.md) are not compared; the packet counts and utilization beside them are.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benches"))
+
+import docgen  # noqa: E402
+import validation  # noqa: E402
+
+DOCS = ROOT / "docs"
+STALE = "docs/{page} is stale: regenerate with `.venv/bin/python benches/docgen.py --only {id}`"
+
+
+def _block(page: str, block_id: str) -> dict[str, str]:
+    blocks = docgen.blocks_in((DOCS / page).read_text())
+    assert block_id in blocks, f"docs/{page} has no generated block {block_id!r}"
+    return docgen.table_rows(blocks[block_id][1])
+
+
+def test_every_generated_block_is_known_and_names_its_command():
+    """Each page's generated blocks are exactly the generator's, and the begin line names
+    the generator's command (a block nobody regenerates would go stale unseen)."""
+    pages: dict[str, set[str]] = {}
+    for block_id, b in docgen.BLOCKS.items():
+        pages.setdefault(b.page, set()).add(block_id)
+    for page, ids in pages.items():
+        found = docgen.blocks_in((DOCS / page).read_text())
+        assert set(found) == ids, page
+        for block_id, (cmd, lines) in found.items():
+            assert cmd == docgen.BLOCKS[block_id].command, block_id
+            assert any(ln.startswith("|---") for ln in lines), block_id  # holds a table
+
+
+def test_replace_block_keeps_the_rest_of_the_page():
+    text = (
+        "intro\n<!-- generated: t by `cmd a`; do not edit by hand -->\n| a |\n|---|\n| 1 |\n"
+        "<!-- end generated: t -->\noutro\n"
+    )
+    new = docgen.replace_block(text, "t", "cmd b", ["| a |", "|---|", "| 2 |"])
+    assert new.startswith("intro\n<!-- generated: t by `cmd b`;") and new.endswith("outro\n")
+    assert docgen.table_rows(docgen.blocks_in(new)["t"][1])["2"] == "| 2 |"
+
+
+@pytest.mark.parametrize("key", ["buf-1bdp", "mathis-reno-0.001", "rtt-cubic"])
+def test_validation_section1_simulator_rows(key):
+    recs = [validation.measure(key, "sim", r) for r in (1, 2, 3)]
+    ours = validation.render(recs, [key])[2]
+    page = _block("validation.md", "validation-s1").get(f"{key} | sim")
+    assert page == ours, STALE.format(page="validation.md", id="validation-s1")
+
+
+def test_validation_10g_row():
+    row, path, over, lab = next(r for r in docgen.TEN_G if r[0] == "lab11-loss-cubic-10g")
+    page = _block("validation.md", "validation-10g").get(row)
+    assert page == docgen.ten_g_row(row, path, over, lab), STALE.format(
+        page="validation.md", id="validation-10g"
+    )
+
+
+@pytest.mark.parametrize("x2", [110, 10, 1])
+def test_validation_vegas_table3_rows(x2):
+    page = _block("validation.md", "validation-vegas-t3").get(str(x2))
+    assert page == docgen.vegas_t3_row(x2), STALE.format(
+        page="validation.md", id="validation-vegas-t3"
+    )
+
+
+@pytest.mark.parametrize("x2", [60, 1])
+def test_validation_vegas_ns2_rows(x2):
+    t3 = _block("validation.md", "validation-vegas-ns2-t3").get(str(x2))
+    assert t3 == docgen.vegas_ns2_t3_row(x2), STALE.format(
+        page="validation.md", id="validation-vegas-ns2-t3"
+    )
+    t4 = _block("validation.md", "validation-vegas-ns2-t4").get(str(x2))
+    assert t4 == docgen.vegas_ns2_t4_row(x2), STALE.format(
+        page="validation.md", id="validation-vegas-ns2-t4"
+    )
+
+
+def test_performance_packet_counts():
+    """Bottleneck packets (column 5) and utilization (column 8) are deterministic; the
+    wall-clock columns are not compared."""
+    ours = docgen.bench_row(docgen.bench_rows(("A1-sack",), repeat=1)[0]).split(" | ")
+    page = _block("performance.md", "performance-bench")["A1-sack"].split(" | ")
+    assert (page[4], page[7]) == (ours[4], ours[7]), STALE.format(
+        page="performance.md", id="performance-bench"
+    )
