@@ -133,8 +133,6 @@ def fairness(
 ) -> None:
     """Fairness of the TCP flows in FILES: iperf3 -J output, pcap/pcapng captures or Flent
     .flent.gz files (Jain's index, ratios, sum)."""
-    from ..importers import ImportFileError, load_files
-
     for name, v in (("--from", t_from), ("--to", t_to)):
         if v is not None and not (math.isfinite(v) and v >= 0):
             raise UserError(f"{name} {v:g}: the window bounds are seconds ≥ 0")
@@ -185,6 +183,8 @@ def fairness(
             )
 
     interval_s = _capture_interval(interval, files)
+    from ..importers import ImportFileError, load_files  # (pandas: after the checks)
+
     try:
         result = load_files(
             list(files),
