@@ -298,15 +298,16 @@ class Bottleneck(_Strict):
             raise ValueError(f"mtu must be between 576B and 65536B, got {v}B")
         return v
 
-    @model_validator(mode="after")
-    def _burst(self) -> Bottleneck:
-        b = self.burst
-        if b is not None and not self.mtu <= b <= MAX_BURST_BYTES:
+    @field_validator("burst")
+    @classmethod
+    def _burst(cls, v: int | None, info: ValidationInfo) -> int | None:
+        mtu = info.data.get("mtu", 1500)
+        if v is not None and not mtu <= v <= MAX_BURST_BYTES:
             raise ValueError(
-                f"burst {b}B is outside what tbf can pass; allowed: from the mtu "
-                f"({self.mtu}B, one full packet) to {MAX_BURST_BYTES}B (1 GB)"
+                f"{v}B is outside what tbf can pass; allowed: from the mtu ({mtu}B, one "
+                f"full packet) to {MAX_BURST_BYTES}B (1 GB)"
             )
-        return self
+        return v
 
 
 class Flow(_Strict):
