@@ -162,6 +162,12 @@ CASES: dict[str, Case] = {
     "duration-1e400s": Case(scenario({"duration": "1e400s"}), ("duration", "too large")),
     "start-1e30s": Case(scenario({"flows.1.start": "1e30s"}), ("flows.1.start", "86400s")),
     "mtu-1e30B": Case(scenario({"bottleneck.mtu": "1e30B"}), ("bottleneck.mtu", "65536B")),
+    "burst-below-the-mtu": Case(
+        scenario({"bottleneck.burst": "1000B"}), ("bottleneck.burst", "1000B", "1500B")
+    ),
+    "burst-1e30B": Case(
+        scenario({"bottleneck.burst": "1e30B"}), ("bottleneck.burst", "1000000000B")
+    ),
     "cwnd_clamp-2^40": Case(scenario({"flows.0.cwnd_clamp": 2**40}), ("cwnd_clamp", "4294967295")),
     "streams-1e6": Case(scenario({"flows.0.streams": 10**6}), ("flows.0.streams", "1024")),
     "vegas-alpha-1e9": Case(

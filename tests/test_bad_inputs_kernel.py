@@ -186,6 +186,13 @@ CASES = [
         ("bottleneck.rate: 200 Mbit/s", "100 Mbit/s"),
         {"rate": "200Mbit"},
     ),
+    # tbf's token bucket, but linkem is the bottleneck (no bucket): refused, not ignored
+    Case(
+        "burst-with-linkem-bottleneck",
+        lambda t: {"TCPFAIR_KERNEL_BOTTLENECK": "linkem"},
+        ("bottleneck.burst is tbf's token bucket", "bottleneck is linkem"),
+        {"buffer": '1bdp"\nburst = "5000B'},  # a second [bottleneck] key after buffer
+    ),
     Case(
         "buffer-below-one-frame",
         lambda t: {},

@@ -223,6 +223,9 @@ def test_tbf_parameters() -> None:
     assert C.tbf("tf-000000-rt", "em", q)[1][-4:] == ["handle", "10:", "pfifo", "limit", "100"][-4:]
     # GSO on: tbf must accept 64 KiB aggregates
     assert C.tbf_params(100_000_000, 250_000, None, 1500, gso=True).burst_bytes > 65536
+    # a scenario's bottleneck.burst is used as given (the labs' `burst 5000000`)
+    lab = C.tbf_params(10_000_000_000, 160_000, None, 1600, True, burst_bytes=5_000_000)
+    assert (lab.burst_bytes, lab.limit_bytes) == (5_000_000, 160_000)
 
 
 def test_parse_qdisc_stats_from_tc_json() -> None:

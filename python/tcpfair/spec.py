@@ -87,6 +87,7 @@ MAX_SIZE_BYTES = 10**15  # a finite transfer (1 PB)
 MIN_SOCKBUF_BYTES, MAX_SOCKBUF_BYTES = 4096, 2**31 - 1  # Linux: tcp_wmem min, INT_MAX
 MAX_BUFFER_BYTES, MAX_BUFFER_PKTS, MAX_BUFFER_BDP = 10**12, 10**9, 1000
 MAX_CWND_CLAMP = 2**32 - 1  # segments (the simulator's u32)
+MAX_BURST_BYTES = 10**9  # tbf's token bucket (bottleneck.burst); tc takes a u32
 #: The most rows a run may record (connections × intervals + link samples): ~0.5 GB of
 #: tables. ``measure.interval = "1ns"`` would otherwise fill the memory.
 MAX_SAMPLE_ROWS = 10_000_000
@@ -286,12 +287,26 @@ class Bottleneck(_Strict):
     loss: float = Field(0.0, ge=0, lt=1)
     mtu: Size = 1500
     reverse: ReverseBottleneck | None = None
+    #: tbf's token bucket (``tc … tbf burst``): the link becomes a token-bucket shaper in
+    #: front of an infinitely fast wire (a Mininet veth); None = a wire serializing at rate
+    burst: Size | None = None
 
     @field_validator("mtu")
     @classmethod
     def _mtu(cls, v: int) -> int:
         if not 576 <= v <= 65536:
             raise ValueError(f"mtu must be between 576B and 65536B, got {v}B")
+        return v
+
+    @field_validator("burst")
+    @classmethod
+    def _burst(cls, v: int | None, info: ValidationInfo) -> int | None:
+        mtu = info.data.get("mtu", 1500)
+        if v is not None and not mtu <= v <= MAX_BURST_BYTES:
+            raise ValueError(
+                f"{v}B is outside what tbf can pass; allowed: from the mtu ({mtu}B, one "
+                f"full packet) to {MAX_BURST_BYTES}B (1 GB)"
+            )
         return v
 
 
@@ -803,6 +818,8 @@ class Scenario(_Strict):
                 "aqm": _resolved_aqm(b.aqm),
                 "loss": b.loss,
                 "mtu_bytes": b.mtu,
+                # present only when used (earlier scenarios keep their hash)
+                **({"burst_bytes": b.burst} if b.burst is not None else {}),
             },
             "flows": self.connections(),
             "measure": {
@@ -960,6 +977,8 @@ def _as_written(s: Scenario) -> dict[str, Any]:
         "loss": b.loss,
         "mtu": f"{b.mtu}B",
     }
+    if b.burst is not None:
+        bottleneck["burst"] = f"{b.burst}B"
     if b.reverse is not None:
         r = b.reverse
         bottleneck["reverse"] = {

@@ -65,6 +65,7 @@ KEY_NAMES = {
     "duration": "duration",
     "seed": "seed",
     "mtu": "MTU",
+    "burst": "tbf burst",
     "aqm": "AQM",
 }
 

@@ -75,6 +75,11 @@ pub struct BottleneckConfig {
     /// the opposite direction's bottleneck; without, ACKs return without queue or loss.
     #[serde(default)]
     pub reverse: Option<LinkConfig>,
+    /// tbf's token bucket (`tc … tbf burst B`), in bytes: with it the link is a token-bucket
+    /// shaper in front of an infinitely fast wire (a Mininet veth) instead of a wire that
+    /// serializes at `rate`. Absent: a FIFO server at `rate` (every earlier scenario).
+    #[serde(default)]
+    pub burst_bytes: Option<u64>,
 }
 
 /// One direction's link parameters (`BottleneckConfig` less the shared MTU).
@@ -112,6 +117,7 @@ impl BottleneckConfig {
             loss: r.loss,
             mtu_bytes: self.mtu_bytes,
             reverse: None,
+            burst_bytes: None,
         })
     }
 }

@@ -14,6 +14,13 @@
 //! then queued and serialized one frame at a time. The buffer space of an accepted
 //! aggregate's segments is reserved until they arrive (with send jitter they may come
 //! later), so no other packet takes it: the aggregate is atomic, as an skb is.
+//!
+//! With `burst_bytes` (tbf's `burst`) the link is a token-bucket shaper in front of an
+//! infinitely fast wire, as a tbf on a Mininet veth is: tokens accrue at `rate` up to the
+//! bucket, the head of the queue leaves as soon as the bucket holds its bytes (at once
+//! while tokens last), and the queue limit counts the backlog behind the bucket as before.
+//! Segments of an aggregate take tokens one frame at a time (tbf takes a whole skb's at
+//! once); with tokens to spare both leave together.
 
 use crate::aqm::Red;
 use crate::config::{AqmConfig, BottleneckConfig};
@@ -48,12 +55,50 @@ pub struct IntervalCounters {
     pub ack_drops: u64,
 }
 
+/// tbf's token bucket, its tokens counted as transmission time at the rate (as tbf does).
+#[derive(Clone, Copy, Debug)]
+struct Bucket {
+    /// The bucket's size: `burst` bytes at the rate.
+    size: SimTime,
+    tokens: SimTime,
+    /// When `tokens` was last brought up to date.
+    at: SimTime,
+}
+
+impl Bucket {
+    fn new(rate: Rate, burst_bytes: u64) -> Bucket {
+        let size = rate.tx_time(burst_bytes);
+        Bucket {
+            size,
+            tokens: size,
+            at: SimTime::ZERO,
+        }
+    }
+
+    /// Take `need` worth of tokens for a packet at the head of the queue at `now`; returns
+    /// how long it waits for them (zero while the bucket holds enough).
+    fn take(&mut self, now: SimTime, need: SimTime) -> SimTime {
+        let toks = (self.tokens + now.saturating_sub(self.at)).min(self.size);
+        if toks >= need {
+            self.tokens = toks - need;
+            self.at = now;
+            return SimTime::ZERO;
+        }
+        let wait = need - toks;
+        self.tokens = SimTime::ZERO;
+        self.at = now + wait;
+        wait
+    }
+}
+
 /// One direction of the bottleneck. `T` is what it queues: data packets, or (with a
 /// reverse bottleneck) `Frame`s — one direction's data and the other direction's ACKs.
 #[derive(Debug)]
 pub struct Bottleneck<T: Wire = Packet> {
     rate: Rate,
     limit: Limit,
+    /// tbf's token bucket (`burst_bytes`); without it packets serialize at `rate`.
+    bucket: Option<Bucket>,
     red: Option<Red>,
     loss: f64,
     queue: VecDeque<T>,
@@ -108,6 +153,7 @@ impl<T: Wire> Bottleneck<T> {
         Bottleneck {
             rate,
             limit,
+            bucket: cfg.burst_bytes.map(|b| Bucket::new(rate, b)),
             red,
             loss: cfg.loss,
             queue: VecDeque::with_capacity(256),
@@ -149,11 +195,23 @@ impl<T: Wire> Bottleneck<T> {
         self.queue.len() as u64
     }
 
-    /// Whether `n` more packets of `pkt`'s size fit in the buffer.
-    fn fits(&self, pkt: &T, n: u64) -> bool {
+    /// Whether `n` more packets of `pkt`'s size fit in the buffer at `now`.
+    fn fits(&self, now: SimTime, pkt: &T, n: u64) -> bool {
+        let (held_bytes, held_pkts) = self.waiting_for_tokens(now);
         match self.limit {
-            Limit::Bytes(b) => self.q_bytes + self.reserved_bytes + n * pkt.wire() as u64 <= b,
-            Limit::Pkts(p) => self.queue.len() as u64 + self.reserved_pkts + n <= p,
+            Limit::Bytes(b) => {
+                self.q_bytes + held_bytes + self.reserved_bytes + n * pkt.wire() as u64 <= b
+            }
+            Limit::Pkts(p) => self.queue.len() as u64 + held_pkts + self.reserved_pkts + n <= p,
+        }
+    }
+
+    /// The packet at the head of a tbf that waits for tokens: still in the qdisc's backlog
+    /// (tbf dequeues only what the bucket pays for), unlike one on a serializing wire.
+    fn waiting_for_tokens(&self, now: SimTime) -> (u64, u64) {
+        match (&self.bucket, &self.in_service) {
+            (Some(_), Some(p)) if self.busy_until > now => (p.wire() as u64, 1),
+            _ => (0, 0),
         }
     }
 
@@ -257,9 +315,11 @@ impl<T: Wire> Bottleneck<T> {
             }
             red.on_busy();
         }
-        // The packets of the aggregate that would wait in the buffer.
-        let waiting = pkt.agg() as u64 - u64::from(self.in_service.is_none());
-        if !self.fits(&pkt, waiting) {
+        // The packets of the aggregate that would wait in the buffer. A tbf enqueues every
+        // skb into its backlog before the bucket lets it go, so the whole aggregate must fit.
+        let straight_on = self.in_service.is_none() && self.bucket.is_none();
+        let waiting = pkt.agg() as u64 - u64::from(straight_on);
+        if !self.fits(now, &pkt, waiting) {
             let fate = self.drop(&pkt);
             return self.decide(&pkt, fate);
         }
@@ -270,9 +330,13 @@ impl<T: Wire> Bottleneck<T> {
     fn start(&mut self, now: SimTime, pkt: T) -> SimTime {
         let tx = self.rate.tx_time(pkt.wire() as u64);
         self.totals.busy_ns += tx.0;
+        let wait = match self.bucket.as_mut() {
+            None => tx,
+            Some(b) => b.take(now, tx),
+        };
         self.in_service = Some(pkt);
-        self.busy_until = now + tx;
-        now + tx
+        self.busy_until = now + wait;
+        now + wait
     }
 
     /// The packet in service finished serializing at `now`. Returns it, and the completion
@@ -324,7 +388,33 @@ mod tests {
             loss: 0.0,
             mtu_bytes: 1500,
             reverse: None,
+            burst_bytes: None,
         }
+    }
+
+    fn tbf(burst: u64, bytes: Option<u64>, pkts: Option<u64>) -> Bottleneck {
+        let c = BottleneckConfig {
+            burst_bytes: Some(burst),
+            ..cfg(bytes, pkts)
+        };
+        Bottleneck::new(&c, (SimTime(0), SimTime::MAX))
+    }
+
+    /// Departure times of packets arriving together at `at` (each `done` as it completes).
+    fn departures(l: &mut Bottleneck, at: SimTime, first: u64, n: u64) -> Vec<u64> {
+        let mut rng = Rng::new(1);
+        let mut next = None;
+        for i in first..first + n {
+            if let Arrival::Started(t) = l.arrive(at, pkt(i), &mut rng) {
+                next = Some(t);
+            }
+        }
+        let mut out = Vec::new();
+        while let Some(t) = next {
+            out.push(t.0);
+            next = l.done(t).1;
+        }
+        out
     }
 
     fn pkt(i: u64) -> Packet {
@@ -529,5 +619,68 @@ mod tests {
         assert!(lost > 0 && lost < n);
         assert_eq!(l.totals.random_losses, lost * 10);
         assert_eq!(l.accepted, (n - lost) * 10);
+    }
+
+    #[test]
+    fn a_token_bucket_passes_its_burst_at_once_then_the_rate() {
+        // 1500 B at 100 Mbit/s = 120 µs of tokens; a bucket of 2 frames, full at start.
+        let mut l = tbf(3000, None, Some(100));
+        assert_eq!(
+            departures(&mut l, SimTime(0), 0, 4),
+            vec![0, 0, 120_000, 240_000]
+        );
+        // After 1 s idle the bucket is full again but holds only 2 frames.
+        let t = 1_000_000_000;
+        assert_eq!(
+            departures(&mut l, SimTime(t), 4, 3),
+            vec![t, t, t + 120_000]
+        );
+        // Without a bucket the same arrivals serialize one by one.
+        let mut fifo = Bottleneck::new(&cfg(None, Some(100)), (SimTime(0), SimTime::MAX));
+        assert_eq!(
+            departures(&mut fifo, SimTime(0), 0, 4),
+            vec![120_000, 240_000, 360_000, 480_000]
+        );
+    }
+
+    #[test]
+    fn a_token_bucket_counts_the_packet_waiting_for_tokens_in_its_limit() {
+        // A 1-frame bucket and a 1-frame byte limit: packet 0 leaves on the tokens, packet 1
+        // waits in the backlog for 120 µs of tokens, so packet 2 finds the limit full.
+        let mut l = tbf(1500, Some(1500), None);
+        let mut rng = Rng::new(1);
+        assert_eq!(
+            l.arrive(SimTime(0), pkt(0), &mut rng),
+            Arrival::Started(SimTime(0))
+        );
+        assert_eq!(l.arrive(SimTime(0), pkt(1), &mut rng), Arrival::Queued);
+        assert_eq!(l.done(SimTime(0)).1, Some(SimTime(120_000)));
+        assert_eq!(
+            l.arrive(SimTime(10_000), pkt(2), &mut rng),
+            Arrival::Dropped
+        );
+        // Once it has left, the backlog is empty again.
+        l.done(SimTime(120_000));
+        assert_eq!(
+            l.arrive(SimTime(130_000), pkt(3), &mut rng),
+            Arrival::Started(SimTime(240_000))
+        );
+    }
+
+    #[test]
+    fn a_token_bucket_takes_an_aggregate_only_if_it_fits_whole() {
+        // tbf enqueues the whole skb before the bucket lets any of it go: a 3-segment
+        // aggregate does not fit a 2-frame limit even on an idle link with tokens.
+        let mut l = tbf(1_000_000, Some(3000), None);
+        let mut rng = Rng::new(1);
+        let a = agg(0, 3);
+        assert!(arrive_all(&mut l, &a, &mut rng)
+            .iter()
+            .all(|&f| f == Arrival::Dropped));
+        let b = agg(3, 2);
+        assert_eq!(
+            l.arrive(SimTime(0), b[0], &mut rng),
+            Arrival::Started(SimTime(0))
+        );
     }
 }

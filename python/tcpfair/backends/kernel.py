@@ -25,7 +25,13 @@ from ..kernel import capabilities as caps_mod
 from ..kernel import shortflows as SF
 from ..kernel import validate as V
 from ..kernel.procs import CommandError
-from ..kernel.runner import KernelOptions, RawRun, execute, setup_latency_s
+from ..kernel.runner import (
+    KernelOptions,
+    RawRun,
+    execute,
+    linkem_is_bottleneck,
+    setup_latency_s,
+)
 from ..result import FLOW_COLUMNS, LINK_COLUMNS, SAMPLE_COLUMNS, RunResult
 from ..spec import Scenario
 from . import BackendError
@@ -87,6 +93,12 @@ class KernelBackend:
             raise BackendError(
                 "kernel backend: every [[flows]] entry has arrivals; the run's metrics need "
                 "at least one long-lived connection: add an entry without arrivals"
+            )
+        if scenario.bottleneck.burst is not None and linkem_is_bottleneck(scenario, self.options):
+            raise BackendError(
+                "kernel backend: bottleneck.burst is tbf's token bucket, but this run's "
+                "bottleneck is linkem (RED, a reverse link or TCPFAIR_KERNEL_BOTTLENECK="
+                "linkem), which has no bucket: drop bottleneck.burst or use drop-tail tbf"
             )
         gso = [f.gso for f in scenario.flows]
         if any(gso) and not all(gso):

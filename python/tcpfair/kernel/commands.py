@@ -194,6 +194,7 @@ def tbf_params(
     mtu: int,
     gso: bool,
     burst_s: float = DEFAULT_BURST_S,
+    burst_bytes: int | None = None,
 ) -> TbfParams:
     """tbf as the labs use it: ``rate``, ``burst``, ``limit`` = the buffer in bytes.
 
@@ -202,12 +203,15 @@ def tbf_params(
     ``burst_s`` at the rate (100 µs by default), whichever is larger; 64 KiB + header with
     GSO on, or tbf would drop aggregated frames. A buffer in packets becomes a pfifo child
     with that many packets. (Measured at 40 Mbit/s on this VM: bursts of 100 µs, 1 ms and
-    4 ms all sent 99.9–100.0 % of the rate while backlogged; docs/kernel.md.)
+    4 ms all sent 99.9–100.0 % of the rate while backlogged; docs/kernel.md.) A scenario's
+    ``bottleneck.burst`` (``burst_bytes``) is used as given, as the labs' tc command does.
     """
     frame = mtu + ETH_HDR
     burst = max(2 * frame, math.ceil(rate_bps * burst_s / 8))
     if gso:
         burst = max(burst, 65536 + ETH_HDR + 1000)
+    if burst_bytes is not None:
+        burst = burst_bytes
     if buffer_pkts is not None:
         # the byte limit must not bind before the packet limit does
         return TbfParams(

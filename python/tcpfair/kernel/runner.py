@@ -296,9 +296,8 @@ def tbf_for(sc: Scenario, opts: KernelOptions) -> C.TbfParams | None:
     if linkem_is_bottleneck(sc, opts):
         return None
     buf_bytes, buf_pkts = sc.buffer_limits()
-    return C.tbf_params(
-        sc.bottleneck.rate, buf_bytes, buf_pkts, sc.bottleneck.mtu, opts.gso, opts.burst_s
-    )
+    b = sc.bottleneck
+    return C.tbf_params(b.rate, buf_bytes, buf_pkts, b.mtu, opts.gso, opts.burst_s, b.burst)
 
 
 def client_seconds(start_ns: int, stop_ns: int | None, duration_ns: int) -> int:

@@ -55,6 +55,7 @@ fn vegas_net(flows: Vec<FlowConfig>) -> Config {
             loss: 0.0,
             mtu_bytes: 1040,
             reverse: None,
+            burst_bytes: None,
         },
         flows,
         measure: MeasureConfig {

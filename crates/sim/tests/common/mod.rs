@@ -49,6 +49,7 @@ pub fn dumbbell(
             loss: 0.0,
             mtu_bytes: 1500,
             reverse: None,
+            burst_bytes: None,
         },
         flows,
         measure: MeasureConfig {
