@@ -72,10 +72,15 @@ def ours(flows: int, rate_mbit: float, rtt_ms: float, duration_s: float) -> dict
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 4:
-        print(__doc__.strip().splitlines()[-3].strip(), file=sys.stderr)
+    usage = "usage: ns3_side_by_side.py FLOWS RATE_MBIT RTT_MS DURATION_S (e.g. 2 100 100 20)"
+    try:
+        flows, rate, rtt, dur = int(argv[0]), float(argv[1]), float(argv[2]), float(argv[3])
+    except (ValueError, IndexError):
+        print(f"{usage}; got {' '.join(argv)!r}", file=sys.stderr)
         return 2
-    flows, rate, rtt, dur = int(argv[0]), float(argv[1]), float(argv[2]), float(argv[3])
+    if len(argv) != 4 or not (1 <= flows <= 10000 and rate > 0 and rtt > 0 and dur > 0):
+        print(f"{usage}: FLOWS 1..10000, the others > 0; got {' '.join(argv)!r}", file=sys.stderr)
+        return 2
     exe = build(Path("/tmp") / "tcpfair-ns3-dumbbell")
     ns3 = subprocess.run([str(exe), *argv], capture_output=True, text=True, check=True)
     print(ns3.stdout.strip())
