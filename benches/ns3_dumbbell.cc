@@ -10,9 +10,11 @@
 // Matching tcpfair: the sender's access link carries a quarter of the RTT each way, the
 // receiver's another quarter, the bottleneck none (tcpfair: RTT/2 before the bottleneck, the
 // rest on the return path), so the base RTT is the same; access links run at 100x the
-// bottleneck rate and never queue. No queue discipline: the bottleneck device's own
-// drop-tail queue holds the buffer (in packets: buffer / 1500). Host buffers: 2 x the
-// buffer, at least Linux's default 6 MB (tcpfair's default rmem/wmem).
+// bottleneck rate and never queue. The buffer (in packets: buffer / 1500) is a FIFO queue
+// discipline in front of the bottleneck device, whose own queue holds one packet (ns-3's
+// usual drop-tail setup; without a queue discipline, overflows are dropped by the
+// traffic-control layer where no device trace sees them). Host buffers: 2 x the buffer, at
+// least Linux's default 6 MB (tcpfair's default rmem/wmem).
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
@@ -30,18 +32,18 @@ using namespace ns3;
 
 namespace
 {
-uint64_t g_offered = 0; // packets handed to the bottleneck device (data and any ACKs)
-uint64_t g_dropped = 0; // of which the drop-tail queue refused
-uint64_t g_sent = 0;    // of which finished serialization by the end
+uint64_t g_accepted = 0; // packets the bottleneck's queue accepted (data and any ACKs)
+uint64_t g_dropped = 0;  // packets it refused
+uint64_t g_sent = 0;     // packets that finished serialization by the end
 
 void
-Offered(Ptr<const Packet>)
+Accepted(Ptr<const QueueDiscItem>)
 {
-    ++g_offered;
+    ++g_accepted;
 }
 
 void
-Dropped(Ptr<const Packet>)
+Dropped(Ptr<const QueueDiscItem>)
 {
     ++g_dropped;
 }
@@ -111,9 +113,7 @@ main(int argc, char* argv[])
     PointToPointHelper neck;
     neck.SetDeviceAttribute("DataRate", StringValue(Mbps(rate)));
     neck.SetChannelAttribute("Delay", TimeValue(Seconds(0)));
-    neck.SetQueue("ns3::DropTailQueue<Packet>",
-                  "MaxSize",
-                  StringValue(std::to_string(buffer_pkts) + "p"));
+    neck.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", StringValue("1p"));
 
     TrafficControlHelper tch;
     Ipv4AddressHelper addr("10.0.0.0", "255.255.255.252");
@@ -121,6 +121,11 @@ main(int argc, char* argv[])
     addr.Assign(mid);
     addr.NewNetwork();
     tch.Uninstall(mid);
+    TrafficControlHelper fifo;
+    fifo.SetRootQueueDisc("ns3::FifoQueueDisc",
+                          "MaxSize",
+                          StringValue(std::to_string(buffer_pkts) + "p"));
+    Ptr<QueueDisc> qdisc = fifo.Install(mid.Get(0)).Get(0);
     std::vector<Ipv4Address> sinks;
     for (long i = 0; i < flows; ++i)
     {
@@ -148,11 +153,9 @@ main(int argc, char* argv[])
     }
 
     Ptr<NetDevice> dev = mid.Get(0);
-    dev->TraceConnectWithoutContext("MacTx", MakeCallback(&Offered));
     dev->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&Sent));
-    DynamicCast<PointToPointNetDevice>(dev)->GetQueue()->TraceConnectWithoutContext(
-        "Drop",
-        MakeCallback(&Dropped));
+    qdisc->TraceConnectWithoutContext("Enqueue", MakeCallback(&Accepted));
+    qdisc->TraceConnectWithoutContext("Drop", MakeCallback(&Dropped));
 
     Simulator::Stop(Seconds(duration));
     const std::clock_t c0 = std::clock();
@@ -164,7 +167,7 @@ main(int argc, char* argv[])
     const uint64_t events = Simulator::GetEventCount();
     Simulator::Destroy();
 
-    const uint64_t accepted = g_offered - g_dropped;
+    const uint64_t accepted = g_accepted;
     std::printf("{\"simulator\": \"ns-3\", \"flows\": %ld, \"rate_mbit\": %g, \"rtt_ms\": %g, "
                 "\"duration_s\": %g, \"buffer_packets\": %u, \"bottleneck_packets\": %llu, "
                 "\"drops\": %llu, \"transmitted\": %llu, \"utilization\": %.3f, "
