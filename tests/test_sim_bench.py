@@ -6,7 +6,9 @@ import json
 
 from click.testing import CliRunner
 
+from tcpfair.bench import SCALING_FLOWS, BenchResult, scaling_rows, scenarios
 from tcpfair.cli import cli
+from tcpfair.spec import from_dict
 
 
 def test_bench_reports_packets_events_and_memory() -> None:
@@ -25,7 +27,10 @@ def test_bench_reports_packets_events_and_memory() -> None:
 def test_bench_unknown_scenario_is_one_clear_error() -> None:
     res = CliRunner().invoke(cli, ["bench", "--only", "B7"])
     assert res.exit_code == 2
-    assert "--only: unknown scenario 'B7'; allowed: A1, A1-sack, N2, N100, N1000, G10" in res.output
+    assert (
+        "--only: unknown scenario 'B7'; allowed: A1, A1-sack, N2, N100, N1000, N10000, G10"
+        in res.output
+    )
 
 
 def test_bench_table_is_not_cut_at_80_columns() -> None:
@@ -50,3 +55,47 @@ def test_bench_short_flow_case_counts_long_and_short_flows_apart() -> None:
     assert 300_000 < r["bottleneck_packets"] <= 416_667
     # finished short flows' slots are reused: far fewer slots than short flows
     assert 1 <= r["short_flow_slots"] < r["short_flows"] / 5
+
+
+def test_scaling_cases_split_flows_into_entries_of_at_most_1000_streams() -> None:
+    sc = scenarios(quick=True)
+    for n in SCALING_FLOWS:
+        for name in (f"N{n}", f"N{n}-10g"):
+            streams = [f["streams"] for f in sc[name]["flows"]]
+            assert sum(streams) == n and max(streams) <= 1000, name
+    assert from_dict(sc["N10000-10g"]).flows[0].rmem == 125_000_000
+
+
+def _result(name: str, flows: int, wall_s: float, packets: int, events: int) -> BenchResult:
+    return BenchResult(
+        name, flows, 0, 0, 0, 1.0, wall_s, packets, events, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0
+    )
+
+
+def test_scaling_rows_are_relative_to_the_fewest_flows_at_the_same_rate() -> None:
+    rows = scaling_rows(
+        [
+            _result("N1000", 1000, 3.0, 1_000_000, 3_000_000),
+            _result("N2", 2, 0.5, 1_000_000, 2_500_000),
+            _result("N2-10g", 2, 1.0, 4_000_000, 10_000_000),
+            _result("G10", 2, 9.0, 1, 1),
+        ]
+    )
+    got = [
+        (r.name, r.flows, round(r.ns_per_packet), r.events_per_packet, r.vs_fewest) for r in rows
+    ]
+    # 0.5 s / 1e6 packets = 500 ns; 3 s / 1e6 = 3000 ns = 6x; 1 s / 4e6 = 250 ns
+    assert got == [
+        ("N2", 2, 500, 2.5, 1.0),
+        ("N1000", 1000, 3000, 3.0, 6.0),
+        ("N2-10g", 2, 250, 2.5, 1.0),
+    ]
+
+
+def test_bench_prints_the_scaling_table() -> None:
+    res = CliRunner().invoke(cli, ["bench", "--only", "N2", "--only", "N100", "--quick"])
+    assert res.exit_code == 0, res.output
+    _, scaling = res.output.split("scaling (wall ns and events per bottleneck packet)")
+    rows = [line.split() for line in scaling.splitlines() if " N2 " in line or " N100 " in line]
+    # the fewest-flows case is the reference: ratio 1.00
+    assert [r[1] for r in rows] == ["N2", "N100"] and rows[0][-2] == "1.00"

@@ -57,8 +57,16 @@ class BenchResult:
     bytes_per_flow: float
 
 
+#: The most streams one flow entry may have (spec.py); larger cases use several entries.
+_MAX_STREAMS = 1000
+
+#: Flow counts of the scaling cases (``N<n>`` at 1 Gbit/s, ``N<n>-10g`` at 10 Gbit/s).
+SCALING_FLOWS = (2, 100, 1000, 10000)
+
+
 def _flows(n: int, rtt: str, sack: bool) -> list[dict[str, Any]]:
-    return [{"cca": "reno", "rtt": rtt, "sack": sack, "streams": n}]
+    sizes = [_MAX_STREAMS] * (n // _MAX_STREAMS) + ([n % _MAX_STREAMS] if n % _MAX_STREAMS else [])
+    return [{"cca": "reno", "rtt": rtt, "sack": sack, "streams": k} for k in sizes]
 
 
 def scenarios(duration: str = "60s", quick: bool = False) -> dict[str, dict[str, Any]]:
@@ -67,8 +75,10 @@ def scenarios(duration: str = "60s", quick: bool = False) -> dict[str, dict[str,
     - ``A1``: 2 NewReno flows (reno without SACK), 100 Mbit/s, RTT 100 ms, drop-tail 1 BDP.
     - ``A1-sack``: the same with SACK (Linux's default), which recovers from the start-up
       overshoot in one round trip instead of one segment per round trip.
-    - ``N2``/``N100``/``N1000``: 2, 100 and 1000 SACK Reno flows sharing 1 Gbit/s, RTT
-      50 ms, 1 BDP, for the scaling of speed and memory with the number of flows.
+    - ``N2``/``N100``/``N1000``/``N10000``: 2, 100, 1,000 and 10,000 SACK Reno flows
+      sharing 1 Gbit/s, RTT 50 ms, 1 BDP, for the scaling of speed and memory with the
+      number of flows; ``N2-10g`` … ``N10000-10g`` the same at 10 Gbit/s (4 s) with host
+      buffers of 2 x BDP (125 MB), so that the 2 flows fill the link too.
     - ``G10``: 2 SACK Reno flows at 10 Gbit/s, RTT 20 ms, 1 BDP (the labs' WAN) with
       50 MB host buffers, for large windows (~17,000 segments per flow) and a deep queue.
     - ``A1-sack-10g``: A1-sack at 10 Gbit/s, RTT 100 ms, 1 BDP, 10 s, with 250 MB host
@@ -90,7 +100,7 @@ def scenarios(duration: str = "60s", quick: bool = False) -> dict[str, dict[str,
             "flows": _flows(2, "100ms", True),
         },
     }
-    for n in (2, 100, 1000):
+    for n in SCALING_FLOWS:
         out[f"N{n}"] = {
             "name": f"N{n}",
             "duration": scale_dur,
@@ -123,6 +133,15 @@ def scenarios(duration: str = "60s", quick: bool = False) -> dict[str, dict[str,
         ],
         "measure": {"interval": "1s"},
     }
+    for n in SCALING_FLOWS:
+        out[f"N{n}-10g"] = {
+            "name": f"N{n}-10g",
+            "duration": "1s" if quick else "4s",
+            "bottleneck": {"rate": "10Gbit", "buffer": "1bdp"},
+            # Host buffers of 2 x BDP (as G10), so that 2 flows can fill the link too.
+            "flows": [{**f, "rmem": "125MB", "wmem": "125MB"} for f in _flows(n, "50ms", True)],
+            "measure": {"interval": "1s"},
+        }
     out["N200-S1000"] = {
         "name": "N200-S1000",
         "duration": scale_dur,
@@ -179,3 +198,30 @@ def run_one(name: str, data: dict[str, Any]) -> BenchResult:
 
 def as_dict(r: BenchResult) -> dict[str, Any]:
     return asdict(r)
+
+
+@dataclass
+class ScalingRow:
+    name: str
+    flows: int
+    ns_per_packet: float
+    events_per_packet: float
+    #: ns/packet relative to the fewest-flows case of the same rate that ran
+    vs_fewest: float
+
+
+def scaling_rows(results: list[BenchResult]) -> list[ScalingRow]:
+    """The per-packet cost of the scaling cases that ran (``N<n>``, ``N<n>-10g``), each
+    relative to the case with the fewest flows at the same rate."""
+    rows: list[ScalingRow] = []
+    for suffix in ("", "-10g"):
+        names = {f"N{n}{suffix}" for n in SCALING_FLOWS}
+        group = sorted((r for r in results if r.name in names), key=lambda r: r.flows)
+        if not group:
+            continue
+        base = group[0].wall_s * 1e9 / max(group[0].bottleneck_packets, 1)
+        for r in group:
+            ns = r.wall_s * 1e9 / max(r.bottleneck_packets, 1)
+            ev = r.events / max(r.bottleneck_packets, 1)
+            rows.append(ScalingRow(r.name, r.flows, ns, ev, ns / base))
+    return rows

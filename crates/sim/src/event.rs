@@ -1,18 +1,12 @@
-//! The event queue: a binary heap keyed by (time, insertion sequence), so events at equal
-//! times come out in the order they were scheduled — determinism by construction.
-//!
-//! Timers are cancelled lazily: each timer carries a generation counter, a heap entry whose
-//! generation no longer matches is ignored when it comes out. A timer that is pushed later
-//! (the RTO, re-armed on every ACK) keeps its heap entry and is re-scheduled when the old
-//! entry fires early, so re-arming costs no heap operation.
+//! The event queue, keyed by (time, insertion sequence), so events at equal times come out
+//! in the order they were scheduled — determinism by construction.
 //!
 //! Constant-delay paths (access links, ACK return paths) are FIFO: `DelayLine` holds their
 //! packets in a ring and keeps only its head in the heap.
 
 use crate::rng::Rng;
 use crate::units::SimTime;
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 /// What happens at an event. Small and `Copy`: packets live in delay lines and queues.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,49 +44,63 @@ pub enum TimerKind {
     CompAck,
 }
 
+/// One scheduled event: its key is `time << 64 | seq`, so keys are unique and their order
+/// is exactly (time, insertion sequence).
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    time: u64,
-    seq: u64,
+    key: u128,
     ev: Ev,
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    /// Reversed: `BinaryHeap` is a max-heap, we want the earliest (time, seq) first.
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.seq).cmp(&(self.time, self.seq))
-    }
+fn key(time: u64, seq: u64) -> u128 {
+    (u128::from(time) << 64) | u128::from(seq)
 }
 
-/// Two heaps sharing one sequence counter: timers (several per connection, rarely popped
-/// thanks to lazy re-arming) and packet events (delay-line heads, the link, sampling). The
-/// next event is the smaller (time, seq) of the two heads, so the order is exactly that of
-/// a single heap; the per-packet events just do not sift through the timers.
-#[derive(Debug, Default)]
+/// Buckets of the radix heap: 0 holds keys equal to `last`, bucket i (1..=128) keys whose
+/// highest bit differing from `last` is bit i - 1.
+const BUCKETS: usize = 129;
+
+/// The event queue: a radix heap (Ahuja, Mehlhorn, Orlin & Tarjan, "Faster algorithms for
+/// the shortest path problem", 1990) on the keys (time, insertion sequence). It needs a
+/// monotone queue — no key pushed below the last one taken out — which an event simulator
+/// is: an event is scheduled at or after the current time and gets a fresh, larger
+/// sequence number. A push appends to a bucket chosen by the highest bit in which the key
+/// differs from the last minimum (no sifting through the other entries, whatever their
+/// number); taking the minimum out of an empty bucket 0 redistributes the lowest non-empty
+/// bucket into lower ones, so each entry moves a few times in its life, sequentially in
+/// memory. Keys are unique, so the order out is exactly that of a binary heap on the same
+/// keys: the same events in the same order (tests/test_sim_determinism.py).
+///
+/// Timers are cancelled lazily: each timer carries a generation counter, an entry whose
+/// generation no longer matches is ignored when it comes out. A timer that is pushed later
+/// (the RTO, re-armed on every ACK) keeps its entry and is re-scheduled when the old entry
+/// fires early, so re-arming costs no queue operation.
+#[derive(Debug)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
-    timers: BinaryHeap<Entry>,
+    buckets: Vec<Vec<Entry>>,
+    /// Bit i - 1 is set when bucket i (1..=128) is non-empty.
+    nonempty: u128,
+    /// The last minimum: every key in the queue is greater or equal.
+    last: u128,
+    len: usize,
     seq: u64,
     now: u64,
     pub popped: u64,
 }
 
+impl Default for EventQueue {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl EventQueue {
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(64),
-            timers: BinaryHeap::with_capacity(1024),
+            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            nonempty: 0,
+            last: 0,
+            len: 0,
             seq: 0,
             now: 0,
             popped: 0,
@@ -101,6 +109,18 @@ impl EventQueue {
 
     pub fn now(&self) -> SimTime {
         SimTime(self.now)
+    }
+
+    fn bucket(&self, k: u128) -> usize {
+        (128 - (k ^ self.last).leading_zeros()) as usize
+    }
+
+    fn put(&mut self, e: Entry) {
+        let b = self.bucket(e.key);
+        if b > 0 {
+            self.nonempty |= 1 << (b - 1);
+        }
+        self.buckets[b].push(e);
     }
 
     /// Schedule `ev` at `t` (never before the current time).
@@ -112,60 +132,74 @@ impl EventQueue {
             self.now
         );
         self.seq += 1;
-        let e = Entry {
-            time: t.0.max(self.now),
-            seq: self.seq,
-            ev,
-        };
-        match ev {
-            Ev::Timer(..) => self.timers.push(e),
-            _ => self.heap.push(e),
+        let k = key(t.0.max(self.now), self.seq);
+        if k < self.last {
+            // Only after a peek settled a later minimum that was not popped (the time is
+            // not before `now` and the sequence number is new): rebuild around `k`.
+            self.rebase(k);
+        }
+        self.len += 1;
+        self.put(Entry { key: k, ev });
+    }
+
+    /// Re-bucket every entry relative to a new, lower minimum `k` (rare: see `push`).
+    fn rebase(&mut self, k: u128) {
+        let all: Vec<Entry> = self.buckets.iter_mut().flat_map(|b| b.drain(..)).collect();
+        self.nonempty = 0;
+        self.last = k;
+        for e in all {
+            self.put(e);
         }
     }
 
-    /// Which heap holds the next event: true for the timer heap.
-    fn next_is_timer(&self) -> Option<bool> {
-        match (self.heap.peek(), self.timers.peek()) {
-            (None, None) => None,
-            (Some(_), None) => Some(false),
-            (None, Some(_)) => Some(true),
-            // `Entry`'s order is reversed (max-heap): the greater entry is the earlier event.
-            (Some(a), Some(b)) => Some(b > a),
+    /// Bring the minimum into bucket 0 (if the queue is not empty).
+    fn settle(&mut self) -> Option<&Entry> {
+        if self.buckets[0].is_empty() {
+            if self.nonempty == 0 {
+                return None;
+            }
+            let b = self.nonempty.trailing_zeros() as usize + 1;
+            self.nonempty &= !(1 << (b - 1));
+            let mut moved = std::mem::take(&mut self.buckets[b]);
+            self.last = moved.iter().map(|e| e.key).min().expect("non-empty bucket");
+            // Every entry lands in a lower bucket (they share the bits above b - 1 with
+            // the new minimum); the minimum itself in bucket 0.
+            for e in moved.drain(..) {
+                self.put(e);
+            }
+            self.buckets[b] = moved; // keep the allocation
         }
+        self.buckets[0].first()
     }
 
     /// Time of the next event, if any.
-    pub fn peek_time(&self) -> Option<SimTime> {
-        let e = match self.next_is_timer()? {
-            true => self.timers.peek(),
-            false => self.heap.peek(),
-        };
-        e.map(|e| SimTime(e.time))
+    pub fn peek_time(&mut self) -> Option<SimTime> {
+        self.settle().map(|e| SimTime((e.key >> 64) as u64))
     }
 
     /// Remove the next event and advance the clock to it. Time never goes backwards.
     pub fn pop(&mut self) -> Option<(SimTime, Ev)> {
-        let e = match self.next_is_timer()? {
-            true => self.timers.pop(),
-            false => self.heap.pop(),
-        }?;
+        self.settle()?;
+        let e = self.buckets[0].pop().expect("settled");
+        let time = (e.key >> 64) as u64;
         assert!(
-            e.time >= self.now,
+            time >= self.now,
             "time went backwards: {} < {}",
-            e.time,
+            time,
             self.now
         );
-        self.now = e.time;
+        self.now = time;
+        self.len -= 1;
         self.popped += 1;
-        Some((SimTime(e.time), e.ev))
+        Some((SimTime(time), e.ev))
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len() + self.timers.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty() && self.timers.is_empty()
+        self.len == 0
     }
 }
 
@@ -357,6 +391,52 @@ mod tests {
                 Ev::LinkDone(0)
             ]
         );
+    }
+
+    /// The radix heap gives exactly the order of a binary heap on (time, seq), under a
+    /// simulator's pattern: pushes at or after the current time, many at equal times,
+    /// delays from nanoseconds to seconds, peeks without pops, and pushes after a peek.
+    #[test]
+    fn radix_queue_pops_in_the_order_of_a_binary_heap() {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut rng = Rng::new(42);
+        let mut q = EventQueue::new();
+        let mut reference: BinaryHeap<Reverse<(u64, u64)>> = BinaryHeap::new();
+        let (mut seq, mut now) = (0u64, 0u64);
+        for step in 0..200_000u64 {
+            let pushes = (rng.uniform() * 3.0) as u32;
+            for _ in 0..pushes {
+                let delay = match (rng.uniform() * 4.0) as u32 {
+                    0 => 0,
+                    1 => (rng.uniform() * 1_000.0) as u64,
+                    2 => (rng.uniform() * 50_000_000.0) as u64,
+                    _ => (rng.uniform() * 3e9) as u64,
+                };
+                seq += 1;
+                q.push(SimTime(now + delay), Ev::FwdArrive(seq as u32));
+                reference.push(Reverse((now + delay, seq)));
+            }
+            if step % 7 == 0 {
+                // Peek only; the next pushes may go below the peeked minimum.
+                let want = reference.peek().map(|Reverse((t, _))| SimTime(*t));
+                assert_eq!(q.peek_time(), want);
+                continue;
+            }
+            let got = q.pop();
+            let want = reference
+                .pop()
+                .map(|Reverse((t, s))| (SimTime(t), Ev::FwdArrive(s as u32)));
+            assert_eq!(got, want, "step {step}");
+            if let Some((t, _)) = got {
+                now = t.0;
+            }
+            assert_eq!(q.len(), reference.len());
+        }
+        while let Some(Reverse((t, s))) = reference.pop() {
+            assert_eq!(q.pop(), Some((SimTime(t), Ev::FwdArrive(s as u32))));
+        }
+        assert!(q.is_empty() && q.pop().is_none());
     }
 
     #[test]

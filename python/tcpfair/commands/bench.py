@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
 from . import UserError, friendly_errors, table_console
+
+if TYPE_CHECKING:
+    from ..bench import BenchResult
 
 
 @click.command()
@@ -15,7 +19,8 @@ from . import UserError, friendly_errors, table_console
     "only",
     multiple=True,
     metavar="NAME",
-    help="Run only these scenarios (A1, A1-sack, N2, N100, N1000, G10, A1-sack-10g); repeatable.",
+    help="Run only these scenarios (A1, A1-sack, N2 … N10000, N2-10g … N10000-10g, G10, "
+    "A1-sack-10g, N200-S1000); repeatable.",
 )
 @click.option(
     "--duration", default="60s", show_default=True, help="Simulated time of the A1 scenarios."
@@ -38,8 +43,6 @@ def bench(only: tuple[str, ...], duration: str, quick: bool, repeat: int, fmt: s
     Each scenario runs in its own process, one at a time, on one core. Results depend on
     what else the machine is doing: measure on a quiet machine.
     """
-    from rich.table import Table
-
     from ..bench import as_dict, run_one, scenarios
 
     all_sc = scenarios(duration, quick)
@@ -53,6 +56,13 @@ def bench(only: tuple[str, ...], duration: str, quick: bool, repeat: int, fmt: s
     if fmt == "json":
         click.echo(json.dumps([as_dict(r) for r in results], indent=2))
         return
+    _print_results(results)
+    _print_scaling(results)
+
+
+def _print_results(results: list[BenchResult]) -> None:
+    from rich.table import Table
+
     t = Table(title="tcpfair bench (simulator)")
     for col in (
         "scenario",
@@ -81,5 +91,28 @@ def bench(only: tuple[str, ...], duration: str, quick: bool, repeat: int, fmt: s
             f"{r.utilization:.3f}",
             f"{r.rss_peak_mb:.1f}",
             f"{r.bytes_per_flow:,.0f}",
+        )
+    table_console().print(t)
+
+
+def _print_scaling(results: list[BenchResult]) -> None:
+    """The per-packet cost against the number of flows, if scaling cases ran."""
+    from rich.table import Table
+
+    from ..bench import scaling_rows
+
+    rows = scaling_rows(results)
+    if not rows:
+        return
+    t = Table(title="scaling (wall ns and events per bottleneck packet)")
+    for col in ("scenario", "flows", "ns/packet", "events/packet", "x fewest flows"):
+        t.add_column(col, justify="right")
+    for r in rows:
+        t.add_row(
+            r.name,
+            f"{r.flows:,}",
+            f"{r.ns_per_packet:,.0f}",
+            f"{r.events_per_packet:.2f}",
+            f"{r.vs_fewest:.2f}",
         )
     table_console().print(t)
