@@ -267,7 +267,8 @@ def test_builtin_cubic_sweeps_follow_seed_004() -> None:
     assert all(p["flows.0.rtt"] == p["flows.1.rtt"] for p in pts)
     assert [p["flows.0.rtt"] for p in pts[:5]] == ["16ms", "42ms", "82ms", "162ms", "324ms"]
     # two alike flows: their ratio is oriented per run (min/max), then aggregated
-    assert [p.metric for p in f8.plots] == ["min_max_ratio", "utilization"]
+    # and the link's utilization with and without the background (issue 10 §5)
+    assert [p.metric for p in f8.plots] == ["min_max_ratio", "utilization", "utilization_measured"]
     f9 = load_sweep(root / "cubic-fig9.toml")
     runs = f9.runs()
     assert len(runs) == 4 * 5 * 5
@@ -276,6 +277,11 @@ def test_builtin_cubic_sweeps_follow_seed_004() -> None:
     sc = runs[0].scenario
     assert sc.bottleneck.rate == 400_000_000 and sc.buffer_limits() == (2_000_000, None)
     assert sc.flows[2].streams == 12
+    # seed 004's background in both directions, web traffic, metrics over the two flows
+    assert [f.direction for f in sc.flows[2:4]] == ["forward", "reverse"]
+    assert sc.flows[3].streams == 12 and sc.flows[4].arrivals is not None
+    assert sc.measure.flows == ["fixed", "varied"]
+    assert [p.metric for p in f9.plots][0] == "ratio:fixed/varied"
 
 
 def test_start_jitter_shifts_each_flow_by_a_seeded_offset() -> None:
