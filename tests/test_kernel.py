@@ -648,3 +648,35 @@ def test_reverse_traffic_delays_the_forward_flows_acks() -> None:
         rtt(alone) - queue_delay(alone, alone.link)
     )
     assert grew > 0.5 * ack_wait, (grew, ack_wait)
+
+
+def test_a_lone_reverse_short_flow_alone_on_the_kernel() -> None:
+    # A run of short flows only (no long-lived connection), one 100 kB reno flow in the
+    # reverse direction at 0.5 s on an idle 50 Mbit/s path with a 20 ms RTT: its data
+    # crosses the b → a linkem queue. By hand as test_a_lone_short_flow_takes_the_slow_
+    # start_time: 3 slow-start rounds, (3 + 0.5) RTT + 40 frames at 50 Mbit/s = 79.7 ms.
+    rtt, rate, frame = 0.020, 50e6, 1514
+    expect = 3.5 * rtt + 40 * frame * 8 / rate
+    r = run(
+        base(
+            duration="2s",
+            bottleneck={"rate": "50Mbit", "buffer": "1bdp"},
+            flows=[
+                {"cca": "reno", "rtt": "20ms", "size": "100KB", "start": "0.5s", "stop": "1s",
+                 "direction": "reverse", "arrivals": {"process": "fixed", "rate": "1/s"}},
+            ],
+            measure={"interval": "100ms"},
+        )
+    )  # fmt: skip
+    (row,) = r.short_flows.itertuples()
+    assert row.completed and row.bytes == 100_000 and row.retransmits == 0
+    assert abs(row.fct_s - expect) < rtt, (row.fct_s, expect)
+    # the data went b → a: the reverse queue carried the 100 kB (+ headers), the forward
+    # one only the ACKs and the handshake (pure ACKs: 66-byte frames, well under 20 kB)
+    assert r.meta["kernel"]["bottleneck"] == "linkem"
+    assert 100_000 < r.meta["reverse_link_totals"]["tx_bytes"] < 110_000
+    assert r.meta["link_totals"]["tx_bytes"] < 20_000
+    # no long-lived connection: the headline metrics are empty, the short flows are not
+    assert len(r.flows) == 0
+    met = r.metrics()
+    assert met["n_flows"] == 0 and met["short_flows"]["all"]["completed"] == 1

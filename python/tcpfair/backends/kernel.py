@@ -83,11 +83,6 @@ class KernelBackend:
                     "machine, so they cannot be set per flow; the kernel backend runs the "
                     "defaults only (use --backend sim)"
                 )
-        if all(f.arrivals is not None for f in scenario.flows):
-            raise BackendError(
-                "kernel backend: every [[flows]] entry has arrivals; the run's metrics need "
-                "at least one long-lived connection: add an entry without arrivals"
-            )
         gso = [f.gso for f in scenario.flows]
         if any(gso) and not all(gso):
             on, off = gso.index(True), gso.index(False)
