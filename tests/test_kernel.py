@@ -9,6 +9,7 @@ namespace, state file, iptables rule or process of ours may be left.
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -560,6 +561,17 @@ def test_a_reverse_flow_and_short_flows_at_50mbit_leave_nothing_behind(tmp_path:
     assert r.reverse_link is not None and r.reverse_link["queue_bytes"].max() > 125_000 / 2
     assert r.flows.set_index("flow")["direction"].to_dict() == {0: "forward", 1: "reverse"}
     assert r.metrics()["reverse"]["connections"] == 1
+    # the default measured set is the long-lived forward connection alone: the reverse
+    # flow and the short flows stay out of the headline metrics and the sweep's ratio
+    met = r.metrics()
+    thr = r.flow_throughputs(tuple(met["window"]))
+    assert met["n_flows"] == 1 and met["jfi"] == 1.0 and met["min_max_ratio"] == 1.0
+    assert met["sum_bps"] == pytest.approx(float(thr[0]))
+    assert met["utilization"] == pytest.approx(float(thr[0]) / r.meta["capacity_bps"])
+    from tcpfair.store import summarize
+
+    summary = json.loads((out / "summary.json").read_text())
+    assert math.isnan(summarize(summary)["ratio"])  # one measured entry: no ratio
     # both directions are linkem queues, counting the pure ACKs among their drops
     assert r.meta["kernel"]["bottleneck"] == "linkem"
     assert "ack_drops" in r.reverse_link and "ack_drops" in r.link
