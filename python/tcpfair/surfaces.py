@@ -355,7 +355,9 @@ def line_figure(
     for where in facets:
         part = _select(a, where)
         fig, ax = plt.subplots(figsize=(7, 4.5))
-        series = part.groupby(by, sort=False) if by else [(None, part)]
+        series = list(part.groupby(by, sort=False)) if by else [(None, part)]
+        # an algorithm keeps its colour; other keys (bic, highspeed, …) never share one
+        colours = series_colours([k for k, _ in series]) if by else {}
         rows: list[pd.DataFrame] = []
         for key, s in series:
             xs_raw = list(s[x])
@@ -364,7 +366,7 @@ def line_figure(
             xv, mean = xs[order], s["mean"].to_numpy(float)[order] * scale
             lo = s["lo"].to_numpy(float)[order] * scale
             hi = s["hi"].to_numpy(float)[order] * scale
-            colour = cca_colour(key) if by else None  # None: the next colour of the cycle
+            colour = colours.get(key)  # None (no ``by``): the cycle's first colour
             (line,) = ax.plot(
                 xv,
                 mean,
