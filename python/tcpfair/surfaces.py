@@ -45,6 +45,7 @@ LABELS = {
     "ratio": "throughput ratio flow 2 / flow 1",
     "min_max_ratio": "min/max throughput ratio",
     "utilization": "link utilization (%)",
+    "utilization_measured": "measured connections' share of the link (%)",
     "sum_bps": "total throughput (Mbit/s)",
     "retransmits": "retransmissions",
 }
@@ -87,7 +88,7 @@ def metric_scale(metric: str) -> tuple[float, str]:
     """Factor and unit a metric is shown in: bit/s as Mbit/s, utilization as %."""
     if metric.endswith("_bps") or metric.startswith("mean:"):
         return 1e-6, "Mbit/s"
-    if metric == "utilization":
+    if metric in ("utilization", "utilization_measured"):
         return 100.0, "%"
     return 1.0, ""
 
