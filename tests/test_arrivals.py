@@ -278,6 +278,21 @@ def test_run_table_shows_short_flows_by_bucket_at_80_columns() -> None:
     row = next(line for line in text.splitlines() if "10KB-100KB" in line)
     sf = res.metrics()["short_flows"]["buckets"]["10KB-100KB"]
     assert f"{sf['fct_mean_s'] * 1e3:.1f}" in row and str(sf["flows"]) in row
+    assert "whole run (0–5 s)" in text
+
+
+def test_run_table_of_short_flows_only_has_no_empty_whole_run_line() -> None:
+    from rich.console import Console
+
+    from tcpfair.report import print_run_summary
+
+    res = run_sim(short_only({"process": "fixed", "rate": "5/s"}, "20KB", duration="2s"))
+    con = Console(width=80, record=True)
+    print_run_summary(res, console=con)
+    text = con.export_text()
+    # no long-lived connection: no "whole run (0–0 s): 0 retransmits" line; the short
+    # flows' table is there
+    assert "whole run" not in text and "short flows started in 0–2 s" in text
 
 
 # ----------------------------------------------------------------- reverse short flows
