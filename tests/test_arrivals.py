@@ -4,6 +4,7 @@ resolved form and hash, and (below) the simulator's short flows."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -277,3 +278,113 @@ def test_run_table_shows_short_flows_by_bucket_at_80_columns() -> None:
     row = next(line for line in text.splitlines() if "10KB-100KB" in line)
     sf = res.metrics()["short_flows"]["buckets"]["10KB-100KB"]
     assert f"{sf['fct_mean_s'] * 1e3:.1f}" in row and str(sf["flows"]) in row
+    assert "whole run (0–5 s)" in text
+
+
+def test_run_table_of_short_flows_only_has_no_empty_whole_run_line() -> None:
+    from rich.console import Console
+
+    from tcpfair.report import print_run_summary
+
+    res = run_sim(short_only({"process": "fixed", "rate": "5/s"}, "20KB", duration="2s"))
+    con = Console(width=80, record=True)
+    print_run_summary(res, console=con)
+    text = con.export_text()
+    # no long-lived connection: no "whole run (0–0 s): 0 retransmits" line; the short
+    # flows' table is there
+    assert "whole run" not in text and "short flows started in 0–2 s" in text
+
+
+# ----------------------------------------------------------------- reverse short flows
+def _payload(totals: dict) -> int:
+    """Data payload bytes a link serialized (its ACKs and every packet's headers out)."""
+    data_pkts = totals["tx_packets"] - totals["ack_tx_packets"]
+    return totals["tx_bytes"] - totals["ack_tx_bytes"] - HEADER * data_pkts
+
+
+def test_lone_reverse_short_flow_crosses_the_reverse_link_in_slow_start_time() -> None:
+    # The lone 100 KB flow of test_lone_short_flow_takes_the_slow_start_time, sent in the
+    # reverse direction over a reverse bottleneck of 10 Mbit/s (the forward one: 100).
+    data = short_only(
+        {"process": "fixed", "rate": "1/min"}, "100KB", start="1s", direction="reverse"
+    )
+    data["bottleneck"]["reverse"] = {"rate": "10Mbit"}
+    res = run_sim(data)
+    (row,) = res.short_flows.itertuples()
+    # Hand computation as there: handshake 1 RTT, slow-start rounds of 10 and 20 segments
+    # 1 RTT each, the 3rd round's 40 segments cross RTT/2 and are serialized at the
+    # REVERSE rate: 40 · 1500 B at 10 Mbit/s = 48 ms.
+    rtt = 0.100
+    hand = rtt + 2 * rtt + rtt / 2 + 40 * 1500 * 8 / 10e6
+    assert hand == pytest.approx(0.398)
+    assert row.completed and row.size_bytes == 100_000 and row.bytes == 100_000
+    assert abs(row.fct_s - hand) < rtt
+    # at 10 Mbit/s the 40-segment round alone takes 48 ms: slower than the forward run's
+    # serialization could explain (4.8 ms), so the data did cross the reverse link
+    assert row.fct_s > rtt * 3.5 + 0.040
+    # the ideal uses the rate of the link the data crosses: 1.5 RTT + 100 KB at 10 Mbit/s
+    assert row.ideal_s == pytest.approx(0.15 + 0.08)
+    # every payload byte on the reverse link; the forward link carried none, only ACKs
+    rev, fwd = res.meta["reverse_link_totals"], res.meta["link_totals"]
+    assert _payload(rev) == 100_000 and _payload(fwd) == 0
+    assert fwd["ack_tx_packets"] > 0 and rev["ack_tx_packets"] == 0
+
+
+def test_forward_and_reverse_short_flows_conserve_bytes_per_direction() -> None:
+    flows = [
+        {
+            "cca": "cubic",
+            "rtt": {"dist": "uniform", "min": "10ms", "max": "50ms"},
+            "size": {"dist": "uniform", "min": "1KB", "max": "200KB"},
+            "arrivals": {"process": "poisson", "rate": "50/s"},
+            "jitter": "0s",
+            "label": label,
+            **({"direction": "reverse"} if label == "back" else {}),
+        }
+        for label in ("ahead", "back")
+    ]
+    data = {
+        "duration": "10s",
+        "seed": 5,
+        "bottleneck": {"rate": "100Mbit", "buffer": "10000pkt"},
+        "flows": flows,
+    }
+    res = run_sim(data)
+    t = res.short_flows
+    assert set(t["label"]) == {"ahead", "back"} and t["timeouts"].sum() == 0
+    # lossless: each direction's link carried exactly its own short flows' delivered bytes,
+    # plus at most their retransmitted segments and the unsent rest of unfinished flows
+    for label, totals in (("ahead", "link_totals"), ("back", "reverse_link_totals")):
+        part = t[t["label"] == label]
+        link = res.meta[totals]
+        assert link["drops"] == 0
+        payload, rest = int(part["bytes"].sum()), int((part["size_bytes"] - part["bytes"]).sum())
+        on_link = _payload(link)
+        assert payload <= on_link <= payload + rest + MSS * int(part["retransmits"].sum())
+        assert len(part) > 400
+    # every completed flow delivered exactly its size, and no FCT beats its ideal
+    done = t[t["completed"]]
+    assert (done["bytes"] == done["size_bytes"]).all() and (done["slowdown"] >= 1).all()
+
+
+def test_a_run_folder_with_short_flows_can_be_replaced_with_force(tmp_path) -> None:
+    # short_flows.parquet is a run folder's file: --force replaces such a folder (it was
+    # refused as "not a tcpfair run folder")
+    import subprocess
+    import sys
+
+    from tcpfair.result import RunResult
+
+    (tmp_path / "s.toml").write_text(
+        'name = "s"\nduration = "2s"\n[bottleneck]\nrate = "100Mbit"\nbuffer = "100pkt"\n'
+        '[[flows]]\ncca = "cubic"\nrtt = "20ms"\nsize = "20KB"\n'
+        'arrivals = { process = "fixed", rate = "5/s" }\n'
+    )
+    tcpfair = str(Path(sys.executable).with_name("tcpfair"))
+    cmd = [tcpfair, "run", "s.toml", "--no-plot", "-o", "out"]
+    first = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    assert (tmp_path / "out" / "short_flows.parquet").is_file()
+    again = subprocess.run([*cmd, "--force"], cwd=tmp_path, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert len(RunResult.load(tmp_path / "out").short_flows) == 10

@@ -100,6 +100,20 @@ CASES: dict[str, tuple[str, tuple[str, ...]]] = {
         text(OK + '\nstart = "5s"\nstop = "2s"'),
         ("flows.1", "stop must be after start"),
     ),
+    "reverse-short-label-of-a-forward-entry": (
+        text(OK + '\ndirection = "reverse"').replace('label = "short"', 'label = "long"'),
+        ("flows.1.label", "'long'", "also labels flows.0", "allowed: one direction per label"),
+    ),
+    "short-direction-unknown": (
+        text(OK + '\ndirection = "back"'),
+        ("flows.1.direction", "'back'", "allowed: forward, reverse"),
+    ),
+    "reverse-short-reverse-rate-zero": (
+        text(OK + '\ndirection = "reverse"').replace(
+            "[[flows]]", '[bottleneck.reverse]\nrate = "0bit"\n[[flows]]', 1
+        ),
+        ("bottleneck.reverse.rate", "0"),
+    ),
     "measure-short-label": (
         text(measure='flows = ["short"]'),
         ("measure.flows", "'short' labels only short flows", "allowed", "'long'"),

@@ -238,3 +238,32 @@ def test_fct_cdf_reads_the_short_flows_table(kinds_store: Path, tmp_path: Path) 
     assert d["value"].tolist() == pytest.approx([10.0, 30.0])
     assert d["F"].tolist() == [0.5, 1.0]
     assert sf.curve_styles(v) == {"web": (sf.CCA_COLOURS["cubic"], 0)}
+
+
+def test_line_figure_gives_every_algorithm_its_own_colour(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # seed 004's four algorithms: cubic and reno have fixed colours; bic and highspeed
+    # (no fixed colour) took the cycle's first two, i.e. reno's and cubic's, before
+    t = pd.concat(
+        [_table().assign(**{"flows.0.cca": c}) for c in ("cubic", "bic", "highspeed", "reno")],
+        ignore_index=True,
+    )
+    figs: list[object] = []
+    save = sf._save
+
+    def keep(fig: object, *args: object, **kw: object) -> list[Path]:
+        figs.append(fig)
+        return save(fig, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sf, "_save", keep)
+    agg = aggregate(t, ["flows.1.rtt", "flows.0.cca"], ["ratio"])
+    sf.line_figure(agg, "ratio", "flows.1.rtt", tmp_path, by="flows.0.cca", formats=["png"])
+    (fig,) = figs
+    (ax,) = fig.get_axes()  # type: ignore[attr-defined]
+    from matplotlib.colors import to_hex
+
+    colours = {ln.get_label(): to_hex(ln.get_color()) for ln in ax.get_lines()}
+    assert set(colours) == {"cubic", "bic", "highspeed", "reno"}
+    assert colours["cubic"] == sf.CCA_COLOURS["cubic"] and colours["reno"] == sf.CCA_COLOURS["reno"]
+    assert len(set(colours.values())) == 4

@@ -209,6 +209,11 @@ def test_metric_labels_name_the_flow_as_users_do() -> None:
 
     assert metric_label("thr_g1_bps") == "throughput of flow 2 (Mbit/s)"
     assert metric_label("utilization") == "link utilization (%)"
+    # [measure] flows' share of the link, in % as utilization (seed 004's high-speed pair)
+    assert metric_label("utilization_measured") == "measured connections' share of the link (%)"
+    from tcpfair.surfaces import metric_scale
+
+    assert metric_scale("utilization_measured") == (100.0, "%")
     assert metric_label("mean:vegas") == "mean throughput of vegas (Mbit/s)"
 
 

@@ -4,6 +4,7 @@ hand-computed values; ``[measure] flows`` restricts the headline metrics to its 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -190,3 +191,57 @@ def test_a_sweep_aggregates_and_plots_group_metrics(group_sweep: Path, tmp_path:
     assert list(rows["n"]) == [2, 2]
     one = table[table["flows.0.streams"] == 1]["mean:vegas"]
     assert rows[rows["flows.0.streams"] == 1]["mean"].iloc[0] == pytest.approx(one.mean())
+
+
+# ------------------------------------------------- the sweep's ratio and thr_g<i>_bps
+def _summary(flows: list[tuple[int, str, str, float]], measured: list[str] | None) -> dict:
+    """A run's summary.json with connections (entry, label, direction, bit/s)."""
+    met: dict = {"throughput_bps": {str(i): bps for i, (_, _, _, bps) in enumerate(flows)}}
+    if measured is not None:
+        met["measured_flows"] = measured
+    rows = [
+        {"flow": i, "group": g, "label": lab, "direction": d}
+        for i, (g, lab, d, _) in enumerate(flows)
+    ]
+    return {"metrics": met, "flows": rows, "meta": {}}
+
+
+def test_sweep_ratio_follows_the_measured_set_not_the_entry_index() -> None:
+    from tcpfair.store import summarize
+
+    # entry 0 forward (two connections), entry 1 reverse, entry 2 forward, entry 3 short
+    # flows only (no connection in the flows table)
+    flows = [
+        (0, "a", "forward", 10e6),
+        (0, "a", "forward", 30e6),
+        (1, "back", "reverse", 90e6),
+        (2, "b", "forward", 20e6),
+    ]
+    out = summarize(_summary(flows, None))
+    # default measured set: the forward entries 0 and 2 -> 20 / (10 + 30); the reverse
+    # entry 1 (index order's "group 1") never enters it
+    assert out["ratio"] == pytest.approx(0.5)
+    # per entry, by entry index, in each entry's own direction
+    assert out["metrics"]["group_throughput_bps"] == [40e6, 90e6, 20e6]
+    # [measure] flows picks the entries, taken in entry order whatever the order of the
+    # labels (entry 0 "a" first): 20 / 40 again; naming only one entry leaves no ratio
+    assert summarize(_summary(flows, ["b", "a"]))["ratio"] == pytest.approx(0.5)
+    assert math.isnan(summarize(_summary(flows, ["a"]))["ratio"])
+    # an entry of short flows only between two long-lived ones: its thr_g is missing
+    # (NaN in the tidy table), and the ratio is between the two long-lived entries
+    gap = [(0, "a", "forward", 10e6), (2, "b", "forward", 25e6)]
+    out = summarize(_summary(gap, None))
+    assert out["metrics"]["group_throughput_bps"] == [10e6, None, 25e6]
+    assert out["ratio"] == pytest.approx(2.5)
+
+
+def test_two_forward_entries_keep_their_old_ratio() -> None:
+    from tcpfair.store import summarize
+
+    # what every stored sweep has: entry 1 over entry 0, no direction column
+    s = _summary([(0, "x", "forward", 8e6), (1, "y", "forward", 2e6)], None)
+    for f in s["flows"]:
+        del f["direction"]
+    out = summarize(s)
+    assert out["ratio"] == pytest.approx(0.25)
+    assert out["metrics"]["group_throughput_bps"] == [8e6, 2e6]

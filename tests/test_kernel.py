@@ -9,6 +9,7 @@ namespace, state file, iptables rule or process of ours may be left.
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -560,6 +561,17 @@ def test_a_reverse_flow_and_short_flows_at_50mbit_leave_nothing_behind(tmp_path:
     assert r.reverse_link is not None and r.reverse_link["queue_bytes"].max() > 125_000 / 2
     assert r.flows.set_index("flow")["direction"].to_dict() == {0: "forward", 1: "reverse"}
     assert r.metrics()["reverse"]["connections"] == 1
+    # the default measured set is the long-lived forward connection alone: the reverse
+    # flow and the short flows stay out of the headline metrics and the sweep's ratio
+    met = r.metrics()
+    thr = r.flow_throughputs(tuple(met["window"]))
+    assert met["n_flows"] == 1 and met["jfi"] == 1.0 and met["min_max_ratio"] == 1.0
+    assert met["sum_bps"] == pytest.approx(float(thr[0]))
+    assert met["utilization"] == pytest.approx(float(thr[0]) / r.meta["capacity_bps"])
+    from tcpfair.store import summarize
+
+    summary = json.loads((out / "summary.json").read_text())
+    assert math.isnan(summarize(summary)["ratio"])  # one measured entry: no ratio
     # both directions are linkem queues, counting the pure ACKs among their drops
     assert r.meta["kernel"]["bottleneck"] == "linkem"
     assert "ack_drops" in r.reverse_link and "ack_drops" in r.link
@@ -648,3 +660,35 @@ def test_reverse_traffic_delays_the_forward_flows_acks() -> None:
         rtt(alone) - queue_delay(alone, alone.link)
     )
     assert grew > 0.5 * ack_wait, (grew, ack_wait)
+
+
+def test_a_lone_reverse_short_flow_alone_on_the_kernel() -> None:
+    # A run of short flows only (no long-lived connection), one 100 kB reno flow in the
+    # reverse direction at 0.5 s on an idle 50 Mbit/s path with a 20 ms RTT: its data
+    # crosses the b → a linkem queue. By hand as test_a_lone_short_flow_takes_the_slow_
+    # start_time: 3 slow-start rounds, (3 + 0.5) RTT + 40 frames at 50 Mbit/s = 79.7 ms.
+    rtt, rate, frame = 0.020, 50e6, 1514
+    expect = 3.5 * rtt + 40 * frame * 8 / rate
+    r = run(
+        base(
+            duration="2s",
+            bottleneck={"rate": "50Mbit", "buffer": "1bdp"},
+            flows=[
+                {"cca": "reno", "rtt": "20ms", "size": "100KB", "start": "0.5s", "stop": "1s",
+                 "direction": "reverse", "arrivals": {"process": "fixed", "rate": "1/s"}},
+            ],
+            measure={"interval": "100ms"},
+        )
+    )  # fmt: skip
+    (row,) = r.short_flows.itertuples()
+    assert row.completed and row.bytes == 100_000 and row.retransmits == 0
+    assert abs(row.fct_s - expect) < rtt, (row.fct_s, expect)
+    # the data went b → a: the reverse queue carried the 100 kB (+ headers), the forward
+    # one only the ACKs and the handshake (pure ACKs: 66-byte frames, well under 20 kB)
+    assert r.meta["kernel"]["bottleneck"] == "linkem"
+    assert 100_000 < r.meta["reverse_link_totals"]["tx_bytes"] < 110_000
+    assert r.meta["link_totals"]["tx_bytes"] < 20_000
+    # no long-lived connection: the headline metrics are empty, the short flows are not
+    assert len(r.flows) == 0
+    met = r.metrics()
+    assert met["n_flows"] == 0 and met["short_flows"]["all"]["completed"] == 1

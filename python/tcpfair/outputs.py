@@ -71,6 +71,8 @@ _NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 RUN_FILES = frozenset(
     {"summary.json", "flows.parquet", "samples.parquet", "link.parquet", "throughput.png"}
     | {"reverse_link.parquet"}  # runs with a reverse bottleneck
+    | {"short_flows.parquet"}  # runs with short flows (arrivals)
+    | {"capture.pcap"}  # kernel runs with --capture
     | {f"run.{fmt}" for fmt in ("png", "svg", "pdf", "csv")}
 )
 

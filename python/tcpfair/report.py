@@ -70,7 +70,9 @@ def print_run_summary(result: RunResult, title: str = "", console: Console | Non
             parts[-1] += f" (measured connections {100 * um:.1f} %)"
     console.print("  ".join(parts))
     _print_reverse(met, console)
-    console.print(f"whole run (0–{_run_end(result):g} s): {met['retransmits_run']} retransmits")
+    if len(result.flows):  # the long-lived connections' (short flows: in their table)
+        run_end = _run_end(result)
+        console.print(f"whole run (0–{run_end:g} s): {met['retransmits_run']} retransmits")
     _print_short_flows(met, console)
 
 

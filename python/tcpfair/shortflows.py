@@ -76,14 +76,19 @@ def empty_table() -> pd.DataFrame:
 _DTYPES = {"flow": "int64", "group": "int64", "label": object, "cca": object, "completed": bool}
 
 
-def ideal_fct_s(size_bytes: np.ndarray, rtt_s: np.ndarray, rate_bps: float) -> np.ndarray:
+def ideal_fct_s(
+    size_bytes: np.ndarray, rtt_s: np.ndarray, rate_bps: float | np.ndarray
+) -> np.ndarray:
     """The ideal FCT at the link rate (module docstring)."""
     return 1.5 * rtt_s + size_bytes * 8.0 / rate_bps
 
 
-def table(raw: dict[str, Any], labels: list[str], ccas: list[str], rate_bps: float) -> pd.DataFrame:
-    """The short-flows table from the simulator's columns (``raw``); ``labels`` and
-    ``ccas`` per ``[[flows]]`` entry."""
+def table(
+    raw: dict[str, Any], labels: list[str], ccas: list[str], rates_bps: list[float]
+) -> pd.DataFrame:
+    """The short-flows table from the simulator's columns (``raw``); ``labels``, ``ccas``
+    and ``rates_bps`` (the rate of the bottleneck its data crosses: the reverse one for a
+    reverse entry) per ``[[flows]]`` entry."""
     group = np.asarray(raw["group"], dtype=np.int64)
     if not len(group):
         return empty_table()
@@ -91,7 +96,8 @@ def table(raw: dict[str, Any], labels: list[str], ccas: list[str], rate_bps: flo
     size = np.asarray(raw["size_bytes"], dtype=np.int64)
     rtt_s = np.asarray(raw["rtt_ns"], dtype=np.float64) / 1e9
     fct_s = np.where(fct_ns >= 0, fct_ns / 1e9, np.nan)
-    ideal = ideal_fct_s(size.astype(np.float64), rtt_s, rate_bps)
+    rate = np.asarray(rates_bps, dtype=np.float64)[group]
+    ideal = ideal_fct_s(size.astype(np.float64), rtt_s, rate)
     return pd.DataFrame(
         {
             "flow": np.arange(len(group), dtype=np.int64),

@@ -445,11 +445,6 @@ class Flow(_Strict):
                 "start with arrivals is when the arrivals begin: one value, not a list or a "
                 "distribution"
             )
-        if self.direction != "forward":
-            raise ValueError(
-                'direction = "reverse" is not supported with arrivals yet (short flows send '
-                'forward); allowed: direction = "forward" (the default)'
-            )
         if self.app_rate is not None:
             raise ValueError(
                 "app_rate is not supported with arrivals (a short flow sends its size as fast "

@@ -64,8 +64,9 @@ __all__ = ["Store", "StoreError", "METRIC_COLUMNS", "summarize"]
 
 SCHEMA_VERSION = 1
 
-#: Metric columns of the catalog (also in the tidy table); per-group throughputs are added
-#: to the tidy table as ``thr_g<i>_bps``.
+#: Metric columns of the catalog (also in the tidy table); per-entry throughputs are added
+#: to the tidy table as ``thr_g<i>_bps`` (entry i's long-lived connections, in their own
+#: direction); ``ratio`` is over the measured entries (``_measured_entries``).
 METRIC_COLUMNS = [
     "jfi",
     "jfi_per_interval_mean",
@@ -799,15 +800,19 @@ def summarize(summary: dict[str, Any]) -> dict[str, Any]:
     """The catalog's metric columns from a run's ``summary.json``."""
     met = dict(summary.get("metrics", {}))
     thr = met.get("throughput_bps", {})
+    flows = summary.get("flows", [])
     groups: dict[int, float] = {}
-    for f in summary.get("flows", []):
+    for f in flows:
         g = int(f.get("group", 0))
         groups[g] = groups.get(g, 0.0) + float(thr.get(str(f["flow"]), 0.0))
-    group_thr = [groups[g] for g in sorted(groups)]
-    met["group_throughput_bps"] = group_thr
-    # ratio: throughput of flow group 1 over flow group 0 (flow 2 / flow 1 of the studies)
-    ratio = group_thr[1] / group_thr[0] if len(group_thr) >= 2 and group_thr[0] > 0 else math.nan
-    met["ratio"] = ratio
+    # by entry index (thr_g<i>_bps is entry i's); None: an entry without long-lived
+    # connections (short flows only)
+    met["group_throughput_bps"] = [groups.get(g) for g in range(max(groups, default=-1) + 1)]
+    # ratio: throughput of the second measured entry over the first (flow 2 / flow 1 of the
+    # studies), so it never mixes in reverse traffic or entries outside [measure] flows
+    first_two = _measured_entries(flows, met.get("measured_flows"))[:2]
+    a, b = (groups[g] for g in first_two) if len(first_two) == 2 else (math.nan, math.nan)
+    met["ratio"] = b / a if a > 0 else math.nan
     out: dict[str, Any] = {k: _num(met.get(k)) for k in METRIC_COLUMNS}
     # the backend's own accuracy checks (the kernel backend's emulation limits)
     meta = summary.get("meta", {})
@@ -826,6 +831,20 @@ def summarize(summary: dict[str, Any]) -> dict[str, Any]:
         met["grade"] = str(meta["grade"])
     out["metrics"] = met
     return out
+
+
+def _measured_entries(flows: list[dict[str, Any]], measured: list[str] | None) -> list[int]:
+    """The ``[[flows]]`` entries in the headline metrics' set, in entry order: those whose
+    label ``[measure] flows`` names, else every forward entry (``RunResult.metrics``)."""
+    out: set[int] = set()
+    for f in flows:
+        if measured is not None:
+            keep = f.get("label") in measured
+        else:
+            keep = f.get("direction", "forward") == "forward"
+        if keep:
+            out.add(int(f.get("group", 0)))
+    return sorted(out)
 
 
 def tidy(df: pd.DataFrame) -> pd.DataFrame:

@@ -45,6 +45,7 @@ LABELS = {
     "ratio": "throughput ratio flow 2 / flow 1",
     "min_max_ratio": "min/max throughput ratio",
     "utilization": "link utilization (%)",
+    "utilization_measured": "measured connections' share of the link (%)",
     "sum_bps": "total throughput (Mbit/s)",
     "retransmits": "retransmissions",
 }
@@ -88,7 +89,7 @@ def metric_scale(metric: str) -> tuple[float, str]:
     """Factor and unit a metric is shown in: bit/s as Mbit/s, utilization as %."""
     if metric.endswith("_bps") or metric.startswith("mean:"):
         return 1e-6, "Mbit/s"
-    if metric == "utilization":
+    if metric in ("utilization", "utilization_measured"):
         return 100.0, "%"
     return 1.0, ""
 
@@ -356,7 +357,9 @@ def line_figure(
     for where in facets:
         part = _select(a, where)
         fig, ax = plt.subplots(figsize=(7, 4.5))
-        series = part.groupby(by, sort=False) if by else [(None, part)]
+        series = list(part.groupby(by, sort=False)) if by else [(None, part)]
+        # an algorithm keeps its colour; other keys (bic, highspeed, …) never share one
+        colours = series_colours([k for k, _ in series]) if by else {}
         rows: list[pd.DataFrame] = []
         for key, s in series:
             xs_raw = list(s[x])
@@ -365,7 +368,7 @@ def line_figure(
             xv, mean = xs[order], s["mean"].to_numpy(float)[order] * scale
             lo = s["lo"].to_numpy(float)[order] * scale
             hi = s["hi"].to_numpy(float)[order] * scale
-            colour = cca_colour(key) if by else None  # None: the next colour of the cycle
+            colour = colours.get(key)  # None (no ``by``): the cycle's first colour
             (line,) = ax.plot(
                 xv,
                 mean,

@@ -49,6 +49,9 @@ pub struct ShortFlowsConfig {
     pub stack: Stack,
     #[serde(default)]
     pub gso: bool,
+    /// Which bottleneck each short flow's data crosses (its ACKs cross the other one).
+    #[serde(default)]
+    pub direction: Direction,
     /// When each short flow sends its SYN (non-decreasing).
     pub start_ns: Vec<u64>,
     /// Payload bytes each transfers.

@@ -113,7 +113,11 @@ impl Sim {
         let b = &cfg.bottleneck;
         let linux_mss = b.mtu_bytes - HEADER_BYTES;
         let window = (SimTime(cfg.measure.from_ns), SimTime(cfg.measure.to_ns));
-        let any_reverse = cfg.flows.iter().any(|f| f.direction == Direction::Reverse);
+        let any_reverse = cfg.flows.iter().any(|f| f.direction == Direction::Reverse)
+            || cfg
+                .short_flows
+                .iter()
+                .any(|s| s.direction == Direction::Reverse);
         let link_cfgs: Vec<BottleneckConfig> = std::iter::once(b.clone())
             .chain(b.reverse_config(any_reverse))
             .collect();

@@ -89,11 +89,6 @@ class KernelBackend:
                     "machine, so they cannot be set per flow; the kernel backend runs the "
                     "defaults only (use --backend sim)"
                 )
-        if all(f.arrivals is not None for f in scenario.flows):
-            raise BackendError(
-                "kernel backend: every [[flows]] entry has arrivals; the run's metrics need "
-                "at least one long-lived connection: add an entry without arrivals"
-            )
         if scenario.bottleneck.burst is not None and linkem_is_bottleneck(scenario, self.options):
             raise BackendError(
                 "kernel backend: bottleneck.burst is tbf's token bucket, but this run's "

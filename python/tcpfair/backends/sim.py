@@ -165,11 +165,15 @@ def to_result(scenario: Scenario, raw: dict[str, Any], wall_s: float) -> RunResu
         "checks": [],
     }
     n_entries = len(scenario.flows)
+    b_rate = res["bottleneck"]["rate_bps"]
     short = short_flow_table(
         raw["short_flows"],
         [scenario.group_label(g) for g in range(n_entries)],
         [f.cca for f in scenario.flows],
-        res["bottleneck"]["rate_bps"],
+        [
+            rev["rate_bps"] if rev is not None and f.direction == "reverse" else b_rate
+            for f in scenario.flows
+        ],
     )
     if len(short):
         meta["short_flow_slots"] = int(raw["short_flows"]["slots"])

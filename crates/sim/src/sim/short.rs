@@ -14,6 +14,10 @@
 //! FCT: from the SYN leaving the sender (the arrival time) to the receiver delivering the
 //! last byte in order — handshake, slow start and serialization included. The connection
 //! is not closed with a FIN exchange: nothing after the last byte changes the FCT.
+//!
+//! A reverse entry's short flows (`direction = "reverse"`) send their data across the
+//! reverse bottleneck and their ACKs across the forward one, as a reverse long-lived
+//! connection does.
 
 use super::{rwnd_from_rmem, sndbuf_from_wmem, Flow, Sim};
 use crate::cc::AnyCc;
@@ -296,8 +300,7 @@ impl Sim {
             stop_timer: Timer::default(),
             fwd_delay: SimTime(rtt / 2),
             rev_delay: SimTime(rtt - rtt / 2),
-            // short flows send forward (`direction` is refused with `arrivals`)
-            dir: 0,
+            dir: c.direction.link(),
             start: now,
             delivered_window: 0,
         }
