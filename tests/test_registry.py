@@ -24,7 +24,7 @@ TCPFAIR = Path(sys.executable).with_name("tcpfair")
 def test_registry_round_trips_to_python() -> None:
     r = registry.registry()
     assert list(r) == ["reno", "newreno", "cubic", "bic", "highspeed", "compound", "vegas", "bbr"]
-    assert registry.names("ns2") == ("reno", "newreno", "vegas")
+    assert registry.names("ns2") == ("reno", "newreno", "sack", "vegas")
     assert registry.params_of("cubic", "ns2") is None
     # Linux's module defaults (tcp_cubic.c beta = 717, bic_scale = 41 → C ≈ 0.4; tcp_bic.c
     # beta = 819; tcp_vegas.c 2/4/1; ns-default.tcl v_alpha_/v_beta_/v_gamma_ 1/3/1)

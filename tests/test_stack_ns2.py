@@ -76,8 +76,8 @@ def test_ns2_flow_resolves_with_its_stack_and_params() -> None:
     ("override", "mentions"),
     [
         ("flows.0.stack=bsd", ["flows.0.stack", "unknown stack", "linux, ns2"]),
-        ("flows.0.cca=cubic", ["flows.0.stack", "'cubic'", "reno, newreno, vegas"]),
-        ("flows.0.cca=bbr", ["flows.0.stack", "'bbr'", "reno, newreno, vegas"]),
+        ("flows.0.cca=cubic", ["flows.0.stack", "'cubic'", "reno, newreno, sack, vegas"]),
+        ("flows.0.cca=bbr", ["flows.0.stack", "'bbr'", "reno, newreno, sack, vegas"]),
         ("flows.0.size=10MB", ["flows.0.stack", "size is not supported", 'stack = "linux"']),
         ("flows.0.app_rate=1Mbit", ["flows.0.stack", "app_rate is not supported"]),
         ("flows.0.delta=2", ["flows.0.delta", "replaces alpha and beta"]),

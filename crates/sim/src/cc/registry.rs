@@ -102,6 +102,13 @@ pub const REGISTRY: &[CcInfo] = &[
         kernel: Some("reno"),
     },
     CcInfo {
+        name: "sack",
+        summary: "ns-2's Agent/TCP/Sack1: Reno's window with a SACK scoreboard and pipe-based \
+                  recovery (under linux, SACK is the flow's sack = true)",
+        stacks: &[ns2(&[])],
+        kernel: None,
+    },
+    CcInfo {
         name: "cubic",
         summary: "CUBIC (RFC 9438) with HyStart, as Linux's tcp_cubic.c",
         stacks: &[linux(cubic::PARAMS)],
@@ -261,11 +268,11 @@ mod tests {
                 "bbr"
             ]
         );
-        assert_eq!(names_in(Stack::Ns2), ["reno", "newreno", "vegas"]);
+        assert_eq!(names_in(Stack::Ns2), ["reno", "newreno", "sack", "vegas"]);
         assert_eq!(
             params_of("cubic", Stack::Ns2).unwrap_err().message,
             "congestion control \"cubic\" does not exist under stack \"ns2\"; allowed: reno, \
-             newreno, vegas"
+             newreno, sack, vegas"
         );
     }
 

@@ -4,6 +4,7 @@
 //! Vegas's receive path is in `vegas.rs`.
 
 use super::rtt::TickRtt;
+use super::sack1::Sack1;
 use super::vegas::Vegas;
 use crate::event::{Ev, Timer, TimerKind};
 use crate::packet::Packet;
@@ -47,6 +48,8 @@ pub enum Variant {
         firstpartial: bool,
     },
     Vegas(Box<Vegas>),
+    /// `Agent/TCP/Sack1` (sack1.rs).
+    Sack1(Box<Sack1>),
 }
 
 /// One ns-2 sender. Field names follow ns-2's (without the trailing underscore).
@@ -188,6 +191,9 @@ impl Agent {
     /// `send_much`: send while the window allows (`maxburst_` packets at most, 0 = no
     /// limit; `overhead_ = 0`, so no delayed sends).
     pub fn send_much(&mut self, now: f64, maxburst: u32, io: &mut Io) {
+        if matches!(self.variant, Variant::Sack1(_)) {
+            return super::sack1::send_much(self, now, maxburst, io);
+        }
         let mut n = 0;
         while self.t_seqno <= self.highest_ack + self.window() && self.t_seqno < self.curseq {
             self.output(now, self.t_seqno, io);
@@ -201,7 +207,7 @@ impl Agent {
 
     /// `send_one` (`singledup_`): a new packet on each of the first two dupACKs if the
     /// window plus the dupACKs allows (limited transmit).
-    fn send_one(&mut self, now: f64, io: &mut Io) {
+    pub(super) fn send_one(&mut self, now: f64, io: &mut Io) {
         if self.t_seqno as f64 <= self.highest_ack as f64 + self.wnd
             && self.t_seqno < self.curseq
             && self.t_seqno as f64 <= self.highest_ack as f64 + self.cwnd + self.dupacks as f64
@@ -231,7 +237,7 @@ impl Agent {
     }
 
     /// `newtimer`: re-arm while anything is (or is about to be) outstanding.
-    fn newtimer(&mut self, now: f64, seqno: i64, io: &mut Io) {
+    pub(super) fn newtimer(&mut self, now: f64, seqno: i64, io: &mut Io) {
         if self.t_seqno > seqno || seqno < self.maxseq || self.cwnd < 1.0 {
             self.set_rtx_timer(now, io);
         } else {
@@ -241,7 +247,7 @@ impl Agent {
 
     // ------------------------------------------------------------------ window
     /// `opencwnd` (`windowOption_ = 1`): +1 per ACK in slow start, +1/cwnd after.
-    fn opencwnd(&mut self) {
+    pub(super) fn opencwnd(&mut self) {
         if self.cwnd < self.ssthresh as f64 {
             self.cwnd += 1.0;
         } else {
@@ -313,12 +319,23 @@ impl Agent {
             Variant::Reno => self.recv_reno(now, seqno, io),
             Variant::NewReno { .. } => self.recv_newreno(now, seqno, io),
             Variant::Vegas(_) => super::vegas::recv(self, now, seqno, io),
+            Variant::Sack1(_) => super::sack1::recv(self, now, seqno, &[], io),
+        }
+    }
+
+    /// An ACK with ns-2 `seqno` and SACK blocks (half-open packet ranges) arrives; only
+    /// Sack1 reads the blocks.
+    pub fn recv_sacked(&mut self, now: f64, seqno: i64, blocks: &[(u64, u64)], io: &mut Io) {
+        if self.active && matches!(self.variant, Variant::Sack1(_)) {
+            super::sack1::recv(self, now, seqno, blocks, io);
+        } else {
+            self.recv(now, seqno, io);
         }
     }
 
     /// The first window grows from the opening packet's 1 to `windowInit_`
     /// (`delay_growth_`).
-    fn delay_growth(&mut self) {
+    pub(super) fn delay_growth(&mut self) {
         if self.last_ack == 0 {
             self.cwnd = WINDOW_INIT;
         }
@@ -438,7 +455,10 @@ impl Agent {
         if matches!(self.variant, Variant::Vegas(_)) {
             return super::vegas::timeout(self, now, io);
         }
-        // RenoTcpAgent::timeout, then TcpAgent::timeout (slow_start_restart_,
+        if matches!(self.variant, Variant::Sack1(_)) {
+            super::sack1::on_timeout(self);
+        }
+        // RenoTcpAgent::timeout (Sack1TcpAgent::timeout), then TcpAgent::timeout (slow_start_restart_,
         // restart_bugfix_ true).
         self.dupwnd = 0;
         self.dupacks = 0;

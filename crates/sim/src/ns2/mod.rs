@@ -1,5 +1,5 @@
 //! ns-2's one-way TCP agents (`stack = "ns2"`): `Agent/TCP/Reno`, `Agent/TCP/Newreno` and
-//! `Agent/TCP/Vegas` senders with an `Agent/TCPSink` receiver, as the ns-2.35 source
+//! `Agent/TCP/Vegas` and `Agent/TCP/Sack1` senders with an `Agent/TCPSink` receiver, as the ns-2.35 source
 //! (tcp/tcp.cc, tcp-reno.cc, tcp-newreno.cc, tcp-vegas.cc, tcp-sink.cc) and
 //! tcl/lib/ns-default.tcl define them. Re-written here, not copied.
 //!
@@ -23,6 +23,7 @@
 
 pub mod agent;
 pub mod rtt;
+pub mod sack1;
 pub mod sink;
 #[cfg(test)]
 mod tests;
@@ -55,7 +56,8 @@ pub struct Ns2Conn {
 }
 
 impl Ns2Conn {
-    /// `cca` is reno, newreno or vegas; `params` may hold vegas's alpha, beta, gamma
+    /// `cca` is reno, newreno, sack (`Agent/TCP/Sack1`, with a SACK-generating sink) or
+    /// vegas; `params` may hold vegas's alpha, beta, gamma
     /// (packets), Enhanced Vegas's delta, or exact_base_rtt = 1 (use `min_rtt`, the path's
     /// true minimum RTT in seconds, as `v_baseRTT_`). `boot_time` is the phase of the
     /// sender's tick clock, in [0, tcpTick_).
@@ -86,11 +88,12 @@ impl Ns2Conn {
                 let vp = vegas_params(&p, min_rtt).map_err(|e| e.to_string())?;
                 Variant::Vegas(Box::new(Vegas::new(vp, window)))
             }
+            "sack" => Variant::Sack1(Box::default()),
             other => unreachable!("registry lists {other:?} under ns2 but the agents lack it"),
         };
         Ok(Ns2Conn {
             agent: Agent::new(id, size, window, variant, boot_time),
-            sink: Sink::default(),
+            sink: Sink::new(cca == "sack"),
             start: SimTime::ZERO,
         })
     }
@@ -107,7 +110,8 @@ impl Ns2Conn {
     }
 
     pub fn on_ack(&mut self, now: SimTime, ack: &Ack, io: &mut Io) {
-        self.agent.recv(now.as_secs_f64(), ack.cum as i64, io);
+        self.agent
+            .recv_sacked(now.as_secs_f64(), ack.cum as i64, ack.blocks(), io);
     }
 
     pub fn on_rto(&mut self, now: SimTime, io: &mut Io) {

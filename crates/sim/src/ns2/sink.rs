@@ -4,8 +4,14 @@
 //! every other packet is acknowledged at once, covering the held one. The ACK carries
 //! ns-2's `seqno`: the highest packet received in order (the sender's packet 0 is the
 //! connection-opening packet, so data starts at 1).
+//!
+//! With `sack` (the sink of `Agent/TCP/Sack1`: `Agent/TCPSink` with SACK options, ns-2's
+//! `Sacker`) each ACK also carries up to 3 SACK blocks (`maxSackBlocks_`), as half-open
+//! packet ranges above the cumulative ACK: first the block holding the packet that just
+//! arrived (when it is above a hole), then the blocks of earlier ACKs, most recent first,
+//! that it did not absorb and the cumulative ACK did not cover.
 
-use crate::packet::{Ack, Packet};
+use crate::packet::{Ack, Packet, MAX_SACK_BLOCKS};
 use crate::units::SimTime;
 use std::collections::BTreeSet;
 
@@ -34,9 +40,21 @@ pub struct Sink {
     above: BTreeSet<u64>,
     /// Payload bytes delivered in order (data packets only).
     pub delivered_bytes: u64,
+    /// Send SACK blocks (the Sack1 sink).
+    pub sack: bool,
+    /// Blocks reported so far, most recent first.
+    recent: Vec<(u64, u64)>,
 }
 
 impl Sink {
+    /// An `Agent/TCPSink`, sending SACK blocks when `sack` (the Sack1 sink).
+    pub fn new(sack: bool) -> Sink {
+        Sink {
+            sack,
+            ..Sink::default()
+        }
+    }
+
     /// A data packet arrives: returns what to do about the ACK and the payload bytes it
     /// delivered in order.
     pub fn on_packet(&mut self, pkt: &Packet, timer_pending: bool) -> (SinkAck, u64) {
@@ -72,12 +90,47 @@ impl Sink {
         } else if pkt.seg > self.highest + 1 {
             self.above.insert(pkt.seg);
         }
-        let ack = Ack {
+        let mut ack = Ack {
             flow: pkt.flow,
             cum: self.highest,
             tsecr: pkt.ts,
             ..Ack::default()
         };
+        if self.sack {
+            self.sack_blocks(pkt.seg, &mut ack);
+        }
         (ack, self.delivered_bytes - before)
+    }
+
+    /// The run of packets held above the hole that contains `seg`, half-open.
+    fn block_of(&self, seg: u64) -> (u64, u64) {
+        let mut lo = seg;
+        while lo > 0 && self.above.contains(&(lo - 1)) {
+            lo -= 1;
+        }
+        let mut hi = seg + 1;
+        while self.above.contains(&hi) {
+            hi += 1;
+        }
+        (lo, hi)
+    }
+
+    /// Fill `ack`'s SACK blocks after packet `seg` arrived.
+    fn sack_blocks(&mut self, seg: u64, ack: &mut Ack) {
+        let cum = self.highest;
+        let first = self.above.contains(&seg).then(|| self.block_of(seg));
+        let mut blocks: Vec<(u64, u64)> = first.into_iter().collect();
+        for &(l, r) in &self.recent {
+            let (l, r) = (l.max(cum + 1), r);
+            let absorbed = first.is_some_and(|(fl, fr)| l < fr && fl < r);
+            if l < r && !absorbed && blocks.len() < MAX_SACK_BLOCKS {
+                blocks.push((l, r));
+            }
+        }
+        for (i, &b) in blocks.iter().enumerate() {
+            ack.sack[i] = b;
+        }
+        ack.nsack = blocks.len() as u8;
+        self.recent = blocks;
     }
 }

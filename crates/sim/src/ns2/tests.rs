@@ -491,7 +491,7 @@ fn config_errors_name_the_key() {
     };
     let e = err(ns2_flow(0, "cubic", 10 * MS, &[]));
     assert!(
-        e.starts_with("flows.0.cca:") && e.contains("reno, newreno, vegas"),
+        e.starts_with("flows.0.cca:") && e.contains("reno, newreno, sack, vegas"),
         "{e}"
     );
     let mut f = ns2_flow(0, "vegas", 10 * MS, &[]);
@@ -516,4 +516,197 @@ fn config_errors_name_the_key() {
         e.contains("reno has no parameter \"alpha\"; allowed: none"),
         "{e}"
     );
+}
+
+// ---------------------------------------------------------------- Agent/TCP/Sack1
+
+fn sack1() -> Agent {
+    agent(Variant::Sack1(Box::default()))
+}
+
+/// The Sack1 sink's ACK for data packet `seg` (SACK blocks as it generates them).
+fn sink_ack(sink: &mut super::Sink, seg: u64) -> (i64, Vec<(u64, u64)>) {
+    let pkt = Packet {
+        flow: 0,
+        seg,
+        len: 1000,
+        wire: 1040,
+        ts: SimTime::ZERO,
+        agg: 1,
+    };
+    let (ack, _) = sink.on_segment(&pkt);
+    (ack.cum as i64, ack.blocks().to_vec())
+}
+
+/// Drives a Sack1 agent and a SACK sink: `arrive(seg)` delivers data packet `seg` and
+/// hands the sink's ACK to the agent; returns the packets the agent sent in response.
+struct SackPath {
+    h: Harness,
+    a: Agent,
+    sink: super::Sink,
+}
+
+impl SackPath {
+    /// Slow start to cwnd 8 with packets 1..=14 sent; packets 1..=6 arrived and were acked.
+    fn at_eight() -> SackPath {
+        let mut h = Harness::new();
+        let mut a = sack1();
+        let mut sink = super::Sink::new(true);
+        h.start(&mut a);
+        for s in 1..=6 {
+            let (cum, blocks) = sink_ack(&mut sink, s);
+            assert!(blocks.is_empty());
+            h.t += 0.001;
+            a.recv_sacked(h.t, cum, &blocks, &mut h.io());
+        }
+        assert_eq!(a.cwnd, 8.0);
+        assert_eq!(h.sent(), (1..=14).collect::<Vec<u64>>());
+        SackPath { h, a, sink }
+    }
+
+    fn arrive(&mut self, seg: u64) -> Vec<u64> {
+        let (cum, blocks) = sink_ack(&mut self.sink, seg);
+        self.h.t += 0.001;
+        let t = self.h.t;
+        self.a.recv_sacked(t, cum, &blocks, &mut self.h.io());
+        self.h.sent()
+    }
+
+    fn pipe(&self) -> i64 {
+        match &self.a.variant {
+            Variant::Sack1(s) => s.pipe,
+            _ => unreachable!(),
+        }
+    }
+
+    fn fastrecov(&self) -> bool {
+        matches!(&self.a.variant, Variant::Sack1(s) if s.fastrecov)
+    }
+}
+
+#[test]
+fn sack_sink_reports_three_blocks_most_recent_first() {
+    let mut sink = super::Sink::new(true);
+    assert_eq!(sink_ack(&mut sink, 1), (1, vec![]));
+    assert_eq!(sink_ack(&mut sink, 2), (2, vec![]));
+    assert_eq!(sink_ack(&mut sink, 4), (2, vec![(4, 5)]));
+    assert_eq!(sink_ack(&mut sink, 6), (2, vec![(6, 7), (4, 5)]));
+    assert_eq!(sink_ack(&mut sink, 8), (2, vec![(8, 9), (6, 7), (4, 5)]));
+    // a fourth block pushes the oldest out
+    assert_eq!(sink_ack(&mut sink, 10), (2, vec![(10, 11), (8, 9), (6, 7)]));
+    // 5 joins 4 and 6: the merged block first, the block it absorbed gone
+    assert_eq!(sink_ack(&mut sink, 5), (2, vec![(4, 7), (10, 11), (8, 9)]));
+    // 3 fills the first hole: the cumulative ACK covers 4..7, the others stay
+    assert_eq!(sink_ack(&mut sink, 3), (6, vec![(10, 11), (8, 9)]));
+    // without sack the same sink sends none
+    let mut plain = super::Sink::default();
+    sink_ack(&mut plain, 1);
+    assert_eq!(sink_ack(&mut plain, 3), (1, vec![]));
+}
+
+#[test]
+fn sack1_one_loss_recovers_by_pipe_without_inflation() {
+    let mut p = SackPath::at_eight();
+    // packet 7 is lost; 8 and 9 bring dupACKs with new SACK info: limited transmit
+    assert_eq!(p.arrive(8), vec![15]);
+    assert_eq!(p.arrive(9), vec![16]);
+    // the third: fast retransmit of 7, cwnd = ssthresh = 8/2, pipe = 16 − 6 − 3 = 7
+    assert_eq!(p.arrive(10), vec![7]);
+    assert_eq!((p.a.cwnd, p.a.ssthresh, p.a.recover), (4.0, 4, 16));
+    assert_eq!(p.pipe(), 7);
+    assert!(p.fastrecov());
+    // each dupACK takes one off pipe; at pipe 3 < cwnd 4 new data goes (no hole left:
+    // 7 was already retransmitted)
+    assert!(p.arrive(11).is_empty());
+    assert!(p.arrive(12).is_empty());
+    assert!(p.arrive(13).is_empty());
+    assert_eq!(p.arrive(14), vec![17]);
+    assert_eq!(p.arrive(15), vec![18]);
+    assert_eq!(p.arrive(16), vec![19]);
+    assert_eq!(p.pipe(), 4);
+    // the retransmission arrives: ACK 16 = recover ends recovery with cwnd at 4 (no
+    // opencwnd on that ACK, unlike Reno's 4.25); 17..=19 + 20 are the window
+    assert_eq!(p.arrive(7), vec![20]);
+    assert!(!p.fastrecov());
+    assert_eq!(p.a.cwnd, 4.0);
+    assert_eq!(p.a.window(), 4);
+    assert_eq!((p.a.stats.retransmits, p.a.stats.timeouts), (1, 0));
+}
+
+#[test]
+fn sack1_two_losses_in_a_window_retransmits_both_in_one_rtt() {
+    let mut p = SackPath::at_eight();
+    // 7 and 10 lost
+    assert_eq!(p.arrive(8), vec![15]);
+    assert_eq!(p.arrive(9), vec![16]);
+    assert_eq!(p.arrive(11), vec![7]);
+    assert_eq!(p.pipe(), 7);
+    assert!(p.arrive(12).is_empty());
+    assert!(p.arrive(13).is_empty());
+    assert!(p.arrive(14).is_empty());
+    // pipe 3 < 4: the scoreboard's hole 10 goes before new data, before any partial ACK
+    assert_eq!(p.arrive(15), vec![10]);
+    assert_eq!(p.arrive(16), vec![17]);
+    // 7 arrives: partial ACK 9 (pipe − 2) — new data, 10 is not sent again
+    assert_eq!(p.arrive(7), vec![18, 19]);
+    assert!(p.fastrecov());
+    // 10 arrives: ACK 16 ends recovery
+    assert_eq!(p.arrive(10), vec![20]);
+    assert!(!p.fastrecov());
+    assert_eq!(p.a.cwnd, 4.0);
+    assert_eq!((p.a.stats.retransmits, p.a.stats.timeouts), (2, 0));
+}
+
+#[test]
+fn sack1_burst_of_three_losses_recovers_without_timeout() {
+    let mut p = SackPath::at_eight();
+    // 7, 8, 9 lost
+    assert_eq!(p.arrive(10), vec![15]);
+    assert_eq!(p.arrive(11), vec![16]);
+    assert_eq!(p.arrive(12), vec![7]);
+    for s in 13..=15 {
+        assert!(p.arrive(s).is_empty());
+    }
+    // pipe 7 − 4 = 3: the next hole, 8
+    assert_eq!(p.arrive(16), vec![8]);
+    // 7 arrives: partial ACK 7, pipe 4 − 1 − 2 = 1: hole 9, then new data 17
+    assert_eq!(p.arrive(7), vec![9, 17]);
+    // 8 arrives: partial ACK 8, pipe 1 → new data 18, 19
+    assert_eq!(p.arrive(8), vec![18, 19]);
+    // 9 arrives: ACK 16 ends recovery
+    assert_eq!(p.arrive(9), vec![20]);
+    assert!(!p.fastrecov());
+    assert_eq!((p.a.stats.retransmits, p.a.stats.timeouts), (3, 0));
+}
+
+#[test]
+fn sack1_lost_retransmission_waits_for_the_timeout() {
+    let mut p = SackPath::at_eight();
+    // 7 lost, and its fast retransmission lost too
+    p.arrive(8);
+    p.arrive(9);
+    assert_eq!(p.arrive(10), vec![7]);
+    let mut sent = vec![];
+    for s in 11..=19 {
+        sent.extend(p.arrive(s));
+    }
+    // pipe-limited new data only: 7 is never retransmitted a second time
+    assert_eq!(sent, vec![17, 18, 19, 20, 21, 22]);
+    assert!(p.fastrecov());
+    assert_eq!(p.a.stats.retransmits, 1);
+    // the timer fires: scoreboard cleared, cwnd 1, ssthresh 4/2, back to 7
+    let t = p.h.t + 1.0;
+    p.a.timeout(t, &mut p.h.io());
+    assert_eq!(p.h.sent(), vec![7]);
+    assert_eq!((p.a.cwnd, p.a.ssthresh), (1.0, 2));
+    assert!(!p.fastrecov());
+    assert_eq!(p.a.stats.timeouts, 1);
+    // late dupACKs after the timeout are ignored (timeout_), no fast retransmit
+    for s in 20..=22 {
+        assert!(p.arrive(s).is_empty());
+    }
+    assert_eq!(p.a.dupacks, 0);
+    // 7 arrives: everything to 22 is acked; slow start from 1: cwnd 2, 23 and 24
+    assert_eq!(p.arrive(7), vec![23, 24]);
+    assert_eq!(p.a.cwnd, 2.0);
 }
