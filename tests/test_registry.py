@@ -23,7 +23,17 @@ TCPFAIR = Path(sys.executable).with_name("tcpfair")
 
 def test_registry_round_trips_to_python() -> None:
     r = registry.registry()
-    assert list(r) == ["reno", "newreno", "cubic", "bic", "highspeed", "compound", "vegas", "bbr"]
+    assert list(r) == [
+        "reno",
+        "newreno",
+        "sack",
+        "cubic",
+        "bic",
+        "highspeed",
+        "compound",
+        "vegas",
+        "bbr",
+    ]
     assert registry.names("ns2") == ("reno", "newreno", "sack", "vegas")
     assert registry.params_of("cubic", "ns2") is None
     # Linux's module defaults (tcp_cubic.c beta = 717, bic_scale = 41 → C ≈ 0.4; tcp_bic.c
@@ -59,10 +69,12 @@ def test_registry_round_trips_to_python() -> None:
 
 
 def test_kernel_names_come_from_the_registry() -> None:
-    # Linux's reno is NewReno (RFC 6582) with SACK off; Compound was never in mainline
+    # Linux's reno is NewReno (RFC 6582) with SACK off; Compound was never in mainline;
+    # sack is ns-2's Agent/TCP/Sack1 (stack = "ns2" only)
     assert registry.kernel_modules() == {
         "reno": "reno",
         "newreno": "reno",
+        "sack": None,
         "cubic": "cubic",
         "bic": "bic",
         "highspeed": "highspeed",

@@ -164,7 +164,13 @@ impl Sim {
             } else {
                 &f.cca_params
             };
-            let cc = AnyCc::from_name(&f.cca, cc_params, crate::rng::flow_seed(cfg.seed, f.id))
+            // an ns-2 flow's Linux sender is never driven; an ns-2-only agent (sack,
+            // Agent/TCP/Sack1) has no Linux algorithm of its name, so it gets reno's
+            let linux_cca = match ns2 {
+                Some(_) if crate::cc::registry::params_of(&f.cca, Stack::Linux).is_err() => "reno",
+                _ => f.cca.as_str(),
+            };
+            let cc = AnyCc::from_name(linux_cca, cc_params, crate::rng::flow_seed(cfg.seed, f.id))
                 .map_err(|e| SimError::Config {
                     key: key(&if e.param.is_empty() {
                         "cca".to_string()

@@ -10,6 +10,7 @@ import pandas as pd
 
 from .. import __version__
 from .._core import Simulation, congestion_controls, simulate
+from ..registry import names
 from ..result import RunResult
 from ..shortflows import table as short_flow_table
 from ..spec import MAX_SAMPLE_ROWS, Scenario, sample_rows
@@ -28,8 +29,9 @@ class SimBackend:
                 f"measure.interval: the run would record {rows:,} samples; "
                 f"allowed: at most {MAX_SAMPLE_ROWS:,}"
             )
-        have = set(congestion_controls())
         for i, f in enumerate(scenario.flows):
+            # ns-2's agents (stack = "ns2") are their own list in the registry
+            have = set(congestion_controls()) if f.stack == "linux" else set(names(f.stack))
             if f.cca not in have:
                 raise BackendError(
                     f"flows.{i}.cca: the simulator does not implement {f.cca!r} yet; "
