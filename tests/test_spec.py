@@ -73,7 +73,7 @@ def test_shipped_scenarios_validate(path: Path) -> None:
         (
             "flows.1.cca",
             "westwood",
-            "flows.1.cca: unknown congestion control; allowed: reno, newreno, cubic, bic, highspeed, compound, "
+            "flows.1.cca: unknown congestion control; allowed: reno, newreno, sack, cubic, bic, highspeed, compound, "
             "vegas, bbr (got 'westwood')",
         ),
         ("flows.0.streams", 0, "flows.0.streams: Input should be greater than or equal to 1"),

@@ -18,6 +18,7 @@ from tcpfair.spec import apply_overrides, from_dict, load_scenario
 ROOT = Path(__file__).resolve().parent.parent
 NS2 = ROOT / "scenarios/validation/vegas-table3-ns2.toml"
 NS2_T4 = ROOT / "scenarios/validation/vegas-table4-ns2.toml"
+SACK1 = ROOT / "scenarios/validation/ns2-sack1-loss.toml"
 
 #: Content hashes of the shipped scenarios computed with the spec before ``stack`` existed
 #: (main at 838bd2f). A linux flow must resolve exactly as before, so these stay.
@@ -161,19 +162,9 @@ def test_ns2_vegas_runs_and_differs_from_linux_vegas() -> None:
 
 
 def sack_vs_reno(cca: str) -> tuple[int, int, float]:
-    """One ns-2 flow over 10 Mbit/s, 50 ms, 2 % random loss, window_ 100, 30 s:
-    (timeouts, retransmits, mean throughput bit/s)."""
-    sc = from_dict(
-        {
-            "name": "t",
-            "duration": "30s",
-            "seed": 1,
-            "bottleneck": {"rate": "10Mbit", "buffer": "100pkt", "mtu": "1040B", "loss": 0.02},
-            "flows": [{"cca": cca, "rtt": "50ms", "stack": "ns2", "cwnd_clamp": 100}],
-            "measure": {"from": "0s"},
-        }
-    )
-    r = SimBackend().run(sc)
+    """scenarios/validation/ns2-sack1-loss.toml (one ns-2 flow, 10 Mbit/s, 50 ms, 2 %
+    random loss, window_ 100, 30 s) with ``cca``: (timeouts, retransmits, throughput)."""
+    r = SimBackend().run(load_scenario(SACK1, [f"flows.0.cca={cca}"]))
     timeouts = r.meta["sim_flows"]["timeouts"][0]
     return timeouts, int(r.flows["retransmits"].iloc[0]), float(r.samples["throughput_bps"].mean())
 
