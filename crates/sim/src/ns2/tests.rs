@@ -710,3 +710,61 @@ fn sack1_lost_retransmission_waits_for_the_timeout() {
     assert_eq!(p.arrive(7), vec![23, 24]);
     assert_eq!(p.a.cwnd, 2.0);
 }
+
+/// One ns-2 flow over 10 Mbit/s, 50 ms, `loss` random loss, window_ 100 (as
+/// scenarios/validation/ns2-sack1-loss.toml), stepped every millisecond for 30 s: for
+/// each Sack1 recovery, (duration in s, packets retransmitted in it, ended by a timeout).
+fn sack1_recoveries(loss: f64) -> Vec<(f64, u64, bool)> {
+    let mut f = ns2_flow(0, "sack", 50 * MS, &[]);
+    f.cwnd_clamp = Some(100);
+    let mut cfg = vegas_net(vec![f]);
+    cfg.bottleneck.rate_bps = 10_000_000;
+    cfg.bottleneck.loss = loss;
+    cfg.duration_ns = 30 * S;
+    cfg.measure.from_ns = 0;
+    cfg.measure.to_ns = 30 * S;
+    let mut sim = Sim::new(&cfg).expect("valid config");
+    let mut out = vec![];
+    let mut open: Option<(u64, u64, u64)> = None;
+    for ms in 1..30_000 {
+        sim.run_until(SimTime(ms * MS));
+        let a = &sim.flows[0].ns2.as_ref().expect("ns2 flow").agent;
+        let Variant::Sack1(s) = &a.variant else {
+            unreachable!()
+        };
+        match (open, s.fastrecov) {
+            (None, true) => open = Some((ms, a.stats.retransmits, a.stats.timeouts)),
+            (Some((t0, r0, to0)), false) => {
+                let dur = (ms - t0) as f64 / 1e3;
+                out.push((dur, a.stats.retransmits - r0, a.stats.timeouts > to0));
+                open = None;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn sack1_recovers_from_several_losses_in_a_window_without_the_timer() {
+    // (the fast retransmission leaves in the millisecond recovery starts, so the count
+    // per recovery is of the retransmissions after it)
+    let rec = sack1_recoveries(0.02);
+    let one_rtt = 0.05 + 1040.0 * 8.0 / 1e7;
+    let single: Vec<_> = rec.iter().filter(|r| r.1 == 0).collect();
+    let multi: Vec<_> = rec.iter().filter(|r| r.1 >= 1).collect();
+    assert!(single.len() >= 20 && multi.len() >= 5, "{rec:?}");
+    // no recovery needs the timer, which would take at least minrto_ = 200 ms
+    assert!(rec.iter().all(|r| !r.2), "{rec:?}");
+    // one loss: the retransmission's ACK ends recovery one RTT later (a queue of a few
+    // packets on top, never a second RTT)
+    assert!(
+        single
+            .iter()
+            .all(|r| r.0 >= one_rtt - 0.001 && r.0 < 2.0 * one_rtt),
+        "{rec:?}"
+    );
+    // several: every hole is resent within the recovery, which ends well before the RTO
+    // floor that Reno waits for
+    assert!(multi.iter().all(|r| r.0 < 0.2), "{rec:?}");
+}
