@@ -692,3 +692,36 @@ def test_a_lone_reverse_short_flow_alone_on_the_kernel() -> None:
     assert len(r.flows) == 0
     met = r.metrics()
     assert met["n_flows"] == 0 and met["short_flows"]["all"]["completed"] == 1
+
+
+def test_an_entry_with_a_list_of_rtts_runs_each_connection_at_its_own_rtt() -> None:
+    # streams = 3 with rtt = [10, 40, 80] ms: one address, delay class and iperf3 pair per
+    # connection (docs/kernel.md). Each sends 1 Mbit/s (app_rate) on a 50 Mbit/s link, so
+    # no queue builds: what TCP measures is the emulated path. The SRTT of such a slow
+    # sender sits a few ms above the path (delayed ACKs of its small bursts): the second
+    # entry (one -P 2 client at 20 ms, as before this change) shows the same offset.
+    r = run(
+        base(
+            duration="5s",
+            bottleneck={"rate": "50Mbit", "buffer": "1bdp"},
+            flows=[
+                {"cca": "reno", "rtt": ["10ms", "40ms", "80ms"], "streams": 3,
+                 "app_rate": "1Mbit"},
+                {"cca": "cubic", "rtt": "20ms", "streams": 2, "app_rate": "1Mbit"},
+            ],
+            measure={"interval": "0.5s", "from": "1s"},
+        )
+    )  # fmt: skip
+    fl = r.flows.set_index("flow")
+    assert fl["rtt_s"].to_dict() == {0: 0.010, 1: 0.040, 2: 0.080, 3: 0.020, 4: 0.020}
+    assert fl["group"].tolist() == [0, 0, 0, 1, 1]
+    min_srtt = r.samples[r.samples["srtt_s"] > 0].groupby("flow")["srtt_s"].min()
+    for f, want in fl["rtt_s"].items():
+        # the smallest of iperf3's per-interval SRTT samples of each connection
+        assert want - 0.0005 <= min_srtt[f] <= want + 0.004, (f, min_srtt[f])
+        # each connection carried its 1 Mbit/s for 5 s (iperf3 sends 128 KiB blocks)
+        assert 0.8 * 1e6 / 8 * 5 < fl.loc[f, "bytes"] < 1.1 * 1e6 / 8 * 5
+    topo = r.meta["kernel"]["topology"]["groups"]
+    assert [c["rtt_ns"] for c in topo[0]["connections"]] == [10_000_000, 40_000_000, 80_000_000]
+    assert "connections" not in topo[1]  # identical connections: one -P 2 client
+    assert set(r.meta["kernel"]["client_launch_s"]) == {"0.0", "0.1", "0.2", "1"}
