@@ -754,3 +754,14 @@ def test_identical_connections_keep_their_commands() -> None:
     assert C.relay_config(ta, 0.0, 1, None, False, 1500, 0) == C.relay_config(
         tb, 0.0, 1, None, False, 1500, 0
     )
+
+
+def test_children_of_split_connections_are_named_in_messages() -> None:
+    from tcpfair.kernel.runner import describe_child
+
+    assert describe_child("client3") == "the iperf3 client of flows.3"
+    assert describe_child("server2.5") == "the iperf3 server of flows.2 (connection 5)"
+    assert describe_child("tclient1") == (
+        "the short-flow generator's client (tcpfair-traffic) of flows.1"
+    )
+    assert describe_child("server2.x") == "server2.x"
