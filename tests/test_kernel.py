@@ -760,3 +760,29 @@ def test_reverse_connections_and_different_starts_and_sizes_run_on_their_own() -
     launch = r.meta["kernel"]["client_launch_s"]
     assert set(launch) == {"0.0", "0.1", "1.0", "1.1"}
     assert launch["1.1"] - launch["1.0"] == pytest.approx(1.0, abs=0.15)
+
+
+def test_short_flows_with_a_list_of_rtts_each_take_their_own_rtt() -> None:
+    # fixed arrivals every 0.5 s from 0.5 s, rtt = [10, 60] ms cycled: flows alternate. Each
+    # binds to the address of its RTT (one address and delay class per distinct value).
+    # 100 kB alone on an idle 50 Mbit/s path, by hand as in the lone-flow test above: a
+    # round trip of handshake, 3 slow-start rounds, then half a round trip plus 40 frames.
+    r = run(
+        base(
+            duration="3s",
+            bottleneck={"rate": "50Mbit", "buffer": "1bdp"},
+            flows=[
+                {"cca": "reno", "rtt": ["10ms", "60ms"], "size": "100KB", "start": "0.5s",
+                 "stop": "2.4s", "arrivals": {"process": "fixed", "rate": "2/s"}},
+            ],
+            measure={"interval": "100ms"},
+        )
+    )  # fmt: skip
+    short = r.short_flows
+    assert short["rtt_s"].tolist() == [0.010, 0.060, 0.010, 0.060]
+    assert short["completed"].all()
+    for rtt, fct in zip(short["rtt_s"], short["fct_s"], strict=True):
+        expect = 3.5 * rtt + 40 * 1514 * 8 / 50e6
+        assert abs(fct - expect) < rtt, (rtt, fct, expect)
+    groups = r.meta["kernel"]["topology"]["groups"]
+    assert [c["sender"] for c in groups[0]["connections"]] == ["10.1.0.10", "10.1.0.11"]

@@ -457,7 +457,9 @@ def short_flows_table(sc: Scenario, raw: RawRun) -> pd.DataFrame | None:
         rev = g.reverse and sc.reverse_link()
         rate = rev.rate_bps if rev else sc.bottleneck.rate
         label = sc.group_label(g.index)
-        parts.append(SF.table(g.index, label, client, server, raw.t0_mono_ns, g.rtt_ns / 1e9, rate))
+        # each flow's own RTT (the simulator's draws; one value unless the entry has a list)
+        rtts = sc.short_flow_schedule(g.index).rtt_ns / 1e9
+        parts.append(SF.table(g.index, label, client, server, raw.t0_mono_ns, rtts, rate))
     if not parts:
         return None
     out = pd.concat(parts, ignore_index=True)

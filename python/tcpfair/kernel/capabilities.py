@@ -251,7 +251,8 @@ def _split_limit_problem(per_entry: dict[int, int]) -> list[str]:
     where = ", ".join(f"flows.{i}: {n}" for i, n in per_entry.items() if n)
     return [
         f"flows: {total} connections draw their own rtt/start/size ({where}); the kernel "
-        f"backend runs each with its own address and two iperf3 processes, at most "
+        f"backend runs each with its own address and delay class (and two iperf3 processes; "
+        f"a short-flow entry: one address per distinct RTT), at most "
         f"{MAX_SPLIT_CONNS} per run; allowed: fewer streams, or one value for rtt, start "
         "and size in some entries"
     ]
@@ -278,15 +279,17 @@ def _arrival_problems(i: int, sc: Scenario, caps: Capabilities) -> list[str]:
     missing = traffic_missing(caps)
     if missing:
         probs.append(f"flows.{i}.arrivals: short flows need {missing}")
-    if not isinstance(f.rtt, int):
+    rtts = [f.rtt] if isinstance(f.rtt, int) else list(f.rtt.values)
+    if not isinstance(f.rtt, int) and (f.rtt.kind != "list" or f.direction == "reverse"):
         probs.append(
-            f"flows.{i}.rtt: the kernel backend gives every short flow of an entry the same "
-            "RTT (one emulated delay per host pair), but this entry draws it per flow; "
-            "allowed on the kernel backend: one value"
+            f"flows.{i}.rtt: the kernel backend gives the short flows of an entry one "
+            "address per distinct RTT, but this entry "
+            + ("draws a new RTT for every flow" if f.rtt.kind != "list" else "is reverse")
+            + "; allowed on the kernel backend: one value, or a list on a forward entry"
         )
-    elif f.rtt < MIN_RTT_NS:
+    elif min(rtts) < MIN_RTT_NS:
         probs.append(
-            f"flows.{i}.rtt: {f.rtt / 1e6:g} ms is below what the namespaces can emulate "
+            f"flows.{i}.rtt: {min(rtts) / 1e6:g} ms is below what the namespaces can emulate "
             f"accurately ({MIN_RTT_NS / 1e6:g} ms minimum)"
         )
     return probs
@@ -312,6 +315,9 @@ def scenario_problems(sc: Scenario, caps: Capabilities, gso: bool) -> list[str]:
             )
         if f.arrivals is not None:
             probs += _arrival_problems(i, sc, caps)
+            if not isinstance(f.rtt, int) and f.rtt.kind == "list":
+                n = len(set(f.rtt.values))
+                split[i] = n if n > 1 else 0  # one address per distinct RTT
             continue
         vals = sc.entry_values(i)
         if min(vals["rtt"]) < MIN_RTT_NS:

@@ -376,11 +376,35 @@ def traffic_client(g: Group, traffic: str, schedule_path: str) -> Cmd:
 
 
 def traffic_schedule(
-    g: Group, starts_ns: list[int], sizes: list[int], t0_mono_ns: int
+    g: Group,
+    starts_ns: list[int],
+    sizes: list[int],
+    t0_mono_ns: int,
+    rtts_ns: list[int] | None = None,
 ) -> dict[str, Any]:
     """tcpfair-traffic's client input (crates/traffic/src/schedule.rs): flow k of the
     entry opens at ``t0_mono_ns + starts_ns[k]`` (CLOCK_MONOTONIC, shared by every
-    namespace) from the data sender to the server, with the entry's congestion control."""
+    namespace) from the data sender to the server, with the entry's congestion control.
+    An entry with a list of RTTs (``g.conns``, forward only): each flow from the address
+    of its own RTT (``rtts_ns[k]``)."""
+    if g.conns:
+        assert rtts_ns is not None and not g.reverse
+        by_rtt = {c.rtt_ns: c.ip for c in g.conns}
+        srcs = [by_rtt[int(r)] for r in rtts_ns]
+        return {
+            "t0_mono_ns": int(t0_mono_ns),
+            "flows": [
+                {
+                    "id": k,
+                    "start_ns": int(t),
+                    "size": int(n),
+                    "cca": g.cca,
+                    "src": s,
+                    "dst": f"{g.receiver_ip}:{g.traffic_port}",
+                }
+                for k, (t, n, s) in enumerate(zip(starts_ns, sizes, srcs, strict=True))
+            ],
+        }
     _, src = g.data_sender
     _, dst = g.data_receiver
     return {

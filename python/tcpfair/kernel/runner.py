@@ -814,7 +814,13 @@ def _start_traffic_clients(
     out: dict[int, Spawned] = {}
     for g in groups:
         sched = sc.short_flow_schedule(g.index)
-        doc = C.traffic_schedule(g, sched.start_ns.tolist(), sched.size_bytes.tolist(), t0_mono_ns)
+        doc = C.traffic_schedule(
+            g,
+            sched.start_ns.tolist(),
+            sched.size_bytes.tolist(),
+            t0_mono_ns,
+            sched.rtt_ns.tolist() if g.conns else None,
+        )
         path = workdir / f"schedule{g.index}.json"
         path.write_text(json.dumps(doc))
         assert opts.traffic is not None

@@ -276,6 +276,41 @@ def split_conns(g: int, mine: list[dict[str, Any]]) -> tuple[Conn, ...]:
     return tuple(out)
 
 
+def first_rtt_ns(rtt: Any) -> int:
+    """A short-flow entry's (first) RTT: its value, or its list's first."""
+    return int(rtt["list"][0]) if isinstance(rtt, dict) else int(rtt)
+
+
+def short_rtt_pool(g: int, rtt: Any, port: int) -> tuple[Conn, ...]:
+    """A short-flow entry whose ``rtt`` is a list: one address and delay class per distinct
+    value (in the list's order); each flow binds to the address of its own RTT. Empty for
+    one value. (A distribution is refused before: every draw would need its own.)"""
+    if not isinstance(rtt, dict):
+        return ()
+    distinct = list(dict.fromkeys(int(v) for v in rtt["list"]))
+    if len(distinct) == 1:
+        return ()  # one RTT: the entry's own address, as with a plain value
+    out = []
+    for k, v in enumerate(distinct):
+        fwd, rev = split_delay(v)
+        out.append(
+            Conn(
+                group=g,
+                k=k,
+                flow=-1,
+                ip=f"10.1.{g}.{CONN_HOST_BASE + k}",
+                rtt_ns=v,
+                fwd_delay_ns=fwd,
+                rev_delay_ns=rev,
+                port=port,
+                cport=0,
+                start_ns=0,
+                size_bytes=None,
+            )
+        )
+    return tuple(out)
+
+
 def build(resolved: dict[str, Any], run_id: str, kernel_cca: dict[str, str]) -> Topology:
     """Topology for a resolved scenario (``Scenario.resolved()``).
 
@@ -296,7 +331,8 @@ def build(resolved: dict[str, Any], run_id: str, kernel_cca: dict[str, str]) -> 
         # a short-flow entry has one RTT (the backend refuses a distribution: one delay
         # per host pair) and no long-lived connections
         c0 = mine[0] if mine else short[g]
-        rtt_ns = int(c0["rtt_ns"] if mine else c0["rtt"])
+        pool = () if mine else short_rtt_pool(g, c0["rtt"], TRAFFIC_BASE_PORT + g)
+        rtt_ns = int(c0["rtt_ns"]) if mine else first_rtt_ns(c0["rtt"])
         fwd, rev = split_delay(rtt_ns)
         s_ns, r_ns = ns_name(run_id, f"s{g}"), ns_name(run_id, f"r{g}")
         grp = Group(
@@ -313,7 +349,7 @@ def build(resolved: dict[str, Any], run_id: str, kernel_cca: dict[str, str]) -> 
             first_flow=int(c0["id"]) if mine else -1,
             direction=str(c0.get("direction", "forward")),
             short=not mine,
-            conns=split_conns(g, mine),
+            conns=split_conns(g, mine) if mine else pool,
         )
         groups.append(grp)
         links.append(
