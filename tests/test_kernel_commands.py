@@ -765,3 +765,30 @@ def test_children_of_split_connections_are_named_in_messages() -> None:
         "the short-flow generator's client (tcpfair-traffic) of flows.1"
     )
     assert describe_child("server2.x") == "server2.x"
+
+
+def test_short_flows_with_an_rtt_list_bind_to_their_rtts_address() -> None:
+    flows = [
+        {"cca": "reno", "rtt": ["10ms", "60ms", "10ms"], "size": "100KB",
+         "arrivals": {"process": "fixed", "rate": "2/s"}},
+    ]  # fmt: skip
+    sc = from_dict(scenario(flows=flows))
+    topo = T.build(sc.resolved(), "0a1b2c", {"reno": "reno"})
+    (g,) = topo.groups
+    assert [(c.ip, c.rtt_ns) for c in g.conns] == [
+        ("10.1.0.10", 10_000_000),
+        ("10.1.0.11", 60_000_000),
+    ]
+    assert g.rtt_ns == 10_000_000
+    doc = C.traffic_schedule(g, [0, 1, 2, 3], [5, 6, 7, 8], 100, [10**7, 6 * 10**7, 10**7, 10**7])
+    assert [f["src"] for f in doc["flows"]] == ["10.1.0.10", "10.1.0.11", "10.1.0.10", "10.1.0.10"]
+    assert {f["dst"] for f in doc["flows"]} == {"10.2.0.2:6201"}
+    cfg = C.relay_config(topo, 0.0, 1, None, False, 1500, 0)
+    assert [(c["net"], c["prefix"]) for c in cfg["classes"]] == [
+        ("10.1.0.10", 32),
+        ("10.1.0.11", 32),
+        ("10.1.0.0", 24),
+    ]
+    # a list of one distinct value is a plain value: the entry's own address
+    one = from_dict(scenario(flows=[{**flows[0], "rtt": ["20ms", "20ms"]}]))
+    assert T.build(one.resolved(), "0a1b2c", {"reno": "reno"}).groups[0].conns == ()
