@@ -223,7 +223,13 @@ class Topology:
                     **(
                         {
                             "connections": [
-                                {"flow": c.flow, "sender": c.ip, "port": c.port, "rtt_ns": c.rtt_ns}
+                                {
+                                    # a short-flow entry's pool: an address per RTT, no flow
+                                    **({"flow": c.flow} if c.flow >= 0 else {}),
+                                    "sender": c.ip,
+                                    "port": c.port,
+                                    "rtt_ns": c.rtt_ns,
+                                }
                                 for c in g.conns
                             ]
                         }
