@@ -628,14 +628,14 @@ def _execute(
         key: pg.spawn(f"server{key}", C.iperf3_server(g, wrapper, interval_s, conn))
         for key, g, conn in units
     }
-    for key, g, conn in units:
+    for key, grp, conn in units:
         sp = servers[key]
-        port = conn.port if conn else g.server_port
+        port = conn.port if conn else grp.server_port
 
         def server_up(sp: Spawned = sp, port: int = port) -> bool:
             return _listening(sp.popen.pid, port) or sp.popen.poll() is not None
 
-        _wait_for(server_up, 10, f"the {describe_child(sp.name)}")
+        _wait_for(server_up, 10, describe_child(sp.name))
         check_children(relay, servers, {}, workdir)
         if sp.popen.poll() is not None:
             raise RuntimeError(
@@ -732,10 +732,10 @@ def _execute(
     # a client still running prints what it has on SIGTERM; the servers print on SIGTERM
     for gi, sp in tclients.items():
         pg.stop(sp)
-        raw.traffic_client[gi] = sp.stdout_path.read_text() if sp.stdout_path else ""
+        raw.traffic_client[int(gi)] = sp.stdout_path.read_text() if sp.stdout_path else ""
     for gi, sp in tservers.items():
         pg.stop(sp, grace_s=2.0)
-        raw.traffic_server[gi] = sp.stdout_path.read_text() if sp.stdout_path else ""
+        raw.traffic_server[int(gi)] = sp.stdout_path.read_text() if sp.stdout_path else ""
     pg.stop(relay)
     raw.linkem_lines = [d for d in _read_lines(relay_out) if "t_ns" in d]
 
@@ -779,15 +779,15 @@ def _start_traffic_servers(
     opts: KernelOptions,
     pg: ProcessGroup,
     relay: Spawned,
-    servers: dict[int, Spawned],
+    servers: dict[int | str, Spawned],
     workdir: Path,
-) -> dict[int, Spawned]:
+) -> dict[int | str, Spawned]:
     """One tcpfair-traffic server per short-flow entry, in the host receiving its data,
     each listening before the clock starts."""
     if not groups:
         return {}
     assert opts.traffic is not None  # capabilities.scenario_problems refuses the run without
-    out = {
+    out: dict[int | str, Spawned] = {
         g.index: pg.spawn(f"tserver{g.index}", C.traffic_server(g, opts.traffic)) for g in groups
     }
     for g in groups:
@@ -808,10 +808,10 @@ def _start_traffic_clients(
     pg: ProcessGroup,
     workdir: Path,
     t0_mono_ns: int,
-) -> dict[int, Spawned]:
+) -> dict[int | str, Spawned]:
     """One tcpfair-traffic client per short-flow entry, started now with the entry's whole
     schedule (the simulator's draws: ``Scenario.short_flow_schedule``), times from t0."""
-    out: dict[int, Spawned] = {}
+    out: dict[int | str, Spawned] = {}
     for g in groups:
         sched = sc.short_flow_schedule(g.index)
         doc = C.traffic_schedule(
