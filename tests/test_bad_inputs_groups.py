@@ -176,22 +176,26 @@ def test_bad_override_of_a_distribution_fails_cleanly(tmp_path: Path) -> None:
     )
 
 
-def test_kernel_backend_refuses_different_values_within_an_entry() -> None:
-    """One host pair and one iperf3 -P client per entry: one RTT, start and size for all of
-    its connections (checked before anything is created)."""
+def test_kernel_backend_splits_entries_whose_connections_differ_up_to_a_limit() -> None:
+    """An entry whose connections draw different values runs one connection per address
+    and iperf3 pair (docs/kernel.md); more than MAX_SPLIT_CONNS of them are refused."""
     import tomllib
 
-    from tcpfair.kernel.capabilities import _per_connection_problems
+    from tcpfair.kernel.capabilities import _split_limit_problem, split_connections
+    from tcpfair.kernel.topology import MAX_SPLIT_CONNS
     from tcpfair.spec import from_dict
 
     sc = from_dict(tomllib.loads(text(rtt='{ dist = "uniform", min = "10ms", max = "50ms" }')))
-    probs = _per_connection_problems(0, sc.entry_values(0))
+    assert split_connections(sc.entry_values(0)) == 4
+    # one connection per entry, or identical connections: one client, as before
+    assert split_connections(sc.entry_values(1)) == 0
+    same = from_dict(tomllib.loads(text(rtt='["20ms", "20ms"]')))
+    assert split_connections(same.entry_values(0)) == 0
+    assert _split_limit_problem({0: MAX_SPLIT_CONNS, 1: 0}) == []
+    probs = _split_limit_problem({0: MAX_SPLIT_CONNS, 1: 1})
     assert len(probs) == 1
-    assert probs[0].startswith("flows.0.rtt: the kernel backend gives every connection")
-    assert "4 connections 4 different values" in probs[0]
-    assert "streams = 1" in probs[0]
-    # one connection per entry: a draw is one value, which the kernel backend can run
-    assert _per_connection_problems(1, sc.entry_values(1)) == []
+    assert f"{MAX_SPLIT_CONNS + 1} connections" in probs[0]
+    assert f"flows.0: {MAX_SPLIT_CONNS}, flows.1: 1" in probs[0]
 
 
 def test_unknown_group_metric_names_the_available_ones(tmp_path: Path) -> None:
@@ -209,7 +213,7 @@ def test_unknown_group_metric_names_the_available_ones(tmp_path: Path) -> None:
     )
 
 
-def test_kernel_run_of_an_entry_with_drawn_rtts_is_refused_before_anything(
+def test_kernel_run_with_too_many_drawn_connections_is_refused_before_anything(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import os
@@ -221,13 +225,13 @@ def test_kernel_run_of_an_entry_with_drawn_rtts_is_refused_before_anything(
         pytest.skip("tcpfair-linkem is not built (the capability check would stop first)")
     monkeypatch.delenv("TCPFAIR_KERNEL_MAX_RATE", raising=False)
     (tmp_path / "s.toml").write_text(
-        text(rtt='{ dist = "uniform", min = "10ms", max = "50ms" }').replace(
-            '"100Mbit"', '"10Mbit"'
-        )
+        text(rtt='{ dist = "uniform", min = "10ms", max = "50ms" }')
+        .replace('"100Mbit"', '"10Mbit"')
+        .replace("streams = 4", "streams = 65")
     )
     fails_cleanly(
         ["run", "s.toml", "--backend", "kernel", "-o", "out"],
-        mentions=("flows.0.rtt: the kernel backend gives every connection", "streams = 1"),
+        mentions=("flows: 65 connections draw their own rtt/start/size", "at most 64 per run"),
         unchanged=[tmp_path],
         cwd=tmp_path,
         env={"TCPFAIR_LINKEM": linkem},

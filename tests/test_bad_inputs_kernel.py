@@ -270,14 +270,26 @@ SHORT_CASES = [
     Case(
         "short-rtt-drawn-per-flow",
         lambda t: {},
-        ("flows.0.rtt: the kernel backend gives every short flow", "allowed on the kernel"),
+        ("flows.0.rtt: the kernel backend gives the short flows", "draws a new RTT for every"),
         {"rtt": '{ dist = "uniform", min = "10ms", max = "30ms" }'},
     ),
     Case(
         "reverse-short-rtt-drawn-per-flow",
         lambda t: {},
-        ("flows.0.rtt: the kernel backend gives every short flow", "allowed on the kernel"),
+        ("flows.0.rtt: the kernel backend gives the short flows", "draws a new RTT for every"),
         {"rtt": '{ dist = "uniform", min = "10ms", max = "30ms" }\ndirection = "reverse"'},
+    ),
+    Case(
+        "reverse-short-rtt-list",
+        lambda t: {},
+        ("flows.0.rtt: the kernel backend gives the short flows", "is reverse", "a list on a"),
+        {"rtt": '["10ms", "30ms"]\ndirection = "reverse"'},
+    ),
+    Case(
+        "short-rtt-list-below-1ms",
+        lambda t: {},
+        ("flows.0.rtt: 0.5 ms", "1 ms minimum"),
+        {"rtt": '["10ms", "0.5ms"]'},
     ),
     Case(
         "short-rtt-below-1ms",

@@ -705,3 +705,90 @@ def test_run_output_lists_checks_notes_and_the_verdict() -> None:
     bad = shown(_late(30, 1.2, 50), 0.0005)
     assert "FAIL emulator lateness max 1.200 ms" in bad
     assert "run INVALID: failed emulator.lateness_max" in bad
+
+
+def test_an_entry_whose_connections_differ_gets_an_address_class_and_iperf3_pair_each() -> None:
+    flows = [
+        {"cca": "reno", "rtt": "20ms"},
+        {"cca": "bbr", "rtt": ["10ms", "41ms"], "streams": 2, "start": ["1s", "3s"]},
+    ]
+    sc = from_dict(scenario(flows=flows))
+    topo = T.build(sc.resolved(), "0a1b2c", {"reno": "reno", "bbr": "bbr"})
+    g0, g1 = topo.groups
+    assert g0.conns == ()  # one connection: one -P 1 client as before
+    c0, c1 = g1.conns
+    assert (c0.ip, c0.port, c0.cport, c0.flow, c0.unit) == ("10.1.1.10", 30064, 21024, 1, "1.0")
+    assert (c1.ip, c1.port, c1.cport, c1.flow, c1.unit) == ("10.1.1.11", 30065, 21025, 2, "1.1")
+    assert (c1.fwd_delay_ns, c1.rev_delay_ns, c1.start_ns) == (20_500_000, 20_500_000, 3 * 10**9)
+    # the entry's /24 class and idle probe take connection 0's RTT
+    assert g1.rtt_ns == 10_000_000
+    assert topo.rtts_ns() == [20_000_000, 10_000_000, 10_000_000, 41_000_000]
+    cmds = setup_commands(topo, sc, KernelOptions())
+    assert ["ip", "-n", "tf-0a1b2c-s1", "addr", "add", "10.1.1.11/32", "dev", "eth0"] in cmds
+    cfg = C.relay_config(topo, 0.0, 1, None, False, 1500, 0)
+    # linkem takes the first matching class: the /32s come before the entries' /24s
+    assert [(c["net"], c["prefix"], c["fwd_delay_ns"]) for c in cfg["classes"]] == [
+        ("10.1.1.10", 32, 5_000_000),
+        ("10.1.1.11", 32, 20_500_000),
+        ("10.1.0.0", 24, 10_000_000),
+        ("10.1.1.0", 24, 5_000_000),
+    ]
+    cli = C.iperf3_client(g1, [], 7, None, 1.0, None, c1)
+    assert cli[cli.index("-B") + 1] == "10.1.1.11" and cli[cli.index("-p") + 1] == "30065"
+    assert cli[cli.index("--cport") + 1] == "21025" and cli[cli.index("-P") + 1] == "1"
+    srv = C.iperf3_server(g1, [], 1.0, c1)
+    assert srv[srv.index("-B") + 1] == "10.2.1.2" and srv[srv.index("-p") + 1] == "30065"
+
+
+def test_identical_connections_keep_their_commands() -> None:
+    # a list whose values are all equal runs as before: one -P client, no extra address
+    same = scenario(flows=[{"cca": "bbr", "rtt": ["41ms", "41ms"], "streams": 2}])
+    plain = scenario(flows=[{"cca": "bbr", "rtt": "41ms", "streams": 2}])
+    kc = {"bbr": "bbr"}
+    ta = T.build(from_dict(same).resolved(), "0a1b2c", kc)
+    tb = T.build(from_dict(plain).resolved(), "0a1b2c", kc)
+    assert ta.groups[0].conns == ()
+    assert setup_commands(ta, from_dict(same), KernelOptions()) == setup_commands(
+        tb, from_dict(plain), KernelOptions()
+    )
+    assert C.relay_config(ta, 0.0, 1, None, False, 1500, 0) == C.relay_config(
+        tb, 0.0, 1, None, False, 1500, 0
+    )
+
+
+def test_children_of_split_connections_are_named_in_messages() -> None:
+    from tcpfair.kernel.runner import describe_child
+
+    assert describe_child("client3") == "the iperf3 client of flows.3"
+    assert describe_child("server2.5") == "the iperf3 server of flows.2 (connection 5)"
+    assert describe_child("tclient1") == (
+        "the short-flow generator's client (tcpfair-traffic) of flows.1"
+    )
+    assert describe_child("server2.x") == "server2.x"
+
+
+def test_short_flows_with_an_rtt_list_bind_to_their_rtts_address() -> None:
+    flows = [
+        {"cca": "reno", "rtt": ["10ms", "60ms", "10ms"], "size": "100KB",
+         "arrivals": {"process": "fixed", "rate": "2/s"}},
+    ]  # fmt: skip
+    sc = from_dict(scenario(flows=flows))
+    topo = T.build(sc.resolved(), "0a1b2c", {"reno": "reno"})
+    (g,) = topo.groups
+    assert [(c.ip, c.rtt_ns) for c in g.conns] == [
+        ("10.1.0.10", 10_000_000),
+        ("10.1.0.11", 60_000_000),
+    ]
+    assert g.rtt_ns == 10_000_000
+    doc = C.traffic_schedule(g, [0, 1, 2, 3], [5, 6, 7, 8], 100, [10**7, 6 * 10**7, 10**7, 10**7])
+    assert [f["src"] for f in doc["flows"]] == ["10.1.0.10", "10.1.0.11", "10.1.0.10", "10.1.0.10"]
+    assert {f["dst"] for f in doc["flows"]} == {"10.2.0.2:6201"}
+    cfg = C.relay_config(topo, 0.0, 1, None, False, 1500, 0)
+    assert [(c["net"], c["prefix"]) for c in cfg["classes"]] == [
+        ("10.1.0.10", 32),
+        ("10.1.0.11", 32),
+        ("10.1.0.0", 24),
+    ]
+    # a list of one distinct value is a plain value: the entry's own address
+    one = from_dict(scenario(flows=[{**flows[0], "rtt": ["20ms", "20ms"]}]))
+    assert T.build(one.resolved(), "0a1b2c", {"reno": "reno"}).groups[0].conns == ()

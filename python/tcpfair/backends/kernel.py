@@ -28,6 +28,7 @@ from ..kernel.procs import CommandError
 from ..kernel.runner import (
     KernelOptions,
     RawRun,
+    client_units,
     execute,
     linkem_is_bottleneck,
     setup_latency_s,
@@ -317,31 +318,43 @@ def to_result(
     topo = raw.topology
     flows_parts, sample_parts = [], []
     notes: list[str] = []
-    for g in topo.groups:
-        if g.short:
-            continue
-        text = raw.reports.get(g.index, "")
-        offset = raw.launch_s.get(g.index, 0.0) + setup_latency_s(g.rtt_ns / 1e9)
+    split = any(g.conns for g in topo.groups)
+    for key, g, conn in client_units([g for g in topo.groups if not g.short]):
+        first = conn.flow if conn else g.first_flow
+        rtt_ns = conn.rtt_ns if conn else g.rtt_ns
+        where = f"flows.{g.index}" + (f" (connection {conn.k})" if conn else "")
+        text = raw.reports.get(key, "")
+        offset = raw.launch_s.get(key, 0.0) + setup_latency_s(rtt_ns / 1e9)
         try:
             tables, recv_samples = parse_group(
-                text, sc.group_label(g.index), g.index, g.first_flow, offset, g.reverse
+                text, sc.group_label(g.index), g.index, first, offset, g.reverse
             )
         except Iperf3Error as e:
-            err = raw.client_stderr.get(g.index, "").strip()
+            err = raw.client_stderr.get(key, "").strip()
             raise BackendError(
                 f"kernel backend: {e}" + (f" (iperf3 said: {err})" if err else "")
             ) from None
         fl = tables.flows.copy()
-        n = len(fl)
-        if n != g.streams:
-            notes.append(f"flows.{g.index}: iperf3 reported {n} streams, {g.streams} configured")
-        fl["rtt_s"] = g.rtt_ns / 1e9
-        fl["start_s"] = res["flows"][g.first_flow]["start_ns"] / 1e9
+        n, want = len(fl), 1 if conn else g.streams
+        if n != want:
+            notes.append(f"{where}: iperf3 reported {n} streams, {want} configured")
+        fl["rtt_s"] = rtt_ns / 1e9
+        fl["start_s"] = res["flows"][first]["start_ns"] / 1e9
+        extra = []
         if sc.reverse_link() is not None:  # as the simulator: only with a reverse link
             fl["direction"] = g.direction
-        flows_parts.append(fl[[*FLOW_COLUMNS, *(["direction"] if "direction" in fl else [])]])
+            extra.append("direction")
+        if split:  # connections with their own sizes: each one's, as the simulator
+            fl["size_bytes"] = [
+                np.nan
+                if res["flows"][int(f)]["size_bytes"] is None
+                else float(res["flows"][int(f)]["size_bytes"])
+                for f in fl["flow"]
+            ]
+            extra.append("size_bytes")
+        flows_parts.append(fl[[*FLOW_COLUMNS, *extra]])
         sample_parts.append(recv_samples[SAMPLE_COLUMNS])
-        notes += [f"flows.{g.index}: {x}" for x in tables.info.get("notes", [])]
+        notes += [f"{where}: {x}" for x in tables.info.get("notes", [])]
     for i, f in enumerate(sc.flows):
         if f.ack_jitter:
             notes.append(
@@ -444,7 +457,9 @@ def short_flows_table(sc: Scenario, raw: RawRun) -> pd.DataFrame | None:
         rev = g.reverse and sc.reverse_link()
         rate = rev.rate_bps if rev else sc.bottleneck.rate
         label = sc.group_label(g.index)
-        parts.append(SF.table(g.index, label, client, server, raw.t0_mono_ns, g.rtt_ns / 1e9, rate))
+        # each flow's own RTT (the simulator's draws; one value unless the entry has a list)
+        rtts = sc.short_flow_schedule(g.index).rtt_ns / 1e9
+        parts.append(SF.table(g.index, label, client, server, raw.t0_mono_ns, rtts, rate))
     if not parts:
         return None
     out = pd.concat(parts, ignore_index=True)
@@ -489,7 +504,7 @@ def run_checks(
     topo = raw.topology
     checks = V.rtt_checks({g.index: g.rtt_ns / 1e9 for g in topo.groups}, raw.rtt_probes)
     final = raw.linkem_lines[-1] if raw.linkem_lines and raw.linkem_lines[-1].get("final") else None
-    min_rtt_s = min(g.rtt_ns for g in topo.groups) / 1e9
+    min_rtt_s = min(topo.rtts_ns()) / 1e9
     rev = sc.reverse_link()
     fwd_drain = _drain_s(*sc.buffer_limits(), sc.bottleneck.mtu, sc.bottleneck.rate)
     if rev is None:
@@ -506,7 +521,7 @@ def run_checks(
     thr = result.flow_throughputs()
     direction = {
         g.first_flow + k: g.direction for g in topo.groups if not g.short for k in range(g.streams)
-    }
+    }  # a split entry's connections keep their entry's consecutive ids
     by_dir = {
         d: float(sum(v for f, v in thr.items() if direction.get(int(f)) == d))
         for d in ("forward", "reverse")

@@ -20,7 +20,7 @@ from .. import registry
 from ..spec import Scenario
 from . import tools as T
 from .commands import ETH_HDR
-from .topology import MAX_GROUPS, PREFIX, new_run_id
+from .topology import MAX_GROUPS, MAX_SPLIT_CONNS, PREFIX, new_run_id
 
 #: Bottleneck rate the machine can emulate, per CPU core. Measured on the 2-core
 #: development VM (docs/performance.md): with GSO off, 200 Mbit/s kept the emulator's mean
@@ -237,20 +237,25 @@ def machine_problems(caps: Capabilities) -> list[str]:
     return probs
 
 
-def _per_connection_problems(i: int, vals: dict[str, list[Any]]) -> list[str]:
-    """The kernel backend runs an entry as one host pair and one iperf3 client (-P streams):
-    one netem delay, one start and one -n size for all its connections. A list or a
-    distribution that gives them different values is refused (docs/kernel.md)."""
-    out = []
-    for key, vs in vals.items():
-        if len(set(vs)) > 1:
-            out.append(
-                f"flows.{i}.{key}: the kernel backend gives every connection of a [[flows]] "
-                f"entry the same {key} (one host, one iperf3 -P client), but this list or "
-                f"distribution gives its {len(vs)} connections {len(set(vs))} different "
-                "values; allowed on the kernel backend: one value, or streams = 1 per entry"
-            )
-    return out
+def split_connections(vals: dict[str, list[Any]]) -> int:
+    """How many connections of an entry run on their own (own address, delay class and
+    iperf3 client/server, docs/kernel.md): all of them when their rtt/start/size differ."""
+    rows = set(zip(vals["rtt"], vals["start"], vals["size"], strict=True))
+    return len(vals["rtt"]) if len(rows) > 1 else 0
+
+
+def _split_limit_problem(per_entry: dict[int, int]) -> list[str]:
+    total = sum(per_entry.values())
+    if total <= MAX_SPLIT_CONNS:
+        return []
+    where = ", ".join(f"flows.{i}: {n}" for i, n in per_entry.items() if n)
+    return [
+        f"flows: {total} connections draw their own rtt/start/size ({where}); the kernel "
+        f"backend runs each with its own address and delay class (and two iperf3 processes; "
+        f"a short-flow entry: one address per distinct RTT), at most "
+        f"{MAX_SPLIT_CONNS} per run; allowed: fewer streams, or one value for rtt, start "
+        "and size in some entries"
+    ]
 
 
 def traffic_missing(caps: Capabilities) -> str | None:
@@ -274,15 +279,17 @@ def _arrival_problems(i: int, sc: Scenario, caps: Capabilities) -> list[str]:
     missing = traffic_missing(caps)
     if missing:
         probs.append(f"flows.{i}.arrivals: short flows need {missing}")
-    if not isinstance(f.rtt, int):
+    rtts = [f.rtt] if isinstance(f.rtt, int) else list(f.rtt.values)
+    if not isinstance(f.rtt, int) and (f.rtt.kind != "list" or f.direction == "reverse"):
         probs.append(
-            f"flows.{i}.rtt: the kernel backend gives every short flow of an entry the same "
-            "RTT (one emulated delay per host pair), but this entry draws it per flow; "
-            "allowed on the kernel backend: one value"
+            f"flows.{i}.rtt: the kernel backend gives the short flows of an entry one "
+            "address per distinct RTT, but this entry "
+            + ("draws a new RTT for every flow" if f.rtt.kind != "list" else "is reverse")
+            + "; allowed on the kernel backend: one value, or a list on a forward entry"
         )
-    elif f.rtt < MIN_RTT_NS:
+    elif min(rtts) < MIN_RTT_NS:
         probs.append(
-            f"flows.{i}.rtt: {f.rtt / 1e6:g} ms is below what the namespaces can emulate "
+            f"flows.{i}.rtt: {min(rtts) / 1e6:g} ms is below what the namespaces can emulate "
             f"accurately ({MIN_RTT_NS / 1e6:g} ms minimum)"
         )
     return probs
@@ -294,6 +301,7 @@ def scenario_problems(sc: Scenario, caps: Capabilities, gso: bool) -> list[str]:
     have = set(caps.ccas)
     kernel_cca = registry.kernel_modules()
     supported = sorted(n for n, k in kernel_cca.items() if k is not None and k in have)
+    split: dict[int, int] = {}
     for i, f in enumerate(sc.flows):
         k = kernel_cca.get(f.cca)
         if k is None or k not in have:
@@ -307,6 +315,9 @@ def scenario_problems(sc: Scenario, caps: Capabilities, gso: bool) -> list[str]:
             )
         if f.arrivals is not None:
             probs += _arrival_problems(i, sc, caps)
+            if not isinstance(f.rtt, int) and f.rtt.kind == "list":
+                n = len(set(f.rtt.values))
+                split[i] = n if n > 1 else 0  # one address per distinct RTT
             continue
         vals = sc.entry_values(i)
         if min(vals["rtt"]) < MIN_RTT_NS:
@@ -314,7 +325,8 @@ def scenario_problems(sc: Scenario, caps: Capabilities, gso: bool) -> list[str]:
                 f"flows.{i}.rtt: {min(vals['rtt']) / 1e6:g} ms is below what the namespaces "
                 f"can emulate accurately ({MIN_RTT_NS / 1e6:g} ms minimum)"
             )
-        probs += _per_connection_problems(i, vals)
+        split[i] = split_connections(vals)
+    probs += _split_limit_problem(split)
     if len(sc.flows) > MAX_GROUPS:
         probs.append(
             f"flows: at most {MAX_GROUPS} [[flows]] entries on the kernel backend, got "

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .topology import PROBE_PORT, Group, Topology, Veth, check_ifname, check_name
+from .topology import PROBE_PORT, Conn, Group, Topology, Veth, check_ifname, check_name
 
 Cmd = list[str]
 
@@ -143,6 +143,12 @@ def routes(topo: Topology) -> list[Cmd]:
             ["ip", "-n", ns, "neigh", "replace", ip, "lladdr", mac, "dev", dev, "nud", "permanent"]
         )
     return cmds
+
+
+def conn_addresses(g: Group) -> list[Cmd]:
+    """The extra addresses (/32) of an entry whose connections differ, on its sender host's
+    veth: each connection's iperf3 client binds to its own, so linkem can delay it alone."""
+    return [["ip", "-n", g.sender_ns, "addr", "add", f"{c.ip}/32", "dev", "eth0"] for c in g.conns]
 
 
 def cwnd_clamp_route(g: Group, clamp: int) -> Cmd:
@@ -286,8 +292,10 @@ def parse_qdisc_stats(obj: list[dict[str, Any]]) -> dict[str, int]:
     }
 
 
-def iperf3_server(g: Group, wrapper: Cmd, interval_s: float) -> Cmd:
-    """One-off server (``-s -1``) of group g, bound to the receiver's address.
+def iperf3_server(g: Group, wrapper: Cmd, interval_s: float, conn: Conn | None = None) -> Cmd:
+    """One-off server (``-s -1``) of group g, bound to the receiver's address; with
+    ``conn``, connection ``conn`` 's own (iperf3 3.12 serves one test at a time, so
+    parallel clients need a server port each).
 
     ``-i`` as on the client: the server reports with its *own* interval (default 1 s), and
     its intervals are matched one-to-one with the client's (cwnd/srtt from the sender)."""
@@ -301,7 +309,7 @@ def iperf3_server(g: Group, wrapper: Cmd, interval_s: float) -> Cmd:
             "-B",
             g.receiver_ip,
             "-p",
-            str(g.server_port),
+            str(conn.port if conn else g.server_port),
             "-J",
             "-i",
             f"{interval_s:g}",
@@ -316,25 +324,27 @@ def iperf3_client(
     nbytes: int | None,
     interval_s: float,
     app_rate_bps: int | None,
+    conn: Conn | None = None,
 ) -> Cmd:
     """The client of group g in its sender host; for a reverse entry with ``-R``: the
     server (in the receiver host) sends, with the congestion control ``-C`` names (iperf3
     3.12 passes it to the server, which sets it on its data sockets: checked with ``ss
-    -ti``, docs/kernel.md)."""
+    -ti``, docs/kernel.md). With ``conn``: that one connection (``-P 1``) from its own
+    address to its own server."""
     argv = [
         "iperf3",
         "-c",
         g.receiver_ip,
         "-B",
-        g.sender_ip,
+        conn.ip if conn else g.sender_ip,
         "-p",
-        str(g.server_port),
+        str(conn.port if conn else g.server_port),
         "--cport",
-        str(g.cport),
+        str(conn.cport if conn else g.cport),
         "-C",
         g.cca,
         "-P",
-        str(g.streams),
+        "1" if conn else str(g.streams),
         "-J",
         "-i",
         f"{interval_s:g}",
@@ -366,11 +376,35 @@ def traffic_client(g: Group, traffic: str, schedule_path: str) -> Cmd:
 
 
 def traffic_schedule(
-    g: Group, starts_ns: list[int], sizes: list[int], t0_mono_ns: int
+    g: Group,
+    starts_ns: list[int],
+    sizes: list[int],
+    t0_mono_ns: int,
+    rtts_ns: list[int] | None = None,
 ) -> dict[str, Any]:
     """tcpfair-traffic's client input (crates/traffic/src/schedule.rs): flow k of the
     entry opens at ``t0_mono_ns + starts_ns[k]`` (CLOCK_MONOTONIC, shared by every
-    namespace) from the data sender to the server, with the entry's congestion control."""
+    namespace) from the data sender to the server, with the entry's congestion control.
+    An entry with a list of RTTs (``g.conns``, forward only): each flow from the address
+    of its own RTT (``rtts_ns[k]``)."""
+    if g.conns:
+        assert rtts_ns is not None and not g.reverse
+        by_rtt = {c.rtt_ns: c.ip for c in g.conns}
+        srcs = [by_rtt[int(r)] for r in rtts_ns]
+        return {
+            "t0_mono_ns": int(t0_mono_ns),
+            "flows": [
+                {
+                    "id": k,
+                    "start_ns": int(t),
+                    "size": int(n),
+                    "cca": g.cca,
+                    "src": s,
+                    "dst": f"{g.receiver_ip}:{g.traffic_port}",
+                }
+                for k, (t, n, s) in enumerate(zip(starts_ns, sizes, srcs, strict=True))
+            ],
+        }
     _, src = g.data_sender
     _, dst = g.data_receiver
     return {
@@ -421,7 +455,18 @@ def relay_config(
     return {
         "a": topo.relay_a,
         "b": topo.relay_b,
+        # linkem takes the first class that matches: connections' own addresses first
         "classes": [
+            {
+                "net": c.ip,
+                "prefix": 32,
+                "fwd_delay_ns": c.fwd_delay_ns,
+                "rev_delay_ns": c.rev_delay_ns,
+            }
+            for g in topo.groups
+            for c in g.conns
+        ]
+        + [
             {
                 "net": f"10.1.{g.index}.0",
                 "prefix": 24,

@@ -46,7 +46,7 @@ from .procs import (
     teardown,
     thread_cpu_seconds,
 )
-from .topology import Group, Topology, build, new_run_id
+from .topology import Conn, Group, Topology, build, new_run_id
 
 
 @dataclass
@@ -118,10 +118,12 @@ class RawRun:
     run_id: str
     topology: Topology
     t0_wall: float
-    reports: dict[int, str] = field(default_factory=dict)  # group → iperf3 client JSON text
-    client_stderr: dict[int, str] = field(default_factory=dict)
-    launch_s: dict[int, float] = field(default_factory=dict)  # group → launch time since t0
-    exit_s: dict[int, float] = field(default_factory=dict)
+    #: iperf3 client JSON text by client: group index, or "<group>.<k>" for connection k of
+    #: an entry whose connections differ (``client_units``); launch_s/exit_s alike
+    reports: dict[int | str, str] = field(default_factory=dict)
+    client_stderr: dict[int | str, str] = field(default_factory=dict)
+    launch_s: dict[int | str, float] = field(default_factory=dict)  # launch time since t0
+    exit_s: dict[int | str, float] = field(default_factory=dict)
     rtt_probes: dict[int, dict[str, Any]] = field(default_factory=dict)
     tc_samples: list[tuple[float, dict[str, int]]] = field(default_factory=list)
     linkem_lines: list[dict[str, Any]] = field(default_factory=list)
@@ -283,6 +285,8 @@ def setup_commands(topo: Topology, sc: Scenario, opts: KernelOptions) -> list[C.
     cmds.append(C.promisc(topo.emu_ns, topo.relay_b))
     cmds += C.routes(topo)
     for g in topo.groups:
+        cmds += C.conn_addresses(g)
+    for g in topo.groups:
         clamp = by_group[g.index]["cwnd_clamp"]
         if clamp is not None:
             cmds.append(C.cwnd_clamp_route(g, int(clamp)))
@@ -406,8 +410,12 @@ def describe_child(name: str) -> str:
         ("tserver", "short-flow generator's server (tcpfair-traffic)"),
         ("tclient", "short-flow generator's client (tcpfair-traffic)"),
     ):
-        if name.startswith(prefix) and name[len(prefix) :].isdigit():
-            return f"the {what} of flows.{name[len(prefix) :]}"
+        rest = name[len(prefix) :] if name.startswith(prefix) else ""
+        if rest.isdigit():
+            return f"the {what} of flows.{rest}"
+        g, _, k = rest.partition(".")
+        if g.isdigit() and k.isdigit():
+            return f"the {what} of flows.{g} (connection {k})"
     return name
 
 
@@ -439,7 +447,10 @@ def _last_words(sp: Spawned, workdir: Path) -> str:
 
 
 def check_children(
-    relay: Spawned, servers: dict[int, Spawned], clients: dict[int, Spawned], workdir: Path
+    relay: Spawned,
+    servers: dict[int | str, Spawned],
+    clients: dict[int | str, Spawned],
+    workdir: Path,
 ) -> None:
     """Raise ``ChildDied`` naming every process that ended when it should not have: the
     emulator at any time, an iperf3 server or client with a non-zero status or a signal
@@ -612,26 +623,24 @@ def _execute(
     interval_s = sc.measure.interval / 1e9
     long_groups = [g for g in topo.groups if not g.short]
     short_groups = [g for g in topo.groups if g.short]
-    servers = {
-        g.index: pg.spawn(f"server{g.index}", C.iperf3_server(g, wrapper, interval_s))
-        for g in long_groups
+    units = client_units(long_groups)
+    servers: dict[int | str, Spawned] = {
+        key: pg.spawn(f"server{key}", C.iperf3_server(g, wrapper, interval_s, conn))
+        for key, g, conn in units
     }
-    for g, sp in servers.items():
-        port = topo.groups[g].server_port
+    for key, grp, conn in units:
+        sp = servers[key]
+        port = conn.port if conn else grp.server_port
 
         def server_up(sp: Spawned = sp, port: int = port) -> bool:
             return _listening(sp.popen.pid, port) or sp.popen.poll() is not None
 
-        _wait_for(
-            server_up,
-            10,
-            f"the iperf3 server of flows.{g}",
-        )
+        _wait_for(server_up, 10, describe_child(sp.name))
         check_children(relay, servers, {}, workdir)
         if sp.popen.poll() is not None:
             raise RuntimeError(
-                f"iperf3 server of flows.{g} exited: "
-                + (workdir / f"server{g}.err").read_text().strip()
+                f"{describe_child(sp.name)} exited: "
+                + (workdir / f"server{key}.err").read_text().strip()
             )
     tservers = _start_traffic_servers(short_groups, opts, pg, relay, servers, workdir)
     servers_all = {**servers, **tservers}  # a group has either (disjoint keys)
@@ -654,8 +663,8 @@ def _execute(
         sampler.start()
     cpu0, em0, mono0 = _cpu_totals(), proc_cpu_seconds(relay.popen.pid), time.monotonic()
     th0 = thread_cpu_seconds(relay.popen.pid)
-    pending = sorted(long_groups, key=lambda g: res_flows[g.index]["start_ns"])
-    clients: dict[int, Spawned] = {}
+    pending = sorted(units, key=lambda u: unit_start_ns(u, res_flows))
+    clients: dict[int | str, Spawned] = {}
     duration_s = sc.duration / 1e9
     bar = _progress(progress, duration_s, sc.name)
     try:
@@ -664,30 +673,26 @@ def _execute(
         ):
             check_children(relay, servers_all, {**clients, **tclients}, workdir)
             now = time.time() - t0
-            while pending and res_flows[pending[0].index]["start_ns"] / 1e9 <= now:
-                grp = pending.pop(0)
+            while pending and unit_start_ns(pending[0], res_flows) / 1e9 <= now:
+                key, grp, conn = pending.pop(0)
                 c = res_flows[grp.index]
+                size = conn.size_bytes if conn else c["size_bytes"]
+                start = conn.start_ns if conn else c["start_ns"]
                 secs = (
-                    None
-                    if c["size_bytes"] is not None
-                    else client_seconds(c["start_ns"], c["stop_ns"], sc.duration)
+                    None if size is not None else client_seconds(start, c["stop_ns"], sc.duration)
                 )
                 argv = C.iperf3_client(
-                    grp, wrapper, secs, c["size_bytes"], interval_s, c["app_rate_bps"]
+                    grp, wrapper, secs, size, interval_s, c["app_rate_bps"], conn
                 )
-                clients[grp.index] = pg.spawn(f"client{grp.index}", argv)
-                raw.launch_s[grp.index] = time.time() - t0
-            for gi, sp in (*clients.items(), *tclients.items()):
-                if gi not in raw.exit_s and sp.popen.poll() is not None:
-                    raw.exit_s[gi] = time.time() - t0
-            if now > duration_s + 30 + 10 * max(g.rtt_ns for g in topo.groups) / 1e9:
+                clients[key] = pg.spawn(f"client{key}", argv)
+                raw.launch_s[key] = time.time() - t0
+            _note_exits(raw, {**clients, **tclients}, t0, topo)
+            if now > duration_s + 30 + 10 * max(topo.rtts_ns()) / 1e9:
                 break  # a client that never ends is stopped below (its report is then partial)
             if bar:
                 bar.update(min(now, duration_s))
             time.sleep(0.05)
-        for gi, sp in (*clients.items(), *tclients.items()):
-            if gi not in raw.exit_s and sp.popen.poll() is not None:
-                raw.exit_s[gi] = time.time() - t0
+        _note_exits(raw, {**clients, **tclients}, t0, topo)
         check_children(relay, servers_all, {**clients, **tclients}, workdir)
     finally:
         if bar:
@@ -727,12 +732,46 @@ def _execute(
     # a client still running prints what it has on SIGTERM; the servers print on SIGTERM
     for gi, sp in tclients.items():
         pg.stop(sp)
-        raw.traffic_client[gi] = sp.stdout_path.read_text() if sp.stdout_path else ""
+        raw.traffic_client[int(gi)] = sp.stdout_path.read_text() if sp.stdout_path else ""
     for gi, sp in tservers.items():
         pg.stop(sp, grace_s=2.0)
-        raw.traffic_server[gi] = sp.stdout_path.read_text() if sp.stdout_path else ""
+        raw.traffic_server[int(gi)] = sp.stdout_path.read_text() if sp.stdout_path else ""
     pg.stop(relay)
     raw.linkem_lines = [d for d in _read_lines(relay_out) if "t_ns" in d]
+
+
+Unit = tuple[int | str, Group, Conn | None]
+
+
+def client_units(groups: list[Group]) -> list[Unit]:
+    """The iperf3 client/server pairs of the long-lived entries: one per entry (key: its
+    group index, ``-P streams``), or one per connection of an entry whose connections
+    differ (key ``"<group>.<k>"``, ``-P 1``)."""
+    out: list[Unit] = []
+    for g in groups:
+        if g.conns:
+            out += [(c.unit, g, c) for c in g.conns]
+        else:
+            out.append((g.index, g, None))
+    return out
+
+
+def unit_start_ns(u: Unit, res_flows: dict[int, dict[str, Any]]) -> int:
+    _, g, conn = u
+    return conn.start_ns if conn else int(res_flows[g.index]["start_ns"])
+
+
+def _note_exits(raw: RawRun, clients: dict[int | str, Spawned], t0: float, topo: Topology) -> None:
+    """Record each client's exit time; an entry split into connections has exited when
+    all of its connections' clients have."""
+    now = time.time() - t0
+    for key, sp in clients.items():
+        if key not in raw.exit_s and sp.popen.poll() is not None:
+            raw.exit_s[key] = now
+    for g in topo.groups:
+        if g.conns and g.index not in raw.exit_s:
+            if all(c.unit in raw.exit_s for c in g.conns):
+                raw.exit_s[g.index] = max(raw.exit_s[c.unit] for c in g.conns)
 
 
 def _start_traffic_servers(
@@ -740,15 +779,15 @@ def _start_traffic_servers(
     opts: KernelOptions,
     pg: ProcessGroup,
     relay: Spawned,
-    servers: dict[int, Spawned],
+    servers: dict[int | str, Spawned],
     workdir: Path,
-) -> dict[int, Spawned]:
+) -> dict[int | str, Spawned]:
     """One tcpfair-traffic server per short-flow entry, in the host receiving its data,
     each listening before the clock starts."""
     if not groups:
         return {}
     assert opts.traffic is not None  # capabilities.scenario_problems refuses the run without
-    out = {
+    out: dict[int | str, Spawned] = {
         g.index: pg.spawn(f"tserver{g.index}", C.traffic_server(g, opts.traffic)) for g in groups
     }
     for g in groups:
@@ -769,13 +808,19 @@ def _start_traffic_clients(
     pg: ProcessGroup,
     workdir: Path,
     t0_mono_ns: int,
-) -> dict[int, Spawned]:
+) -> dict[int | str, Spawned]:
     """One tcpfair-traffic client per short-flow entry, started now with the entry's whole
     schedule (the simulator's draws: ``Scenario.short_flow_schedule``), times from t0."""
-    out: dict[int, Spawned] = {}
+    out: dict[int | str, Spawned] = {}
     for g in groups:
         sched = sc.short_flow_schedule(g.index)
-        doc = C.traffic_schedule(g, sched.start_ns.tolist(), sched.size_bytes.tolist(), t0_mono_ns)
+        doc = C.traffic_schedule(
+            g,
+            sched.start_ns.tolist(),
+            sched.size_bytes.tolist(),
+            t0_mono_ns,
+            sched.rtt_ns.tolist() if g.conns else None,
+        )
         path = workdir / f"schedule{g.index}.json"
         path.write_text(json.dumps(doc))
         assert opts.traffic is not None

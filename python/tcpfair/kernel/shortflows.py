@@ -77,14 +77,16 @@ def table(
     client: list[dict[str, Any]],
     server: list[dict[str, Any]],
     t0_mono_ns: int,
-    rtt_s: float,
+    rtt_s: float | np.ndarray,
     rate_bps: float,
 ) -> pd.DataFrame:
     """One row per scheduled short flow of ``group`` (columns ``KERNEL_COLUMNS``; ``flow``
     numbers the rows from 0 — the caller renumbers across entries). ``fct_s`` is NaN for a
     flow that did not complete (all ``size`` bytes read and the client's close seen): such
     a flow is kept, with its ``error``, never dropped. ``rate_bps``: the rate of the
-    bottleneck its data crosses (for ``ideal_s``)."""
+    bottleneck its data crosses (for ``ideal_s``). ``rtt_s``: one RTT, or each flow's by
+    its ``id`` (the schedule's order)."""
+    per_flow = np.broadcast_to(np.asarray(rtt_s, dtype=float), (len(client),))
     rows = []
     for r, c in zip(client, match(client, server), strict=True):
         size = int(r["size"])
@@ -106,7 +108,7 @@ def table(
                 "cca": r.get("cca") or "",
                 "start_s": start_ns / 1e9,
                 "size_bytes": size,
-                "rtt_s": rtt_s,
+                "rtt_s": float(per_flow[int(r["id"])]),
                 "fct_s": fct,
                 "completed": done and connect is not None,
                 "bytes": delivered,
@@ -118,7 +120,7 @@ def table(
         )
     df = pd.DataFrame(rows, columns=[c for c in KERNEL_COLUMNS if c not in ("ideal_s", "slowdown")])
     size = df["size_bytes"].to_numpy(dtype=float)
-    df["ideal_s"] = ideal_fct_s(size, np.full(len(df), rtt_s), rate_bps)
+    df["ideal_s"] = ideal_fct_s(size, df["rtt_s"].to_numpy(dtype=float), rate_bps)
     df["slowdown"] = df["fct_s"].to_numpy(dtype=float) / df["ideal_s"].to_numpy(dtype=float)
     return df[KERNEL_COLUMNS]
 

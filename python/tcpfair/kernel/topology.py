@@ -42,6 +42,14 @@ CPORT_STRIDE = 1024
 PROBE_PORT = 9
 #: port of the short-flow generator's server (tcpfair-traffic) of group g: TRAFFIC_BASE_PORT + g
 TRAFFIC_BASE_PORT = 6201
+#: an entry whose connections differ (rtt, start or size): connection k of group g has the
+#: address 10.1.g.(CONN_HOST_BASE + k) and an iperf3 server on CONN_PORT_BASE + 64·g + k
+CONN_HOST_BASE = 10
+CONN_PORT_BASE = 30000
+CONN_PORT_STRIDE = 64
+#: at most this many such connections per run (each is an address, a delay class and two
+#: iperf3 processes: 128 processes on a machine with few cores is already a lot)
+MAX_SPLIT_CONNS = 64
 
 
 def new_run_id() -> str:
@@ -89,6 +97,30 @@ class Veth:
 
 
 @dataclass(frozen=True)
+class Conn:
+    """One connection of an entry whose connections differ in ``rtt``, ``start`` or
+    ``size``: its own address on the sender host's veth (and so its own delay class in
+    linkem), its own iperf3 server port and its own ``-P 1`` client."""
+
+    group: int
+    k: int
+    flow: int
+    ip: str
+    rtt_ns: int
+    fwd_delay_ns: int
+    rev_delay_ns: int
+    port: int
+    cport: int
+    start_ns: int
+    size_bytes: int | None
+
+    @property
+    def unit(self) -> str:
+        """Key of its iperf3 client in the run's records (``"<group>.<k>"``)."""
+        return f"{self.group}.{self.k}"
+
+
+@dataclass(frozen=True)
 class Group:
     """One ``[[flows]]`` entry: its hosts, addresses and emulated one-way delays."""
 
@@ -108,6 +140,9 @@ class Group:
     direction: str = "forward"
     #: an entry with ``arrivals``: short flows from tcpfair-traffic, not iperf3
     short: bool = False
+    #: an entry whose connections differ: one address, delay class and iperf3 client each
+    #: (empty: one ``-P streams`` client for the whole entry, as before)
+    conns: tuple[Conn, ...] = ()
 
     @property
     def server_port(self) -> int:
@@ -166,6 +201,10 @@ class Topology:
         hosts = [g.sender_ns for g in self.groups] + [g.receiver_ns for g in self.groups]
         return [self.router_ns, self.emu_ns, self.rx_ns, *hosts]
 
+    def rtts_ns(self) -> list[int]:
+        """Every emulated base RTT: each entry's and each split connection's."""
+        return [g.rtt_ns for g in self.groups] + [c.rtt_ns for g in self.groups for c in g.conns]
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
@@ -181,6 +220,22 @@ class Topology:
                     "cport": g.cport,
                     "direction": g.direction,
                     "traffic": "tcpfair-traffic" if g.short else "iperf3",
+                    **(
+                        {
+                            "connections": [
+                                {
+                                    # a short-flow entry's pool: an address per RTT, no flow
+                                    **({"flow": c.flow} if c.flow >= 0 else {}),
+                                    "sender": c.ip,
+                                    "port": c.port,
+                                    "rtt_ns": c.rtt_ns,
+                                }
+                                for c in g.conns
+                            ]
+                        }
+                        if g.conns
+                        else {}
+                    ),
                 }
                 for g in self.groups
             ],
@@ -195,6 +250,71 @@ def split_delay(rtt_ns: int) -> tuple[int, int]:
     """One-way delays (data direction, ACK direction) that add up to the base RTT."""
     fwd = rtt_ns // 2
     return fwd, rtt_ns - fwd
+
+
+def entry_differs(mine: list[dict[str, Any]]) -> bool:
+    """Whether an entry's connections (resolved records) differ in rtt, start or size."""
+    return len({(c["rtt_ns"], c["start_ns"], c["size_bytes"]) for c in mine}) > 1
+
+
+def split_conns(g: int, mine: list[dict[str, Any]]) -> tuple[Conn, ...]:
+    """One ``Conn`` per connection of entry ``g`` when they differ, else ()."""
+    if not entry_differs(mine):
+        return ()
+    out = []
+    for k, c in enumerate(mine):
+        fwd, rev = split_delay(int(c["rtt_ns"]))
+        out.append(
+            Conn(
+                group=g,
+                k=k,
+                flow=int(c["id"]),
+                ip=f"10.1.{g}.{CONN_HOST_BASE + k}",
+                rtt_ns=int(c["rtt_ns"]),
+                fwd_delay_ns=fwd,
+                rev_delay_ns=rev,
+                port=CONN_PORT_BASE + CONN_PORT_STRIDE * g + k,
+                cport=CPORT_BASE + CPORT_STRIDE * g + k,
+                start_ns=int(c["start_ns"]),
+                size_bytes=None if c["size_bytes"] is None else int(c["size_bytes"]),
+            )
+        )
+    return tuple(out)
+
+
+def first_rtt_ns(rtt: Any) -> int:
+    """A short-flow entry's (first) RTT: its value, or its list's first."""
+    return int(rtt["list"][0]) if isinstance(rtt, dict) else int(rtt)
+
+
+def short_rtt_pool(g: int, rtt: Any, port: int) -> tuple[Conn, ...]:
+    """A short-flow entry whose ``rtt`` is a list: one address and delay class per distinct
+    value (in the list's order); each flow binds to the address of its own RTT. Empty for
+    one value. (A distribution is refused before: every draw would need its own.)"""
+    if not isinstance(rtt, dict):
+        return ()
+    distinct = list(dict.fromkeys(int(v) for v in rtt["list"]))
+    if len(distinct) == 1:
+        return ()  # one RTT: the entry's own address, as with a plain value
+    out = []
+    for k, v in enumerate(distinct):
+        fwd, rev = split_delay(v)
+        out.append(
+            Conn(
+                group=g,
+                k=k,
+                flow=-1,
+                ip=f"10.1.{g}.{CONN_HOST_BASE + k}",
+                rtt_ns=v,
+                fwd_delay_ns=fwd,
+                rev_delay_ns=rev,
+                port=port,
+                cport=0,
+                start_ns=0,
+                size_bytes=None,
+            )
+        )
+    return tuple(out)
 
 
 def build(resolved: dict[str, Any], run_id: str, kernel_cca: dict[str, str]) -> Topology:
@@ -217,7 +337,8 @@ def build(resolved: dict[str, Any], run_id: str, kernel_cca: dict[str, str]) -> 
         # a short-flow entry has one RTT (the backend refuses a distribution: one delay
         # per host pair) and no long-lived connections
         c0 = mine[0] if mine else short[g]
-        rtt_ns = int(c0["rtt_ns"] if mine else c0["rtt"])
+        pool = () if mine else short_rtt_pool(g, c0["rtt"], TRAFFIC_BASE_PORT + g)
+        rtt_ns = int(c0["rtt_ns"]) if mine else first_rtt_ns(c0["rtt"])
         fwd, rev = split_delay(rtt_ns)
         s_ns, r_ns = ns_name(run_id, f"s{g}"), ns_name(run_id, f"r{g}")
         grp = Group(
@@ -234,6 +355,7 @@ def build(resolved: dict[str, Any], run_id: str, kernel_cca: dict[str, str]) -> 
             first_flow=int(c0["id"]) if mine else -1,
             direction=str(c0.get("direction", "forward")),
             short=not mine,
+            conns=split_conns(g, mine) if mine else pool,
         )
         groups.append(grp)
         links.append(
@@ -259,6 +381,12 @@ def build(resolved: dict[str, Any], run_id: str, kernel_cca: dict[str, str]) -> 
                 mac(10 + g, 1),
                 f"10.2.{g}.2/24",
             )
+        )
+    n_split = sum(len(g.conns) for g in groups)
+    if n_split > MAX_SPLIT_CONNS:
+        raise ValueError(
+            f"the kernel backend runs at most {MAX_SPLIT_CONNS} connections with their own "
+            f"rtt/start/size (one address and two iperf3 processes each), got {n_split}"
         )
     links.append(Veth(rt, "em", mac(1, 1), "10.3.0.1/30", em, "a", mac(2, 1), None))
     links.append(Veth(em, "b", mac(2, 2), None, rx, "em", mac(3, 1), "10.3.0.2/30"))
