@@ -13,6 +13,53 @@ pub struct Class {
     pub fwd_delay_ns: i64,
     /// One-way delay added on the ACK direction (`b` → `a`), ns.
     pub rev_delay_ns: i64,
+    /// Per-connection delays by the sender-side TCP port (source port on the data
+    /// direction, destination port on the ACK direction); a port outside the table (or
+    /// a non-TCP packet) keeps the class's own delays.
+    #[serde(default)]
+    pub ports: Option<PortDelays>,
+}
+
+/// A dense port → one-way delay table: entry `i` is port `base + i`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortDelays {
+    pub base: u16,
+    pub fwd_delay_ns: Vec<i64>,
+    pub rev_delay_ns: Vec<i64>,
+}
+
+impl PortDelays {
+    /// Index of `port` in the table (O(1)), None when the table does not cover it.
+    pub fn index(&self, port: u16) -> Option<usize> {
+        let i = usize::from(port.checked_sub(self.base)?);
+        (i < self.fwd_delay_ns.len()).then_some(i)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let n = self.fwd_delay_ns.len();
+        if n != self.rev_delay_ns.len() {
+            return Err(format!(
+                "ports: fwd_delay_ns has {n} entries, rev_delay_ns {}; they must match",
+                self.rev_delay_ns.len()
+            ));
+        }
+        if usize::from(self.base) + n > 65536 {
+            return Err(format!(
+                "ports: base {} + {n} entries goes past port 65535",
+                self.base
+            ));
+        }
+        if self
+            .fwd_delay_ns
+            .iter()
+            .chain(&self.rev_delay_ns)
+            .any(|&d| d < 0)
+        {
+            return Err("ports: delays must be >= 0".into());
+        }
+        Ok(())
+    }
 }
 
 /// Random Early Detection parameters (Floyd & Jacobson 1993, §4).
@@ -116,6 +163,9 @@ impl Config {
             if c.fwd_delay_ns < 0 || c.rev_delay_ns < 0 {
                 return Err("delays must be >= 0".into());
             }
+            if let Some(p) = &c.ports {
+                p.validate().map_err(|e| format!("class {}: {e}", c.net))?;
+            }
         }
         for (key, q) in [("queue", &self.queue), ("rev_queue", &self.rev_queue)] {
             if let Some(q) = q {
@@ -156,6 +206,55 @@ pub fn parse_ipv4(s: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn port_delays_parse_look_up_and_validate() {
+        let c = parse(
+            r#"{"a": "a", "b": "b", "classes": [
+                {"net": "10.1.0.0", "prefix": 24, "fwd_delay_ns": 5, "rev_delay_ns": 6,
+                 "ports": {"base": 20000, "fwd_delay_ns": [10, 20, 30],
+                           "rev_delay_ns": [11, 21, 31]}},
+                {"net": "10.1.1.0", "prefix": 24, "fwd_delay_ns": 1, "rev_delay_ns": 1}]}"#,
+        )
+        .unwrap();
+        assert!(c.classes[1].ports.is_none(), "ports are optional");
+        let p = c.classes[0].ports.as_ref().unwrap();
+        assert_eq!(p.index(20000), Some(0));
+        assert_eq!(p.index(20002), Some(2));
+        assert_eq!((p.fwd_delay_ns[1], p.rev_delay_ns[1]), (20, 21));
+        assert_eq!(p.index(20003), None, "past the table");
+        assert_eq!(p.index(19999), None, "below the base");
+        assert_eq!(p.index(0), None);
+        let bad = |ports: &str| {
+            parse(&format!(
+                r#"{{"a": "a", "b": "b", "classes": [{{"net": "10.1.0.0", "prefix": 24,
+                    "fwd_delay_ns": 5, "rev_delay_ns": 6, "ports": {ports}}}]}}"#
+            ))
+            .unwrap_err()
+        };
+        assert_eq!(
+            bad(r#"{"base": 1, "fwd_delay_ns": [1, 2], "rev_delay_ns": [1]}"#),
+            "class 10.1.0.0: ports: fwd_delay_ns has 2 entries, rev_delay_ns 1; they must match"
+        );
+        assert_eq!(
+            bad(r#"{"base": 65535, "fwd_delay_ns": [1, 2], "rev_delay_ns": [1, 2]}"#),
+            "class 10.1.0.0: ports: base 65535 + 2 entries goes past port 65535"
+        );
+        assert_eq!(
+            bad(r#"{"base": 1, "fwd_delay_ns": [1], "rev_delay_ns": [-1]}"#),
+            "class 10.1.0.0: ports: delays must be >= 0"
+        );
+        let full = parse(
+            r#"{"a": "a", "b": "b", "classes": [{"net": "10.1.0.0", "prefix": 24,
+                "fwd_delay_ns": 5, "rev_delay_ns": 6,
+                "ports": {"base": 65535, "fwd_delay_ns": [7], "rev_delay_ns": [8]}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            full.classes[0].ports.as_ref().unwrap().index(65535),
+            Some(0)
+        );
+    }
 
     fn parse(text: &str) -> Result<Config, String> {
         let c: Config = serde_json::from_str(text).map_err(|e| e.to_string())?;

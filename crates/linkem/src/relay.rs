@@ -89,25 +89,78 @@ impl Lateness {
     }
 }
 
+/// A class's port table in the delay lines: (base port, entries, index of its first line).
+type PortLines = (u16, usize, usize);
+
+#[derive(Default)]
 struct Classes {
     nets: Vec<(u32, u32)>, // (network, mask)
+    /// Per class, its per-port delay lines (lines after the zero-delay class's).
+    ports: Vec<Option<PortLines>>,
 }
 
 impl Classes {
     /// Class of an Ethernet frame by its IPv4 source (`by_src`) or destination address;
     /// everything else (ARP, non-matching) falls into the last, zero-delay class.
+    /// A class with a port table sends a TCP segment whose source (`by_src`) or
+    /// destination port the table covers to that port's own delay line.
     fn classify(&self, frame: &[u8], by_src: bool) -> usize {
         if frame.len() >= 34 && frame[12] == 0x08 && frame[13] == 0x00 {
             let o = if by_src { 26 } else { 30 };
             let addr = u32::from_be_bytes([frame[o], frame[o + 1], frame[o + 2], frame[o + 3]]);
             for (i, &(net, mask)) in self.nets.iter().enumerate() {
                 if addr & mask == net {
-                    return i;
+                    return self.port_line(i, frame, by_src).unwrap_or(i);
                 }
             }
         }
         self.nets.len()
     }
+
+    fn port_line(&self, class: usize, frame: &[u8], by_src: bool) -> Option<usize> {
+        let (base, n, first) = (*self.ports.get(class)?)?;
+        let port = tcp_port(frame, by_src)?;
+        let i = usize::from(port.checked_sub(base)?);
+        (i < n).then_some(first + i)
+    }
+}
+
+/// The TCP source (`src`) or destination port of an IPv4 frame; None for other frames and
+/// for non-first fragments (which carry no TCP header).
+fn tcp_port(frame: &[u8], src: bool) -> Option<u16> {
+    if frame.len() < 34 || frame[12] != 0x08 || frame[13] != 0x00 || frame[23] != 6 {
+        return None;
+    }
+    if u16::from_be_bytes([frame[20], frame[21]]) & 0x1fff != 0 {
+        return None;
+    }
+    let o = 14 + usize::from(frame[14] & 0x0f) * 4 + if src { 0 } else { 2 };
+    Some(u16::from_be_bytes([*frame.get(o)?, *frame.get(o + 1)?]))
+}
+
+/// The relay's address classes (first match) and the delay lines' one-way delays per
+/// direction: the classes', the zero-delay class's, then every port table's entries.
+fn classes_and_delays(cfg: &Config) -> (Classes, Vec<i64>, Vec<i64>) {
+    let mut cl = Classes::default();
+    let mut fwd: Vec<i64> = cfg.classes.iter().map(|c| c.fwd_delay_ns).collect();
+    let mut rev: Vec<i64> = cfg.classes.iter().map(|c| c.rev_delay_ns).collect();
+    fwd.push(0);
+    rev.push(0);
+    for c in &cfg.classes {
+        let mask = if c.prefix == 0 {
+            0
+        } else {
+            u32::MAX << (32 - c.prefix as u32)
+        };
+        cl.nets.push((parse_ipv4(&c.net).unwrap_or(0) & mask, mask));
+        cl.ports.push(c.ports.as_ref().map(|p| {
+            let first = fwd.len();
+            fwd.extend(&p.fwd_delay_ns);
+            rev.extend(&p.rev_delay_ns);
+            (p.base, p.fwd_delay_ns.len(), first)
+        }));
+    }
+    (cl, fwd, rev)
 }
 
 /// An IPv4 TCP segment without payload with the ACK flag and neither SYN, FIN nor RST:
@@ -352,24 +405,7 @@ pub fn run(cfg: &Config) -> io::Result<()> {
     sys::set_min_timer_slack();
     let sock_a = PacketSocket::open(&cfg.a)?;
     let sock_b = PacketSocket::open(&cfg.b)?;
-    let classes = Classes {
-        nets: cfg
-            .classes
-            .iter()
-            .map(|c| {
-                let mask = if c.prefix == 0 {
-                    0
-                } else {
-                    u32::MAX << (32 - c.prefix as u32)
-                };
-                (parse_ipv4(&c.net).unwrap_or(0) & mask, mask)
-            })
-            .collect(),
-    };
-    let mut fwd_delays: Vec<i64> = cfg.classes.iter().map(|c| c.fwd_delay_ns).collect();
-    let mut rev_delays: Vec<i64> = cfg.classes.iter().map(|c| c.rev_delay_ns).collect();
-    fwd_delays.push(0);
-    rev_delays.push(0);
+    let (classes, fwd_delays, rev_delays) = classes_and_delays(cfg);
     // a → b carries the forward data; b → a their ACKs and, with a reverse queue, the
     // reverse flows' data: each direction has its own bottleneck and loss.
     let data = Link::new(fwd_delays, cfg.loss, cfg.seed, cfg.queue.as_ref());
@@ -474,6 +510,7 @@ mod tests {
     fn classify_by_source_on_data_and_destination_on_acks() {
         let c = Classes {
             nets: vec![(0x0a01_0000, 0xffff_ff00), (0x0a01_0100, 0xffff_ff00)],
+            ports: vec![],
         };
         let f = frame([10, 1, 1, 2], [10, 2, 1, 2]);
         assert_eq!(c.classify(&f, true), 1);
@@ -499,6 +536,50 @@ mod tests {
         f[14 + 20 + 12] = 8 << 4; // 32-byte TCP header (timestamps)
         f[14 + 20 + 13] = flags;
         f
+    }
+
+    fn tcp_ports(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16) -> Vec<u8> {
+        let mut f = frame(src, dst);
+        f[14] = 0x45;
+        f[23] = 6;
+        f[34..36].copy_from_slice(&sport.to_be_bytes());
+        f[36..38].copy_from_slice(&dport.to_be_bytes());
+        f
+    }
+
+    #[test]
+    fn port_tables_give_each_covered_port_its_own_delay_line() {
+        let cfg: Config = serde_json::from_str(
+            r#"{"a": "a", "b": "b", "classes": [
+                {"net": "10.1.5.0", "prefix": 24, "fwd_delay_ns": 5, "rev_delay_ns": 6,
+                 "ports": {"base": 20000, "fwd_delay_ns": [10, 20], "rev_delay_ns": [11, 21]}},
+                {"net": "10.1.0.0", "prefix": 16, "fwd_delay_ns": 1, "rev_delay_ns": 2}]}"#,
+        )
+        .unwrap();
+        let (c, fwd, rev) = classes_and_delays(&cfg);
+        assert_eq!(fwd, vec![5, 1, 0, 10, 20]);
+        assert_eq!(rev, vec![6, 2, 0, 11, 21]);
+        let (s, r) = ([10, 1, 5, 2], [10, 2, 5, 2]);
+        // data: by source address and port
+        assert_eq!(c.classify(&tcp_ports(s, r, 20001, 6205), true), 4);
+        assert_eq!(c.classify(&tcp_ports(s, r, 20000, 6205), true), 3);
+        // ACKs: by destination address and port
+        assert_eq!(c.classify(&tcp_ports(r, s, 6205, 20001), false), 4);
+        // a port the table does not cover (the RTT probe's ephemeral port): the class's delay
+        assert_eq!(c.classify(&tcp_ports(s, r, 40000, 6205), true), 0);
+        assert_eq!(c.classify(&tcp_ports(s, r, 20002, 6205), true), 0);
+        // the port table belongs to its class only
+        assert_eq!(
+            c.classify(&tcp_ports([10, 1, 6, 2], r, 20001, 6205), true),
+            1
+        );
+        // not TCP, or a non-first fragment: the class's delay
+        let mut udp = tcp_ports(s, r, 20001, 6205);
+        udp[23] = 17;
+        assert_eq!(c.classify(&udp, true), 0);
+        let mut frag = tcp_ports(s, r, 20001, 6205);
+        frag[21] = 1;
+        assert_eq!(c.classify(&frag, true), 0);
     }
 
     #[test]

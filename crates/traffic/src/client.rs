@@ -4,12 +4,12 @@
 //! One thread per connection, started by the scheduler at the flow's start time: a
 //! connection blocks only its own thread, so hundreds of arrivals per second keep their
 //! times however slowly earlier flows finish. Per flow: socket → `TCP_CONGESTION` →
-//! bind → clock (`connect_ns`, the SYN time) → connect → write `size` bytes →
+//! bind (address and/or the scheduled port) → clock (`connect_ns`, the SYN time) → connect → write `size` bytes →
 //! `shutdown(SHUT_WR)` → read until the server closes (it has then read every byte) →
 //! `TCP_INFO` (retransmissions, timeouts) and the congestion control read back → close.
 
 use std::io::{Read, Write};
-use std::net::{Shutdown, SocketAddrV4, TcpStream};
+use std::net::{Ipv4Addr, Shutdown, SocketAddrV4, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -45,9 +45,9 @@ fn transfer(f: &Flow, rec: &Mutex<Record>) -> Result<(), String> {
     let s = Socket::new().map_err(|e| format!("socket: {e}"))?;
     s.set_congestion(&f.cca)
         .map_err(|e| format!("TCP_CONGESTION {:?}: {e}", f.cca))?;
-    if let Some(ip) = f.src {
-        s.bind(&SocketAddrV4::new(ip, 0))
-            .map_err(|e| format!("bind {ip}: {e}"))?;
+    if f.src.is_some() || f.sport.is_some() {
+        let at = SocketAddrV4::new(f.src.unwrap_or(Ipv4Addr::UNSPECIFIED), f.sport.unwrap_or(0));
+        s.bind(&at).map_err(|e| format!("bind {at}: {e}"))?;
     }
     let t = mono_ns();
     set(&|r| r.connect_ns = Some(t));

@@ -9,7 +9,9 @@
 //! ```
 //!
 //! `start_ns` is an offset from `t0_mono_ns` (CLOCK_MONOTONIC; 0 or absent: when the
-//! client starts). `src` (optional) is the local address to bind, port chosen by the kernel.
+//! client starts). `src` (optional) is the local address to bind; `sport` (optional, unique
+//! within the schedule) the local port to bind, else the kernel chooses one. The link
+//! emulator can then give each flow its own delay by its port.
 
 use std::collections::HashSet;
 use std::net::{Ipv4Addr, SocketAddrV4};
@@ -28,6 +30,8 @@ pub struct Flow {
     pub cca: String,
     #[serde(default)]
     pub src: Option<Ipv4Addr>,
+    #[serde(default)]
+    pub sport: Option<u16>,
     pub dst: SocketAddrV4,
 }
 
@@ -53,6 +57,7 @@ impl Schedule {
             return Err(format!("t0_mono_ns must be >= 0, got {}", self.t0_mono_ns));
         }
         let mut ids = HashSet::new();
+        let mut sports = HashSet::new();
         for f in &self.flows {
             let at = format!("flow {}", f.id);
             if !ids.insert(f.id) {
@@ -77,6 +82,13 @@ impl Schedule {
             }
             if f.dst.port() == 0 {
                 return Err(format!("{at}: dst {} has port 0", f.dst));
+            }
+            match f.sport {
+                Some(0) => return Err(format!("{at}: sport must be 1-65535, got 0")),
+                Some(p) if !sports.insert(p) => {
+                    return Err(format!("{at}: sport {p} is already another flow's"))
+                }
+                _ => {}
             }
         }
         Ok(())
@@ -104,6 +116,7 @@ mod tests {
         assert_eq!(s.flows.iter().map(|f| f.id).collect::<Vec<_>>(), vec![1, 3]);
         assert_eq!(s.flows[0].src, Some(Ipv4Addr::new(10, 1, 0, 2)));
         assert_eq!(s.flows[1].src, None);
+        assert_eq!(s.flows[1].sport, None);
         assert_eq!(s.flows[1].dst, "10.2.0.2:6201".parse().unwrap());
         assert_eq!((s.flows[1].start_ns, s.flows[1].size), (5, 100));
     }
@@ -143,6 +156,27 @@ mod tests {
         assert_eq!(
             err(r#"{"t0_mono_ns": -5, "flows": []}"#),
             "t0_mono_ns must be >= 0, got -5"
+        );
+    }
+
+    #[test]
+    fn source_ports_are_optional_and_unique() {
+        let port = |id: u64, p: u16| {
+            ONE.replace(r#""id": 3"#, &format!(r#""id": {id}"#))
+                .replace(r#""cca""#, &format!(r#""sport": {p}, "cca""#))
+        };
+        let s = Schedule::parse(&with(&format!("{}, {}", port(1, 20000), port(2, 20001)))).unwrap();
+        assert_eq!(
+            s.flows.iter().map(|f| f.sport).collect::<Vec<_>>(),
+            vec![Some(20000), Some(20001)]
+        );
+        assert_eq!(
+            err(&with(&format!("{}, {}", port(1, 20000), port(2, 20000)))),
+            "flow 2: sport 20000 is already another flow's"
+        );
+        assert_eq!(
+            err(&with(&port(4, 0))),
+            "flow 4: sport must be 1-65535, got 0"
         );
     }
 

@@ -20,7 +20,14 @@ from .. import registry
 from ..spec import Scenario
 from . import tools as T
 from .commands import ETH_HDR
-from .topology import MAX_GROUPS, MAX_SPLIT_CONNS, PREFIX, new_run_id
+from .topology import (
+    MAX_GROUPS,
+    MAX_PORT_FLOWS,
+    MAX_SPLIT_CONNS,
+    PREFIX,
+    SPORT_BASE,
+    new_run_id,
+)
 
 #: Bottleneck rate the machine can emulate, per CPU core. Measured on the 2-core
 #: development VM (docs/performance.md): with GSO off, 200 Mbit/s kept the emulator's mean
@@ -273,21 +280,33 @@ def traffic_missing(caps: Capabilities) -> str | None:
 
 def _arrival_problems(i: int, sc: Scenario, caps: Capabilities) -> list[str]:
     """An entry with ``arrivals`` runs through tcpfair-traffic, one host pair per entry:
-    the generator must be there, and the entry needs one RTT (one delay per host pair)."""
+    the generator must be there; its RTTs: an address per listed value, a source port per
+    drawn one (forward entries), each at least ``MIN_RTT_NS``."""
     f = sc.flows[i]
     probs: list[str] = []
     missing = traffic_missing(caps)
     if missing:
         probs.append(f"flows.{i}.arrivals: short flows need {missing}")
-    rtts = [f.rtt] if isinstance(f.rtt, int) else list(f.rtt.values)
-    if not isinstance(f.rtt, int) and (f.rtt.kind != "list" or f.direction == "reverse"):
+    if isinstance(f.rtt, int):
+        rtts = [f.rtt]
+    elif f.rtt.kind == "list":
+        rtts = list(f.rtt.values)
+    else:
+        rtts = sc.short_flow_schedule(i).rtt_ns.tolist()
+    if not isinstance(f.rtt, int) and f.direction == "reverse":
         probs.append(
-            f"flows.{i}.rtt: the kernel backend gives the short flows of an entry one "
-            "address per distinct RTT, but this entry "
-            + ("draws a new RTT for every flow" if f.rtt.kind != "list" else "is reverse")
-            + "; allowed on the kernel backend: one value, or a list on a forward entry"
+            f"flows.{i}.rtt: the kernel backend gives the short flows of an entry their own "
+            "RTTs by address or source port on the forward direction only, but this entry "
+            "is reverse; allowed on a reverse entry: one value"
         )
-    elif min(rtts) < MIN_RTT_NS:
+    elif len(rtts) > MAX_PORT_FLOWS:
+        probs.append(
+            f"flows.{i}.rtt: the kernel backend gives each short flow with a drawn RTT its "
+            f"own source port ({SPORT_BASE}-{SPORT_BASE + MAX_PORT_FLOWS - 1}), at most "
+            f"{MAX_PORT_FLOWS} flows per entry, but this entry has {len(rtts)}; allowed: "
+            "fewer arrivals (rate or window), or a list of RTTs"
+        )
+    elif rtts and min(rtts) < MIN_RTT_NS:
         probs.append(
             f"flows.{i}.rtt: {min(rtts) / 1e6:g} ms is below what the namespaces can emulate "
             f"accurately ({MIN_RTT_NS / 1e6:g} ms minimum)"

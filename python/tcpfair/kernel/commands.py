@@ -10,7 +10,17 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .topology import PROBE_PORT, Conn, Group, Topology, Veth, check_ifname, check_name
+from .topology import (
+    PROBE_PORT,
+    SPORT_BASE,
+    Conn,
+    Group,
+    Topology,
+    Veth,
+    check_ifname,
+    check_name,
+    split_delay,
+)
 
 Cmd = list[str]
 
@@ -386,7 +396,8 @@ def traffic_schedule(
     entry opens at ``t0_mono_ns + starts_ns[k]`` (CLOCK_MONOTONIC, shared by every
     namespace) from the data sender to the server, with the entry's congestion control.
     An entry with a list of RTTs (``g.conns``, forward only): each flow from the address
-    of its own RTT (``rtts_ns[k]``)."""
+    of its own RTT (``rtts_ns[k]``). A drawn RTT (``g.port_rtts_ns``, forward only): flow k
+    from the source port ``SPORT_BASE + k``, which linkem delays by its draw."""
     if g.conns:
         assert rtts_ns is not None and not g.reverse
         by_rtt = {c.rtt_ns: c.ip for c in g.conns}
@@ -407,6 +418,8 @@ def traffic_schedule(
         }
     _, src = g.data_sender
     _, dst = g.data_receiver
+    # a drawn RTT (g.port_rtts_ns): flow k from the source port of its own delay
+    sport = (lambda k: {"sport": SPORT_BASE + k}) if g.port_rtts_ns else (lambda k: {})
     return {
         "t0_mono_ns": int(t0_mono_ns),
         "flows": [
@@ -416,6 +429,7 @@ def traffic_schedule(
                 "size": int(n),
                 "cca": g.cca,
                 "src": src,
+                **sport(k),
                 "dst": f"{dst}:{g.traffic_port}",
             }
             for k, (t, n) in enumerate(zip(starts_ns, sizes, strict=True))
@@ -472,6 +486,7 @@ def relay_config(
                 "prefix": 24,
                 "fwd_delay_ns": g.fwd_delay_ns,
                 "rev_delay_ns": g.rev_delay_ns,
+                **port_table(g),
             }
             for g in topo.groups
         ],
@@ -483,6 +498,15 @@ def relay_config(
         "rt_priority": rt_priority,
         **extra,
     }
+
+
+def port_table(g: Group) -> dict[str, Any]:
+    """linkem's port table of an entry with drawn RTTs (flow k: port ``SPORT_BASE + k``,
+    its RTT split as ``split_delay`` splits every RTT); nothing otherwise."""
+    if not g.port_rtts_ns:
+        return {}
+    fwd, rev = zip(*(split_delay(r) for r in g.port_rtts_ns), strict=True)
+    return {"ports": {"base": SPORT_BASE, "fwd_delay_ns": list(fwd), "rev_delay_ns": list(rev)}}
 
 
 def proc_net_counters(ns: str) -> Cmd:

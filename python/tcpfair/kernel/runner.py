@@ -46,7 +46,7 @@ from .procs import (
     teardown,
     thread_cpu_seconds,
 )
-from .topology import Conn, Group, Topology, build, new_run_id
+from .topology import Conn, Group, Topology, build, drawn_rtts, new_run_id
 
 
 @dataclass
@@ -488,7 +488,7 @@ def _execute_locked(
     rid = new_run_id()
     res = sc.resolved()
     kernel_cca = {k: v for k, v in registry.kernel_modules().items() if v is not None}
-    topo = build(res, rid, kernel_cca)
+    topo = build(res, rid, kernel_cca, drawn_rtts(sc))
     intr = Interrupts()
     intr.install()
     try:

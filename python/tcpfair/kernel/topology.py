@@ -25,7 +25,12 @@ from __future__ import annotations
 import re
 import secrets
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ..distributions import Varied
+
+if TYPE_CHECKING:
+    from ..spec import Scenario
 
 PREFIX = "tf-"
 MAX_GROUPS = 250
@@ -50,6 +55,13 @@ CONN_PORT_STRIDE = 64
 #: at most this many such connections per run (each is an address, a delay class and two
 #: iperf3 processes: 128 processes on a machine with few cores is already a lot)
 MAX_SPLIT_CONNS = 64
+#: a forward short-flow entry whose ``rtt`` is a distribution: flow k binds the source port
+#: SPORT_BASE + k, and linkem gives that port the flow's drawn RTT (a port table in the
+#: entry's delay class); below Linux's ephemeral range, so no kernel-chosen port (the RTT
+#: probe's) falls into the table
+SPORT_BASE = 20000
+SPORT_END = 32768
+MAX_PORT_FLOWS = SPORT_END - SPORT_BASE
 
 
 def new_run_id() -> str:
@@ -143,6 +155,9 @@ class Group:
     #: an entry whose connections differ: one address, delay class and iperf3 client each
     #: (empty: one ``-P streams`` client for the whole entry, as before)
     conns: tuple[Conn, ...] = ()
+    #: a short-flow entry with a drawn ``rtt``: flow k's RTT, its source port SPORT_BASE + k
+    #: (empty: no port table)
+    port_rtts_ns: tuple[int, ...] = ()
 
     @property
     def server_port(self) -> int:
@@ -202,8 +217,12 @@ class Topology:
         return [self.router_ns, self.emu_ns, self.rx_ns, *hosts]
 
     def rtts_ns(self) -> list[int]:
-        """Every emulated base RTT: each entry's and each split connection's."""
-        return [g.rtt_ns for g in self.groups] + [c.rtt_ns for g in self.groups for c in g.conns]
+        """Every emulated base RTT: each entry's, each split connection's, each drawn one."""
+        return (
+            [g.rtt_ns for g in self.groups]
+            + [c.rtt_ns for g in self.groups for c in g.conns]
+            + [r for g in self.groups for r in g.port_rtts_ns]
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -220,6 +239,11 @@ class Topology:
                     "cport": g.cport,
                     "direction": g.direction,
                     "traffic": "tcpfair-traffic" if g.short else "iperf3",
+                    **(
+                        {"port_rtts": {"sport_base": SPORT_BASE, "flows": len(g.port_rtts_ns)}}
+                        if g.port_rtts_ns
+                        else {}
+                    ),
                     **(
                         {
                             "connections": [
@@ -240,6 +264,19 @@ class Topology:
                 for g in self.groups
             ],
         }
+
+
+def drawn_rtts(sc: Scenario) -> dict[int, tuple[int, tuple[int, ...]]]:
+    """Each short-flow entry whose ``rtt`` is a distribution → (the entry address's RTT:
+    the distribution's mean, rounded; each flow's draw, ``Scenario.short_flow_schedule``,
+    the simulator's draws)."""
+    out: dict[int, tuple[int, tuple[int, ...]]] = {}
+    for g in sc.short_flow_entries():
+        rtt = sc.flows[g].rtt
+        if isinstance(rtt, Varied) and rtt.kind != "list":
+            draws = tuple(int(v) for v in sc.short_flow_schedule(g).rtt_ns.tolist())
+            out[g] = (round(rtt.mean()), draws)
+    return out
 
 
 def ns_name(run_id: str, role: str) -> str:
@@ -317,11 +354,19 @@ def short_rtt_pool(g: int, rtt: Any, port: int) -> tuple[Conn, ...]:
     return tuple(out)
 
 
-def build(resolved: dict[str, Any], run_id: str, kernel_cca: dict[str, str]) -> Topology:
+def build(
+    resolved: dict[str, Any],
+    run_id: str,
+    kernel_cca: dict[str, str],
+    drawn_rtts: dict[int, tuple[int, tuple[int, ...]]] | None = None,
+) -> Topology:
     """Topology for a resolved scenario (``Scenario.resolved()``).
 
     ``kernel_cca`` maps the scenario's congestion-control names to the kernel's.
+    ``drawn_rtts``: for each short-flow entry whose ``rtt`` is a distribution, (the RTT of
+    the entry's own address — the RTT probe's —, each flow's drawn RTT): ``drawn_rtts``.
     """
+    drawn = drawn_rtts or {}
     conns = resolved["flows"]
     short = {a["group"]: a for a in resolved.get("arrivals", [])}
     n_groups = max([c["group"] for c in conns] + list(short)) + 1
@@ -334,11 +379,14 @@ def build(resolved: dict[str, Any], run_id: str, kernel_cca: dict[str, str]) -> 
     links: list[Veth] = []
     for g in range(n_groups):
         mine = [c for c in conns if c["group"] == g]
-        # a short-flow entry has one RTT (the backend refuses a distribution: one delay
-        # per host pair) and no long-lived connections
+        # a short-flow entry has no long-lived connections; its RTT is one value, a list
+        # (an address per value) or drawn (a source port per flow)
         c0 = mine[0] if mine else short[g]
-        pool = () if mine else short_rtt_pool(g, c0["rtt"], TRAFFIC_BASE_PORT + g)
-        rtt_ns = int(c0["rtt_ns"]) if mine else first_rtt_ns(c0["rtt"])
+        pool = () if mine or g in drawn else short_rtt_pool(g, c0["rtt"], TRAFFIC_BASE_PORT + g)
+        if g in drawn:
+            rtt_ns = drawn[g][0]
+        else:
+            rtt_ns = int(c0["rtt_ns"]) if mine else first_rtt_ns(c0["rtt"])
         fwd, rev = split_delay(rtt_ns)
         s_ns, r_ns = ns_name(run_id, f"s{g}"), ns_name(run_id, f"r{g}")
         grp = Group(
@@ -356,6 +404,7 @@ def build(resolved: dict[str, Any], run_id: str, kernel_cca: dict[str, str]) -> 
             direction=str(c0.get("direction", "forward")),
             short=not mine,
             conns=split_conns(g, mine) if mine else pool,
+            port_rtts_ns=drawn[g][1] if g in drawn else (),
         )
         groups.append(grp)
         links.append(
