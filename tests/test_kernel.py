@@ -762,6 +762,39 @@ def test_reverse_connections_and_different_starts_and_sizes_run_on_their_own() -
     assert launch["1.1"] - launch["1.0"] == pytest.approx(1.0, abs=0.15)
 
 
+def test_short_flows_with_a_drawn_rtt_each_take_their_own_rtt() -> None:
+    # fixed arrivals every 1/3 s from 0.3 s to 3.6 s: 10 flows, each alone on the idle
+    # 50 Mbit/s path (the slowest, at 80 ms, ends after 3.5 · 80 ms + 10 ms < 1/3 s). Each
+    # draws its RTT from uniform(10 ms, 80 ms) and binds source port 20000 + k, which linkem
+    # delays by that draw. By hand per flow, at ITS rtt: a round trip of handshake, 3
+    # slow-start rounds (10, 20, 40 segments of 70), half a round trip and 40 frames of 1514 B.
+    sc = base(
+        duration="4s",
+        bottleneck={"rate": "50Mbit", "buffer": "1bdp"},
+        flows=[
+            {"cca": "reno", "rtt": {"dist": "uniform", "min": "10ms", "max": "80ms"},
+             "size": "100KB", "start": "0.3s", "stop": "3.6s",
+             "arrivals": {"process": "fixed", "rate": "3/s"}},
+        ],
+        measure={"interval": "100ms"},
+    )  # fmt: skip
+    r = run(sc)
+    want = from_dict(sc).short_flow_schedule(0).rtt_ns / 1e9
+    short = r.short_flows
+    assert len(short) == len(want) == 10
+    assert short["rtt_s"].tolist() == want.tolist()  # the simulator's draws, recorded
+    assert len(set(want)) == 10 and 0.010 <= want.min() and want.max() <= 0.080
+    assert short["completed"].all() and short["error"].isna().all()
+    assert (short["bytes"] == 100_000).all() and (short["retransmits"] == 0).all()
+    for rtt, fct in zip(short["rtt_s"], short["fct_s"], strict=True):
+        expect = 3.5 * rtt + 40 * 1514 * 8 / 50e6
+        assert abs(fct - expect) < rtt, (rtt, fct, expect)
+    # the ideal FCT at each flow's own RTT: 1.5 RTT + 100 kB at 50 Mbit/s (16 ms)
+    assert short["ideal_s"].to_numpy() == pytest.approx(1.5 * want + 0.016, rel=1e-12)
+    (g,) = r.meta["kernel"]["topology"]["groups"]
+    assert g["port_rtts"] == {"sport_base": 20000, "flows": 10} and "connections" not in g
+
+
 def test_short_flows_with_a_list_of_rtts_each_take_their_own_rtt() -> None:
     # fixed arrivals every 0.5 s from 0.5 s, rtt = [10, 60] ms cycled: flows alternate. Each
     # binds to the address of its RTT (one address and delay class per distinct value).
