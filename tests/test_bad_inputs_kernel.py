@@ -228,7 +228,7 @@ def test_kernel_bad_input_fails_cleanly(
 SHORT = (
     'name = "k"\nduration = "5s"\n[bottleneck]\nrate = "10Mbit"\nbuffer = "1bdp"\n'
     '[[flows]]\ncca = "reno"\nrtt = {rtt}\nsize = "20KB"\n'
-    'arrivals = {{ process = "poisson", rate = "20/s" }}\n'
+    'arrivals = {{ process = "poisson", rate = "{rate}" }}\n'
 )
 LONG = '[[flows]]\ncca = "reno"\nrtt = "20ms"\n'
 
@@ -268,21 +268,31 @@ SHORT_CASES = [
         ("TCPFAIR_TRAFFIC=", "owned by uid 65534, not root", "a traffic generator"),
     ),
     Case(
-        "short-rtt-drawn-per-flow",
+        # 3000/s for 5 s: ~15 000 flows, each drawing its RTT, > 12 768 source ports
+        "short-rtt-drawn-too-many-flows",
         lambda t: {},
-        ("flows.0.rtt: the kernel backend gives the short flows", "draws a new RTT for every"),
-        {"rtt": '{ dist = "uniform", min = "10ms", max = "30ms" }'},
+        (
+            "flows.0.rtt: the kernel backend gives each short flow with a drawn RTT",
+            "(20000-32767), at most 12768 flows per entry, but this entry has 1",
+        ),
+        {"rtt": '{ dist = "uniform", min = "10ms", max = "30ms" }', "rate": "3000/s"},
+    ),  # fmt: skip
+    Case(
+        "short-rtt-drawn-below-1ms",
+        lambda t: {},
+        ("flows.0.rtt: 0.", "1 ms minimum"),
+        {"rtt": '{ dist = "uniform", min = "0.5ms", max = "0.9ms" }'},
     ),
     Case(
         "reverse-short-rtt-drawn-per-flow",
         lambda t: {},
-        ("flows.0.rtt: the kernel backend gives the short flows", "draws a new RTT for every"),
+        ("flows.0.rtt: the kernel backend gives the short flows", "but this entry is reverse"),
         {"rtt": '{ dist = "uniform", min = "10ms", max = "30ms" }\ndirection = "reverse"'},
     ),
     Case(
         "reverse-short-rtt-list",
         lambda t: {},
-        ("flows.0.rtt: the kernel backend gives the short flows", "is reverse", "a list on a"),
+        ("flows.0.rtt: the kernel backend gives the short flows", "is reverse", "one value"),
         {"rtt": '["10ms", "30ms"]\ndirection = "reverse"'},
     ),
     Case(
@@ -304,7 +314,7 @@ SHORT_CASES = [
 def test_kernel_short_flow_bad_input_fails_cleanly(
     tmp_path: Path, case: Case, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    values = {"rtt": '"20ms"'}
+    values = {"rtt": '"20ms"', "rate": "20/s"}
     values.update(case.scenario or {})
     (tmp_path / "s.toml").write_text(SHORT.format(**values) + LONG)
     env = {"TCPFAIR_LINKEM": os.environ.get("TCPFAIR_LINKEM", "")}

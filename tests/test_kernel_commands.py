@@ -792,3 +792,40 @@ def test_short_flows_with_an_rtt_list_bind_to_their_rtts_address() -> None:
     # a list of one distinct value is a plain value: the entry's own address
     one = from_dict(scenario(flows=[{**flows[0], "rtt": ["20ms", "20ms"]}]))
     assert T.build(one.resolved(), "0a1b2c", {"reno": "reno"}).groups[0].conns == ()
+
+
+def test_short_flows_with_a_drawn_rtt_get_a_source_port_and_port_delay_each() -> None:
+    flows = [
+        {"cca": "reno", "rtt": {"dist": "uniform", "min": "10ms", "max": "80ms"},
+         "size": "100KB", "start": "1s", "stop": "3s",
+         "arrivals": {"process": "fixed", "rate": "2/s"}},
+    ]  # fmt: skip
+    sc = from_dict(scenario(flows=flows))
+    draws = sc.short_flow_schedule(0).rtt_ns.tolist()
+    assert len(draws) == 4  # 1, 1.5, 2, 2.5 s
+    drawn = T.drawn_rtts(sc)
+    assert drawn == {0: (45_000_000, tuple(draws))}  # uniform(10, 80) ms: mean 45 ms
+    topo = T.build(sc.resolved(), "0a1b2c", {"reno": "reno"}, drawn)
+    (g,) = topo.groups
+    # no address per flow: the entry's own, whose /24 class (and the idle probe) take the mean
+    assert g.conns == () and g.rtt_ns == 45_000_000 and g.port_rtts_ns == tuple(draws)
+    assert topo.rtts_ns() == [45_000_000, *draws]
+    doc = C.traffic_schedule(g, [0, 1, 2, 3], [5, 6, 7, 8], 100)
+    assert [f["sport"] for f in doc["flows"]] == [20000, 20001, 20002, 20003]
+    assert {f["src"] for f in doc["flows"]} == {"10.1.0.2"}
+    (cls,) = C.relay_config(topo, 0.0, 1, None, False, 1500, 0)["classes"]
+    assert (cls["net"], cls["prefix"], cls["fwd_delay_ns"]) == ("10.1.0.0", 24, 22_500_000)
+    ports = cls["ports"]
+    assert ports["base"] == 20000
+    # each draw split as every RTT: the floor half forward, the rest on the ACK direction
+    assert [f + r for f, r in zip(ports["fwd_delay_ns"], ports["rev_delay_ns"], strict=True)] == (
+        draws
+    )
+    assert ports["fwd_delay_ns"] == [d // 2 for d in draws]
+    assert topo.as_dict()["groups"][0]["port_rtts"] == {"sport_base": 20000, "flows": 4}
+    # a plain or listed RTT keeps its schedule and classes without ports
+    plain = from_dict(scenario(flows=[{**flows[0], "rtt": "20ms"}]))
+    assert T.drawn_rtts(plain) == {}
+    tp = T.build(plain.resolved(), "0a1b2c", {"reno": "reno"}, {})
+    assert "sport" not in C.traffic_schedule(tp.groups[0], [0], [5], 100)["flows"][0]
+    assert "ports" not in C.relay_config(tp, 0.0, 1, None, False, 1500, 0)["classes"][0]
