@@ -9,7 +9,7 @@
 //! Packets are opaque handles `H` (buffer indices in the relay); a dropped handle is given
 //! back to the caller so its buffer can be reused. All times are integer nanoseconds.
 
-use std::collections::VecDeque;
+use std::collections::{BinaryHeap, VecDeque};
 
 use tcpfair_sim::aqm::Red;
 use tcpfair_sim::rng::Rng;
@@ -63,9 +63,65 @@ impl<H> Bottleneck<H> {
     }
 }
 
+/// A packet of a class without a FIFO line of its own (a per-port delay), in the shared
+/// release-time heap: ordered by release time, then arrival (`seq`), earliest first.
+struct Held<H> {
+    due: i64,
+    seq: u64,
+    h: H,
+    len: u32,
+    class: usize,
+}
+
+impl<H> PartialEq for Held<H> {
+    fn eq(&self, o: &Self) -> bool {
+        (self.due, self.seq) == (o.due, o.seq)
+    }
+}
+impl<H> Eq for Held<H> {}
+impl<H> PartialOrd for Held<H> {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl<H> Ord for Held<H> {
+    /// Reversed, so `BinaryHeap` (a max-heap) pops the earliest release first.
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (o.due, o.seq).cmp(&(self.due, self.seq))
+    }
+}
+
+/// Put a packet of `class` into its FIFO line, or the heap for classes past the lines.
+fn hold_in<H>(
+    lines: &mut [VecDeque<(i64, H, u32)>],
+    heap: &mut BinaryHeap<Held<H>>,
+    seq: &mut u64,
+    due: i64,
+    h: H,
+    len: u32,
+    class: usize,
+) {
+    if let Some(line) = lines.get_mut(class) {
+        line.push_back((due, h, len));
+    } else {
+        *seq += 1;
+        heap.push(Held {
+            due,
+            seq: *seq,
+            h,
+            len,
+            class,
+        });
+    }
+}
+
 pub struct Link<H> {
     /// Per-class delay lines; each is FIFO because all its packets have the same delay.
     lines: Vec<VecDeque<(i64, H, u32)>>,
+    /// Classes from `lines.len()` on (thousands of per-port delays): one heap, so finding
+    /// the next release costs O(log n), not a scan of a line per class.
+    heap: BinaryHeap<Held<H>>,
+    seq: u64,
     delays: Vec<i64>,
     loss: f64,
     rng: Rng,
@@ -103,11 +159,36 @@ impl<H> Link<H> {
         });
         Link {
             lines: delays.iter().map(|_| VecDeque::new()).collect(),
+            heap: BinaryHeap::new(),
+            seq: 0,
             delays,
             loss,
             rng: Rng::new(seed),
             queue,
             counters: Counters::default(),
+        }
+    }
+
+    /// Only classes below `n` get a FIFO line; the others share the release-time heap.
+    pub fn with_fifo_classes(mut self, n: usize) -> Self {
+        self.lines.truncate(n);
+        self
+    }
+
+    /// Hold a packet of `class` until `due`.
+    fn hold(&mut self, due: i64, h: H, len: u32, class: usize) {
+        if class < self.lines.len() {
+            self.lines[class].push_back((due, h, len));
+        } else {
+            self.seq += 1;
+            let seq = self.seq;
+            self.heap.push(Held {
+                due,
+                seq,
+                h,
+                len,
+                class,
+            });
         }
     }
 
@@ -120,7 +201,7 @@ impl<H> Link<H> {
 
     /// Packets held in delay lines.
     pub fn in_flight(&self) -> usize {
-        self.lines.iter().map(|l| l.len()).sum()
+        self.lines.iter().map(|l| l.len()).sum::<usize>() + self.heap.len()
     }
 
     /// A packet arrived at `t`. Returns the handle if the packet was dropped.
@@ -146,7 +227,7 @@ impl<H> Link<H> {
                 self.counters.loss_drops += 1;
                 return Some(h);
             }
-            self.lines[class].push_back((t + self.delays[class], h, len));
+            self.hold(t + self.delays[class], h, len, class);
             return None;
         };
         if let Some(red) = q.red.as_mut() {
@@ -212,7 +293,16 @@ impl<H> Link<H> {
                 continue;
             }
             let c = w.class as usize;
-            self.lines[c].push_back((finish + self.delays[c], w.h, w.len));
+            let due = finish + self.delays[c];
+            hold_in(
+                &mut self.lines,
+                &mut self.heap,
+                &mut self.seq,
+                due,
+                w.h,
+                w.len,
+                c,
+            );
         }
     }
 
@@ -222,6 +312,7 @@ impl<H> Link<H> {
             .lines
             .iter()
             .filter_map(|l| l.front().map(|p| p.0))
+            .chain(self.heap.peek().map(|p| p.due))
             .min();
         if let Some(q) = self.queue.as_mut() {
             if let Some(head) = q.fifo.front() {
@@ -238,24 +329,47 @@ impl<H> Link<H> {
     /// The due packet with the earliest release time, if any is due by `now`.
     /// Returns (release time, handle, length, class).
     pub fn pop_due(&mut self, now: i64) -> Option<(i64, H, u32, usize)> {
-        let (best, _) = self
+        let line = self
             .lines
             .iter()
             .enumerate()
             .filter_map(|(i, l)| l.front().map(|p| (i, p.0)))
             .filter(|&(_, due)| due <= now)
-            .min_by_key(|&(_, due)| due)?;
-        let p = self.lines[best].pop_front()?;
+            .min_by_key(|&(_, due)| due);
+        let held = self.heap.peek().map(|p| p.due).filter(|&due| due <= now);
+        let p = match (line, held) {
+            (Some((i, due)), h) if h.is_none_or(|h| due <= h) => {
+                let p = self.lines[i].pop_front()?;
+                (p.0, p.1, p.2, i)
+            }
+            (_, Some(_)) => {
+                let p = self.heap.pop()?;
+                (p.due, p.h, p.len, p.class)
+            }
+            _ => return None,
+        };
         self.counters.tx_pkts += 1;
         self.counters.tx_bytes += p.2 as u64;
-        Some((p.0, p.1, p.2, best))
+        Some(p)
     }
 
     /// Put back a packet the kernel could not take yet (it keeps its release time).
     pub fn unpop(&mut self, p: (i64, H, u32, usize)) {
         self.counters.tx_pkts -= 1;
         self.counters.tx_bytes -= p.2 as u64;
-        self.lines[p.3].push_front((p.0, p.1, p.2));
+        if p.3 < self.lines.len() {
+            self.lines[p.3].push_front((p.0, p.1, p.2));
+        } else {
+            // seq 0: before every held packet with the same release time, as it was
+            let (due, h, len, class) = p;
+            self.heap.push(Held {
+                due,
+                seq: 0,
+                h,
+                len,
+                class,
+            });
+        }
     }
 }
 
@@ -274,6 +388,34 @@ mod tests {
             red,
             mean_pkt_bytes: 1500,
         }
+    }
+
+    #[test]
+    fn classes_past_the_fifo_lines_release_in_time_order_from_the_heap() {
+        // class 0 a FIFO line (10 ms); classes 1 (30 ms) and 2 (5 ms) in the heap
+        let mut l: Link<u32> =
+            Link::new(vec![10 * MS, 30 * MS, 5 * MS], 0.0, 1, None).with_fifo_classes(1);
+        assert!(l.arrive(0, 1, 100, 1).is_none()); // due 30 ms
+        assert!(l.arrive(MS, 2, 100, 2).is_none()); // due 6 ms
+        assert!(l.arrive(2 * MS, 3, 100, 0).is_none()); // due 12 ms
+        assert!(l.arrive(3 * MS, 4, 100, 2).is_none()); // due 8 ms
+        assert!(l.arrive(25 * MS, 5, 100, 2).is_none()); // due 30 ms, after packet 1
+        assert_eq!(l.in_flight(), 5);
+        assert_eq!(l.next_event(), Some(6 * MS));
+        assert!(l.pop_due(6 * MS - 1).is_none());
+        let p = l.pop_due(i64::MAX).unwrap();
+        assert_eq!(p, (6 * MS, 2, 100, 2));
+        l.unpop(p);
+        assert_eq!(l.in_flight(), 5);
+        let out: Vec<_> = std::iter::from_fn(|| l.pop_due(i64::MAX))
+            .map(|p| (p.0 / MS, p.1, p.3))
+            .collect();
+        assert_eq!(
+            out,
+            vec![(6, 2, 2), (8, 4, 2), (12, 3, 0), (30, 1, 1), (30, 5, 2)]
+        );
+        assert_eq!((l.in_flight(), l.next_event()), (0, None));
+        assert_eq!(l.counters.tx_pkts, 5);
     }
 
     #[test]

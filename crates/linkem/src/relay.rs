@@ -408,13 +408,18 @@ pub fn run(cfg: &Config) -> io::Result<()> {
     let (classes, fwd_delays, rev_delays) = classes_and_delays(cfg);
     // a → b carries the forward data; b → a their ACKs and, with a reverse queue, the
     // reverse flows' data: each direction has its own bottleneck and loss.
-    let data = Link::new(fwd_delays, cfg.loss, cfg.seed, cfg.queue.as_ref());
+    // the classes and the zero-delay class have a FIFO line each; per-port delays share
+    // one release-time heap
+    let fifo = cfg.classes.len() + 1;
+    let data =
+        Link::new(fwd_delays, cfg.loss, cfg.seed, cfg.queue.as_ref()).with_fifo_classes(fifo);
     let acks = Link::new(
         rev_delays,
         cfg.rev_loss,
         cfg.seed.wrapping_add(1),
         cfg.rev_queue.as_ref(),
-    );
+    )
+    .with_fifo_classes(fifo);
     let shared = [
         Mutex::new(DirSnapshot::default()),
         Mutex::new(DirSnapshot::default()),
