@@ -575,3 +575,31 @@ mod tests {
         assert!((dropped - 2000.0).abs() < 4.0 * sd, "dropped {dropped}");
     }
 }
+
+#[cfg(test)]
+mod cost {
+    use super::*;
+
+    /// Not a check: prints the per-packet cost of arrive + next_event + pop_due with
+    /// n per-port delays (docs/kernel.md). `cargo test --release -p tcpfair-linkem
+    /// per_port_delay_cost -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn per_port_delay_cost() {
+        for n in [4usize, 1000, 6000, 12768] {
+            let mut l: Link<u32> =
+                Link::new(vec![20_000_000; n + 3], 0.0, 1, None).with_fifo_classes(3);
+            let pkts = 200_000u32;
+            let t0 = std::time::Instant::now();
+            let mut now = 0i64;
+            for i in 0..pkts {
+                now += 240_000; // 1514-byte frames at 50 Mbit/s
+                l.arrive(now, i, 1514, 3 + (i as usize * 7) % n);
+                let _ = l.next_event();
+                while l.pop_due(now).is_some() {}
+            }
+            let per = t0.elapsed().as_nanos() as f64 / f64::from(pkts);
+            println!("{n} port delays: {per:.0} ns per packet");
+        }
+    }
+}
