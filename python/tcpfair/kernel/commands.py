@@ -418,8 +418,6 @@ def traffic_schedule(
         }
     _, src = g.data_sender
     _, dst = g.data_receiver
-    # a drawn RTT (g.port_rtts_ns): flow k from the source port of its own delay
-    sport = (lambda k: {"sport": SPORT_BASE + k}) if g.port_rtts_ns else (lambda k: {})
     return {
         "t0_mono_ns": int(t0_mono_ns),
         "flows": [
@@ -429,12 +427,17 @@ def traffic_schedule(
                 "size": int(n),
                 "cca": g.cca,
                 "src": src,
-                **sport(k),
+                **_sport(g, k),
                 "dst": f"{dst}:{g.traffic_port}",
             }
             for k, (t, n) in enumerate(zip(starts_ns, sizes, strict=True))
         ],
     }
+
+
+def _sport(g: Group, k: int) -> dict[str, int]:
+    """Flow k's source port for an entry with drawn RTTs (the port of its own delay)."""
+    return {"sport": SPORT_BASE + k} if g.port_rtts_ns else {}
 
 
 def probe(g: Group, linkem: str, count: int, interval_ms: int) -> Cmd:
