@@ -25,6 +25,10 @@ from tcpfair.bench import _flows
 from tcpfair.spec import from_dict
 
 HERE = Path(__file__).resolve().parent
+#: the program is built into the checkout's own build folder (never a shared, world-writable
+#: place such as /tmp, where anyone could plant the binary this runs) by the system's g++
+OUT = HERE.parent / "target" / "bench" / "tcpfair-ns3-dumbbell"
+GXX = "/usr/bin/g++"
 LIBS = ["core", "network", "internet", "point-to-point", "applications", "traffic-control"]
 
 
@@ -33,7 +37,8 @@ def build(out: Path) -> Path:
     src = HERE / "ns3_dumbbell.cc"
     if out.exists() and out.stat().st_mtime > src.stat().st_mtime:
         return out
-    cmd = ["g++", "-O2", "-std=c++17", "-o", str(out), str(src)] + [f"-lns3-{x}" for x in LIBS]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [GXX, "-O2", "-std=c++17", "-o", str(out), str(src)] + [f"-lns3-{x}" for x in LIBS]
     subprocess.run(cmd, check=True)
     return out
 
@@ -81,7 +86,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 4 or not (1 <= flows <= 10000 and rate > 0 and rtt > 0 and dur > 0):
         print(f"{usage}: FLOWS 1..10000, the others > 0; got {' '.join(argv)!r}", file=sys.stderr)
         return 2
-    exe = build(Path("/tmp") / "tcpfair-ns3-dumbbell")
+    exe = build(OUT)
     ns3 = subprocess.run([str(exe), *argv], capture_output=True, text=True, check=True)
     print(ns3.stdout.strip())
     print(json.dumps(ours(flows, rate, rtt, dur)))
