@@ -145,15 +145,23 @@ def test_rtt_rate_and_buffer_are_emulated() -> None:
         c = check(r, f"rtt.flows.{g}")
         assert abs(c["value"] - want) < 0.5e-3, c["message"]
     # rate: what tbf put on the wire while the flows kept it busy (tc counters), over the
-    # sampling intervals 4–11 s that begin and end with a backlog (issue 4: within 1 %).
-    # When both flows back off at once the queue can run dry for a while (a CI run saw the
-    # whole 4–11 s span at 98.9 %); those intervals measure the flows, not the link.
+    # sampling intervals that begin and end with a backlog (issue 4: within 1 %). When both
+    # flows back off at once the queue can run dry for a while; those intervals measure the
+    # flows, not the link. On a loaded machine tbf's dequeue timer fires late and loses the
+    # tokens beyond its burst (a CI run: 98.5 %): the run must then say so in its
+    # `rate.bottleneck` check instead of reporting a slower link as the configured one.
     lk = r.link.assign(dt=r.link["t_s"].diff(), prev_q=r.link["queue_bytes"].shift())
-    lk = lk[(lk["t_s"] > 4.0) & (lk["t_s"] <= 11.0)]
     busy = lk[(lk["queue_bytes"] > 0) & (lk["prev_q"] > 0)]
     assert busy["dt"].sum() > 5.0
     wire = busy["tx_bytes"].sum() * 8 / busy["dt"].sum()
-    assert wire == pytest.approx(40e6, rel=0.01)
+    c = check(r, "rate.bottleneck")
+    assert c["value"] == pytest.approx(wire, rel=1e-9) and c["limit"] == 40e6
+    assert wire <= 40e6 * 1.01  # a token bucket never sends faster than its rate
+    if wire >= 40e6 * 0.99:
+        assert c["grade"] == "ok", c["message"]
+    else:
+        assert c["grade"] in ("warning", "invalid"), c["message"]
+        assert (c["grade"] == "invalid") == (wire < 40e6 * 0.97), c["message"]
     # goodput: everything the receivers got, over the span the flows were active, is at
     # most the MSS/frame share of the rate (1448/1514) and close to it
     cap_goodput = 40e6 * 1448 / 1514

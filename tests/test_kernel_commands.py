@@ -495,6 +495,25 @@ def test_checks_pass_and_fail_at_their_limits() -> None:
     assert cpu == {"cpu.emulator": ("warning", True), "cpu.machine": ("ok", True)}
 
 
+def test_rate_check_counts_only_backlogged_intervals() -> None:
+    # 100 ms samples at 40 Mbit/s (500 000 B per interval when busy). The queue is empty at
+    # t = 0.3, so the intervals ending at 0.3 and 0.4 do not count, whatever they sent.
+    t = [round(0.1 * i, 1) for i in range(16)]
+    q = [1000] * 16
+    q[3] = 0
+    tx = [0] + [500_000] * 15
+    tx[3], tx[4] = 100_000, 20_000
+    c = V.rate_check(t, q, tx, 40e6)
+    assert c is not None and c["name"] == "rate.bottleneck"
+    assert c["value"] == pytest.approx(40e6) and c["grade"] == "ok"
+    # 13 busy intervals = 1.3 s; 2 % short → warning, 4 % short → invalid, 4 % over → invalid
+    for f, grade in ((0.98, "warning"), (0.96, "invalid"), (1.04, "invalid"), (1.005, "ok")):
+        got = V.rate_check(t, q, [round(x * f) for x in tx], 40e6)
+        assert got is not None and got["grade"] == grade, (f, got)
+    # under 1 s backlogged: nothing to measure
+    assert V.rate_check(t[:10], q[:10], tx[:10], 40e6) is None
+
+
 def test_lateness_is_graded_by_what_it_can_do() -> None:
     # the VM's usual run: 50 of 100 000 frames (0.05 %) over 1 ms, longest 1.2 ms, at a
     # 20 ms buffer and RTT: ok

@@ -527,6 +527,16 @@ def run_checks(
         for d in ("forward", "reverse")
     }
     checks.append(V.goodput_check(by_dir["forward"], goodput_cap))
+    lk = result.link
+    if len(lk):
+        c = V.rate_check(
+            lk["t_s"].tolist(),
+            lk["queue_bytes"].tolist(),
+            lk["tx_bytes"].tolist(),
+            sc.bottleneck.rate,
+        )
+        if c is not None:
+            checks.append(c)
     if rev is not None:
         cap = V.goodput_capacity_bps(rev.rate_bps, rev.mtu_bytes)
         checks.append(

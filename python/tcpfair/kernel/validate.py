@@ -243,6 +243,47 @@ def goodput_check(
     )
 
 
+#: the bottleneck's delivered rate while backlogged, as a share of the configured rate:
+#: within ±RATE_OK "ok", within RATE_INVALID "warning", beyond it "invalid"
+RATE_OK = 0.01
+RATE_INVALID = 0.03
+#: backlogged time needed for the rate check (shorter: no check)
+RATE_MIN_BUSY_S = 1.0
+
+
+def rate_check(
+    t_s: list[float], queue_bytes: list[int], tx_bytes: list[int], rate_bps: float
+) -> Check | None:
+    """What the bottleneck put on the wire while it had a backlog, against its rate.
+
+    Samples are the link table's (``tx_bytes`` sent since the previous sample); an interval
+    counts when the queue held bytes at both of its ends. A shaper whose dequeue timer
+    fires late on a busy machine loses the tokens beyond its burst and sends below the
+    rate (seen on a loaded CI machine: 98.5 % at 40 Mbit/s); a result's utilization and
+    throughputs are then relative to a slower link than configured. ``None`` when the
+    bottleneck was backlogged for less than ``RATE_MIN_BUSY_S`` (nothing to measure)."""
+    busy_s = sent = 0.0
+    for i in range(1, len(t_s)):
+        if queue_bytes[i] > 0 and queue_bytes[i - 1] > 0:
+            busy_s += t_s[i] - t_s[i - 1]
+            sent += tx_bytes[i]
+    if busy_s < RATE_MIN_BUSY_S:
+        return None
+    got = sent * 8 / busy_s
+    err = got / rate_bps - 1
+    grade = "ok" if abs(err) <= RATE_OK else "warning" if abs(err) <= RATE_INVALID else "invalid"
+    return graded(
+        "rate.bottleneck",
+        grade,
+        got,
+        rate_bps,
+        f"the bottleneck sent {got / 1e6:.3f} Mbit/s while backlogged ({busy_s:.1f} s) = "
+        f"{100 * (1 + err):.1f} % of its rate {rate_bps / 1e6:g} Mbit/s (ok within "
+        f"±{100 * RATE_OK:g} %, invalid beyond ±{100 * RATE_INVALID:g} %: below it, the "
+        "shaper lost time to a busy machine)",
+    )
+
+
 def cpu_checks(
     emulator_thread_frac: float | None, machine_busy_frac: float | None, n_cpus: int
 ) -> list[Check]:
