@@ -27,6 +27,10 @@ Tables (pandas DataFrames, column names carry their unit):
   start, size, RTT, FCT, retransmissions, timeouts, slowdown. Empty without short flows.
   Short flows have no rows in ``flows`` or ``samples``; their bytes are in ``link``.
 
+The tables may be held as numpy columns (``tcpfair.columns.Columns``) until a caller
+reads one: ``tcpfair run`` computes its metrics, prints its table and saves its run
+directory without importing pandas (issue 14, start-up), with the same numbers and files.
+
 A run directory holds ``summary.json`` (meta, scenario, metrics, flows) and Parquet files
 for the three tables (four with a reverse bottleneck: ``reverse_link.parquet``; and
 ``short_flows.parquet`` when the run had short flows);
@@ -38,16 +42,23 @@ from __future__ import annotations
 import json
 import math
 import shutil
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
-import pandas as pd
 
 from . import metrics as m
+from .columns import Columns, group_codes, group_sums, write_parquet
 from .outputs import publish_run, run_target, stage_beside
 from .shortflows import empty_table, short_flow_metrics
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: A result table: a pandas DataFrame, or the same columns as numpy arrays (``Columns``,
+#: what the simulator builds; turned into a DataFrame when a caller asks for one).
+Table = Union["pd.DataFrame", Columns]
 
 FORMAT_VERSION = 1
 
@@ -83,27 +94,95 @@ class _Resolved(tuple[float, float]):
     """A window already resolved (and checked when it was given): not checked again."""
 
 
-@dataclass
+def _table_property(name: str, default: Callable[[], Any] | None = None) -> Any:
+    """A table attribute: a DataFrame when read (built from its columns on first read);
+    set to a DataFrame or ``Columns``."""
+
+    def get(self: RunResult) -> Any:
+        t = self._tables[name]
+        if t is None and default is not None:
+            t = self._tables[name] = default()
+        if isinstance(t, Columns):
+            t = self._tables[name] = t.to_frame()
+        return t
+
+    def put(self: RunResult, value: Any) -> None:
+        self._tables[name] = value
+
+    return property(get, put)
+
+
+def _empty_link() -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame(columns=LINK_COLUMNS)
+
+
 class RunResult:
-    flows: pd.DataFrame
-    samples: pd.DataFrame
-    link: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LINK_COLUMNS))
-    meta: dict[str, Any] = field(default_factory=dict)
-    scenario: dict[str, Any] | None = None
-    reverse_link: pd.DataFrame | None = None
-    short_flows: pd.DataFrame = field(default_factory=empty_table)
-    #: files that go into the run directory with the tables: name → where it is now
-    #: (the kernel backend's ``capture.pcap``); ``save`` moves them in
-    attachments: dict[str, str] = field(default_factory=dict)
+    flows: pd.DataFrame = _table_property("flows")
+    samples: pd.DataFrame = _table_property("samples")
+    link: pd.DataFrame = _table_property("link", _empty_link)
+    reverse_link: pd.DataFrame | None = _table_property("reverse_link")
+    short_flows: pd.DataFrame = _table_property("short_flows", empty_table)
+
+    def __init__(
+        self,
+        flows: Table,
+        samples: Table,
+        link: Table | None = None,
+        meta: dict[str, Any] | None = None,
+        scenario: dict[str, Any] | None = None,
+        reverse_link: Table | None = None,
+        short_flows: Table | None = None,
+        attachments: dict[str, str] | None = None,
+    ) -> None:
+        self._tables: dict[str, Table | None] = {
+            "flows": flows,
+            "samples": samples,
+            "link": link,
+            "reverse_link": reverse_link,
+            "short_flows": short_flows,
+        }
+        self.meta: dict[str, Any] = {} if meta is None else meta
+        self.scenario = scenario
+        #: files that go into the run directory with the tables: name → where it is now
+        #: (the kernel backend's ``capture.pcap``); ``save`` moves them in
+        self.attachments: dict[str, str] = {} if attachments is None else attachments
+
+    # ------------------------------------------------------------------ columns
+    def column(self, table: str, name: str) -> np.ndarray:
+        """One column of a table as a numpy array, without building a DataFrame."""
+        t = self._tables[table]
+        if t is None:
+            t = getattr(self, table)
+        return t[name] if isinstance(t, Columns) else t[name].to_numpy()
+
+    def has_column(self, table: str, name: str) -> bool:
+        t = self._tables[table]
+        return t is not None and name in t
+
+    def rows(self, table: str) -> int:
+        """The number of rows of a table (0 for a table the result does not have)."""
+        t = self._tables[table]
+        return 0 if t is None else len(t)
+
+    def _floats(self, table: str, name: str) -> np.ndarray:
+        return self.column(table, name).astype(np.float64, copy=False)
 
     # ------------------------------------------------------------------ windows
     def default_window(self) -> tuple[float, float]:
         w = self.meta.get("window")
         if w:
             return float(w[0]), float(w[1])
-        if len(self.samples):
-            return 0.0, float(self.samples["t_s"].max())
+        if self.rows("samples"):
+            return 0.0, float(np.nanmax(self.column("samples", "t_s")))
         return 0.0, 0.0
+
+    def window_mask(self, window: tuple[float | None, float | None] | None = None) -> np.ndarray:
+        """Which samples ``window_samples`` keeps (a boolean array over ``samples``)."""
+        lo, hi = self.resolve_window(window)
+        mid = self.column("samples", "t_s") - self.column("samples", "dt_s") / 2
+        return np.asarray((mid >= lo) & (mid <= hi), dtype=bool)
 
     def window_samples(
         self, window: tuple[float | None, float | None] | None = None
@@ -115,11 +194,7 @@ class RunResult:
         study. The midpoint rule also keeps them when a real tool's interval ends jitter by
         a few milliseconds (iperf3 reports 300.000136).
         """
-        lo, hi = self.resolve_window(window)
-        s = self.samples
-        mid = s["t_s"] - s["dt_s"] / 2
-        mask = (mid >= lo) & (mid <= hi)
-        return s[mask]
+        return self.samples[self.window_mask(window)]
 
     def interval_throughputs(
         self, window: tuple[float | None, float | None] | None = None
@@ -132,35 +207,47 @@ class RunResult:
         ms apart (parallel iperf3 streams) share a row. Several samples of one flow in a row
         are combined as Σ bytes·8 / Σ dt. NaN where a flow has no sample in that interval.
         """
-        ws = self.window_samples(window)
-        cols = self.flows["flow"].to_numpy()
-        if not len(ws):
+        import pandas as pd
+
+        cols = self.column("flows", "flow")
+        grid = self.interval_matrix(window)
+        if grid is None:
             return pd.DataFrame(columns=cols, dtype=float)
+        times, mat = grid
+        out = pd.DataFrame(mat, index=pd.Index(times, name="t_s"), columns=cols)
+        out.columns.name = "flow"
+        return out
+
+    def interval_matrix(
+        self, window: tuple[float | None, float | None] | None = None
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """``interval_throughputs`` as numpy: (row times, a rows × flows matrix in the order
+        of ``flows``), or None when the window holds no sample or no interval length."""
+        mask = self.window_mask(window)
+        if not mask.any():
+            return None
+        dt = self._floats("samples", "dt_s")[mask]
         # nominal interval: the source's own (meta["interval_s"]: captures, whose first and
         # last intervals are cut to a flow's life), else the median sample length to 3
         # significant digits (1.000012 → 1)
         nominal = self.meta.get("interval_s")
-        if nominal:
-            delta = float(nominal)
-        else:
-            delta = float(f"{float(np.median(ws['dt_s'].to_numpy(dtype=float))):.3g}")
+        delta = float(nominal) if nominal else float(f"{float(np.median(dt)):.3g}")
         if not delta > 0:
-            return pd.DataFrame(columns=cols, dtype=float)
-        row = np.round(ws["t_s"].to_numpy(dtype=float) / delta).astype(np.int64)
-        tmp = pd.DataFrame(
-            {
-                "row": row,
-                "flow": ws["flow"].to_numpy(),
-                "bits": ws["bytes"].to_numpy(dtype=float) * 8,
-                "dt": ws["dt_s"].to_numpy(dtype=float),
-            }
-        )
-        g = tmp.groupby(["row", "flow"]).sum()
-        thr = (g["bits"] / g["dt"]).unstack("flow")
-        thr = thr.reindex(columns=cols)
-        thr.index = thr.index.to_numpy(dtype=float) * delta
-        thr.index.name = "t_s"
-        return thr
+            return None
+        row = np.round(self._floats("samples", "t_s")[mask] / delta).astype(np.int64)
+        rows, row_code = group_codes(row)
+        flows, flow_code = group_codes(self.column("samples", "flow")[mask])
+        cells, cell = group_codes(row_code * len(flows) + flow_code)
+        bits, _ = group_sums(self._floats("samples", "bytes")[mask] * 8, cell, len(cells))
+        secs, _ = group_sums(dt, cell, len(cells))
+        grid = np.full((len(rows), len(flows)), np.nan)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            grid[cells // len(flows), cells % len(flows)] = bits / secs
+        ids = self.column("flows", "flow")
+        pos, found = _positions(flows, ids)
+        mat = np.full((len(rows), len(ids)), np.nan)
+        mat[:, found] = grid[:, pos[found]]
+        return rows.astype(np.float64) * delta, mat
 
     def resolve_window(
         self, window: tuple[float | None, float | None] | None
@@ -182,12 +269,12 @@ class RunResult:
 
     def data_span(self) -> tuple[float, float] | None:
         """(start of the first sampling interval, end of the last), s; None if no samples."""
-        s = self.samples
-        if not len(s):
+        if not self.rows("samples"):
             return None
+        t, dt = self.column("samples", "t_s"), self.column("samples", "dt_s")
         # to the microsecond: iperf3's "seconds" can exceed its "end" by float noise (-2e-8)
-        first = round(float((s["t_s"] - s["dt_s"]).min()), 6) + 0.0
-        return first, round(float(s["t_s"].max()), 6)
+        first = round(float(np.nanmin(t - dt)), 6) + 0.0
+        return first, round(float(np.nanmax(t)), 6)
 
     def check_window(self, window: tuple[float, float]) -> None:
         """Raise ``WindowError`` unless ``window`` lies within the data and holds a sample.
@@ -204,7 +291,8 @@ class RunResult:
         if span is None:
             raise WindowError(f"window {lo:g}–{hi:g} s: the result has no samples")
         first, last = span
-        slack = 0.5 * float(np.median(self.samples["dt_s"].to_numpy(dtype=float)))
+        dt = self._floats("samples", "dt_s")
+        slack = 0.5 * float(np.median(dt))
         where = f"the samples cover {first:g}–{last:g} s"
         if lo >= last:
             raise WindowError(f"window {lo:g}–{hi:g} s starts after the data ends ({where})")
@@ -214,8 +302,7 @@ class RunResult:
             raise WindowError(f"window {lo:g}–{hi:g} s: its start must be before its end")
         if lo < first - slack:
             raise WindowError(f"window {lo:g}–{hi:g} s starts before the data ({where})")
-        s = self.samples
-        mid = s["t_s"] - s["dt_s"] / 2
+        mid = self.column("samples", "t_s") - self.column("samples", "dt_s") / 2
         if not ((mid >= lo) & (mid <= hi)).any():
             raise WindowError(
                 f"window {lo:g}–{hi:g} s holds no sampling interval (a sample counts when its "
@@ -227,18 +314,36 @@ class RunResult:
         self, window: tuple[float | None, float | None] | None = None
     ) -> pd.Series:
         """Mean throughput (bit/s) of each flow over the window: Σ bytes·8 / Σ interval lengths."""
-        ws = self.window_samples(window)
-        g = ws.groupby("flow")
-        thr = g["bytes"].sum() * 8 / g["dt_s"].sum()
-        return thr.reindex(self.flows["flow"].to_numpy(), fill_value=0.0).astype(float)
+        import pandas as pd
+
+        ids = self.column("flows", "flow")
+        return pd.Series(self.flow_throughput_values(window), index=pd.Index(ids, name="flow"))
+
+    def flow_throughput_values(
+        self, window: tuple[float | None, float | None] | None = None
+    ) -> np.ndarray:
+        """``flow_throughputs`` as a numpy array in the order of ``flows`` (0 for a flow
+        without samples in the window)."""
+        mask = self.window_mask(window)
+        flows, code = group_codes(self.column("samples", "flow")[mask])
+        nbytes, _ = group_sums(self.column("samples", "bytes")[mask], code, len(flows))
+        secs, _ = group_sums(self.column("samples", "dt_s")[mask], code, len(flows))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            thr = nbytes * 8 / secs
+        return _align(flows, thr.astype(np.float64), self.column("flows", "flow"), 0.0)
 
     def directions(self) -> pd.Series:
         """Each connection's direction (``forward``/``reverse``), indexed by flow id; every
         connection is forward in a result without a ``direction`` column."""
-        ids = self.flows["flow"].to_numpy()
-        if "direction" not in self.flows:
-            return pd.Series("forward", index=ids)
-        return pd.Series(self.flows["direction"].to_numpy(), index=ids)
+        import pandas as pd
+
+        return pd.Series(self.direction_values(), index=self.column("flows", "flow"))
+
+    def direction_values(self) -> np.ndarray:
+        """``directions`` as a numpy array in the order of ``flows``."""
+        if not self.has_column("flows", "direction"):
+            return np.full(self.rows("flows"), "forward", dtype=object)
+        return self.column("flows", "direction")
 
     def _capacity(self, direction: str) -> float | None:
         key = "reverse_capacity_bps" if direction == "reverse" else "capacity_bps"
@@ -261,14 +366,17 @@ class RunResult:
         within the group; ratios for every pair of groups in order of first appearance
         (seed 003's Table 6: mean goodput per Vegas connection over per Reno connection).
         """
-        thr = self.flow_throughputs(window)
-        labels = self.flows.set_index("flow")["label"].reindex(thr.index)
-        dirs = self.directions().reindex(thr.index)
+        return self._groups(self.flow_throughput_values(window))
+
+    def _groups(self, thr: np.ndarray) -> dict[str, Any]:
+        labels = self.column("flows", "label")
+        dirs = self.direction_values()
         out: dict[str, dict[str, Any]] = {}
         for label in dict.fromkeys(labels):
-            x = thr[labels == label].to_numpy(dtype=float)
+            sel = labels == label
+            x = thr[sel]
             # a group's share is of its own direction's link (labels never span directions)
-            cap = self._capacity(str(dirs[labels == label].iloc[0]))
+            cap = self._capacity(str(dirs[sel][0]))
             out[str(label)] = {
                 "connections": int(len(x)),
                 "sum_bps": float(x.sum()),
@@ -298,14 +406,15 @@ class RunResult:
         reverse direction is reported apart under ``reverse`` (``reverse_metrics()``)."""
         span = self.resolve_window(window)
         lo, hi = span
-        all_thr = self.flow_throughputs(span)
+        all_thr = self.flow_throughput_values(span)
+        ids = self.column("flows", "flow")
         measured = self.measured_labels()
-        forward = (self.directions().reindex(all_thr.index) == "forward").to_numpy()
-        thr = all_thr if forward.all() else all_thr[forward]
+        forward = self.direction_values() == "forward"
+        chosen = np.ones(len(ids), dtype=bool) if forward.all() else forward
         if measured is not None:
-            keep = self.flows.set_index("flow")["label"].reindex(all_thr.index).isin(measured)
-            thr = all_thr[keep.to_numpy()]
-        x = thr.to_numpy(dtype=float)
+            wanted = set(measured)
+            chosen = np.array([label in wanted for label in self.column("flows", "label")])
+        x = all_thr[chosen]
         out: dict[str, Any] = {
             "window": [lo, hi],
             "n_flows": int(len(x)),
@@ -313,10 +422,10 @@ class RunResult:
             "min_max_ratio": m.min_max_ratio(x) if len(x) else float("nan"),
             "sum_bps": float(x.sum()),
             "cov": m.cov(x) if len(x) else float("nan"),
-            "throughput_bps": {str(k): float(v) for k, v in all_thr.items()},
+            "throughput_bps": {str(k): float(v) for k, v in zip(ids, all_thr, strict=True)},
         }
         cap = self.meta.get("capacity_bps")
-        fwd_thr = all_thr[forward].to_numpy(dtype=float)
+        fwd_thr = all_thr[forward]
         # only reverse connections: the forward link carries no data
         out["utilization"] = (
             (
@@ -324,7 +433,7 @@ class RunResult:
                 if len(fwd_thr)
                 # no long-lived forward connection: the link carries no data (0), or only
                 # short flows, which are not in this figure (NaN)
-                else (float("nan") if len(self.short_flows) else 0.0)
+                else (float("nan") if self.rows("short_flows") else 0.0)
             )
             if cap
             else float("nan")
@@ -332,22 +441,22 @@ class RunResult:
         if measured is not None:
             out["measured_flows"] = measured
             out["utilization_measured"] = float(x.sum() / cap) if cap else float("nan")
-        grouped = self.groups(span)
+        grouped = self._groups(all_thr)
         out["groups"] = grouped["groups"]
         out["group_ratios"] = grouped["ratios"]
         # per-interval JFI over the intervals in which every (measured) flow has a sample
-        _, series = complete_intervals_jfi(self.interval_throughputs(span)[thr.index])
-        out["jfi_per_interval_mean"] = _finite_mean(series)
-        retr = self.flow_retransmits(span)
-        out["retransmits"] = int(np.nansum(retr["retransmits"].to_numpy(dtype=float)))
-        out["retransmits_whole_run_flows"] = [int(f) for f in retr.index[retr["whole_run"]]]
-        rt = self.flows["retransmits"].to_numpy(dtype=float)
-        out["retransmits_run"] = int(np.nansum(rt))
-        rev = self.reverse_metrics(span, all_thr)
+        grid = self.interval_matrix(span)
+        mat = grid[1][:, chosen] if grid is not None else np.zeros((0, int(chosen.sum())))
+        out["jfi_per_interval_mean"] = _finite_mean(_complete_rows_jfi(mat)[1])
+        retr, whole_run = self.flow_retransmit_values(span)
+        out["retransmits"] = int(np.nansum(retr))
+        out["retransmits_whole_run_flows"] = [int(f) for f in ids[whole_run]]
+        out["retransmits_run"] = int(np.nansum(self._floats("flows", "retransmits")))
+        rev = self._reverse_metrics(span, all_thr)
         if rev is not None:
             out["reverse"] = rev
-        if len(self.short_flows):  # reported apart from the headline metrics (issue 10 §4)
-            out["short_flows"] = short_flow_metrics(self.short_flows, span)
+        if self.rows("short_flows"):  # reported apart from the headline metrics (issue 10 §4)
+            out["short_flows"] = short_flow_metrics(self._tables["short_flows"], span)
         return out
 
     def reverse_metrics(
@@ -361,28 +470,41 @@ class RunResult:
         (``queue_mean_bytes``, ``queue_max_bytes``, sampled), ``drops`` and ``ack_drops``
         (the forward connections' ACKs it lost), and ``forward_ack_drops`` (the reverse
         connections' ACKs lost on the forward link)."""
-        rl = self.reverse_link
-        if rl is None:
+        if self._tables["reverse_link"] is None:
             return None
-        span = self._window(window)
+        span = self.resolve_window(window)
+        values = None if thr is None else thr.to_numpy(dtype=float)
+        return self._reverse_metrics(span, values)
+
+    def _reverse_metrics(
+        self, span: tuple[float, float], thr: np.ndarray | None
+    ) -> dict[str, Any] | None:
+        if self._tables["reverse_link"] is None:
+            return None
         if thr is None:
-            thr = self.flow_throughputs(span)
-        back = (self.directions().reindex(thr.index) == "reverse").to_numpy()
-        x = thr[back].to_numpy(dtype=float)
+            thr = self.flow_throughput_values(span)
+        x = thr[self.direction_values() == "reverse"]
         cap = self._capacity("reverse")
         lo, hi = span
-        rw = rl[(rl["t_s"] > lo) & (rl["t_s"] <= hi)]
-        fw = self.link[(self.link["t_s"] > lo) & (self.link["t_s"] <= hi)]
+        rt = self._floats("reverse_link", "t_s")
+        rw = (rt > lo) & (rt <= hi)
+        ft = self._floats("link", "t_s")
+        fw = (ft > lo) & (ft <= hi)
+        queue = self.column("reverse_link", "queue_bytes")[rw]
+
+        def total(table: str, name: str, keep: np.ndarray) -> int:
+            return int(_nansum(self.column(table, name)[keep])) if self.has_column(table, name) else 0
+
         return {
             "connections": int(len(x)),
             "sum_bps": float(x.sum()),
             "jfi": m.jain(x) if len(x) else float("nan"),
             "utilization": float(x.sum() / cap) if cap else float("nan"),
-            "queue_mean_bytes": float(rw["queue_bytes"].mean()) if len(rw) else float("nan"),
-            "queue_max_bytes": float(rw["queue_bytes"].max()) if len(rw) else float("nan"),
-            "drops": int(rw["drops"].sum()),
-            "ack_drops": int(rw["ack_drops"].sum()) if "ack_drops" in rw else 0,
-            "forward_ack_drops": int(fw["ack_drops"].sum()) if "ack_drops" in fw else 0,
+            "queue_mean_bytes": _nanmean(queue) if len(queue) else float("nan"),
+            "queue_max_bytes": float(np.nanmax(queue)) if len(queue) else float("nan"),
+            "drops": int(_nansum(self.column("reverse_link", "drops")[rw])),
+            "ack_drops": total("reverse_link", "ack_drops", rw),
+            "forward_ack_drops": total("link", "ack_drops", fw),
         }
 
     def flow_retransmits(
@@ -391,19 +513,30 @@ class RunResult:
         """Retransmissions of each flow in the window, indexed by flow: ``retransmits`` (NaN
         when unknown) and ``whole_run`` (True where the samples carry no per-interval count,
         so the flow's whole-run total stands in: label such figures "(run)")."""
-        windowed = self.window_samples(window).groupby("flow")["retransmits"].sum()
-        # the source gives per-interval counts for a flow when any of its samples has one
-        known = self.samples.groupby("flow")["retransmits"].count()
-        rows = []
-        for fid, total in zip(self.flows["flow"], self.flows["retransmits"], strict=True):
-            if int(known.get(fid, 0)) > 0:
-                rows.append((float(windowed.get(fid, 0.0)), False))
-            else:
-                run = float(total)
-                rows.append((run, not math.isnan(run)))
+        import pandas as pd
+
+        retr, whole_run = self.flow_retransmit_values(window)
         return pd.DataFrame(
-            rows, index=self.flows["flow"].to_numpy(), columns=["retransmits", "whole_run"]
+            {"retransmits": retr, "whole_run": whole_run}, index=self.column("flows", "flow")
         )
+
+    def flow_retransmit_values(
+        self, window: tuple[float | None, float | None] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``flow_retransmits`` as numpy arrays in the order of ``flows``: (retransmits,
+        whole_run)."""
+        mask = self.window_mask(window)
+        flow, counts = self.column("samples", "flow"), self.column("samples", "retransmits")
+        in_window, code = group_codes(flow[mask])
+        windowed, _ = group_sums(counts[mask], code, len(in_window))
+        # the source gives per-interval counts for a flow when any of its samples has one
+        every, code = group_codes(flow)
+        known = np.bincount(code[~_isnan(counts)], minlength=len(every))
+        ids = self.column("flows", "flow")
+        per_interval = _align(every, known, ids, 0) > 0
+        run = self._floats("flows", "retransmits")
+        retr = np.where(per_interval, _align(in_window, windowed.astype(float), ids, 0.0), run)
+        return retr.astype(np.float64), ~per_interval & ~np.isnan(run)
 
     def interval_throughputs_by(
         self, window: tuple[float | None, float | None] | None = None, by: str = "flow"
@@ -479,6 +612,8 @@ class RunResult:
         return out
 
     def _fairness_rows(self, span: tuple[float, float]) -> pd.DataFrame:
+        import pandas as pd
+
         ws = self.window_samples(span)
         thr = self.flow_throughputs(span)
         g = ws.groupby("flow")
@@ -507,6 +642,8 @@ class RunResult:
         return pd.DataFrame(rows)
 
     def _group_rows(self, table: pd.DataFrame) -> pd.DataFrame:
+        import pandas as pd
+
         glabels = self.meta.get("group_labels", {})
         grouped = []
         for gid, part in table.groupby("group", sort=True):
@@ -558,28 +695,34 @@ class RunResult:
         return out
 
     def _write(self, d: Path) -> None:
+        flows = self._tables["flows"]
         summary = {
             "format_version": FORMAT_VERSION,
             "meta": self.meta,
             "scenario": self.scenario,
             "metrics": _jsonable(self.metrics()),
-            "flows": _jsonable(self.flows.to_dict(orient="records")),
+            "flows": _jsonable(_records(flows)),
         }
         (d / "summary.json").write_text(
             json.dumps(summary, indent=2, sort_keys=True, allow_nan=True)
         )
-        self.flows.to_parquet(d / "flows.parquet", index=False)
-        self.samples.to_parquet(d / "samples.parquet", index=False)
-        self.link.to_parquet(d / "link.parquet", index=False)
-        if self.reverse_link is not None:
-            self.reverse_link.to_parquet(d / "reverse_link.parquet", index=False)
-        if len(self.short_flows):
-            self.short_flows.to_parquet(d / "short_flows.parquet", index=False)
+        for name in ("flows", "samples", "link", "reverse_link", "short_flows"):
+            table = self._tables[name]
+            if name == "link" and table is None:
+                table = self.link  # the empty default
+            if table is None or (name == "short_flows" and not len(table)):
+                continue
+            if isinstance(table, Columns):
+                write_parquet(table, d / f"{name}.parquet")
+            else:
+                table.to_parquet(d / f"{name}.parquet", index=False)
         for name, src in self.attachments.items():
             shutil.copyfile(src, d / name)
 
     @classmethod
     def load(cls, directory: str | Path) -> RunResult:
+        import pandas as pd
+
         d = Path(directory)
         summary = json.loads((d / "summary.json").read_text())
         if summary.get("format_version") != FORMAT_VERSION:
@@ -609,14 +752,69 @@ class RunResult:
 def complete_intervals_jfi(mat: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
     """The rows of a (time × flow) throughput table in which every column has a sample,
     and Jain's index of each (``metrics.jain_series``; NaN where all are zero)."""
-    complete = mat.dropna(axis=0, how="any")
-    series = m.jain_series(complete.to_numpy(dtype=float)) if len(complete) else np.array([])
-    return complete, series
+    keep, series = _complete_rows_jfi(mat.to_numpy(dtype=float))
+    return mat[keep], series
+
+
+def _complete_rows_jfi(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``complete_intervals_jfi`` on a numpy matrix: (which rows are complete, their JFI)."""
+    keep = ~np.isnan(mat).any(axis=1)
+    complete = mat[keep]
+    return keep, m.jain_series(complete) if len(complete) else np.array([])
 
 
 def _finite_mean(series: np.ndarray) -> float:
     finite = series[~np.isnan(series)]
     return float(finite.mean()) if len(finite) else float("nan")
+
+
+def _positions(keys: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each of ``ids``: its index in the sorted distinct ``keys`` and whether it is there."""
+    if not len(keys):
+        return np.zeros(len(ids), dtype=np.int64), np.zeros(len(ids), dtype=bool)
+    pos = np.minimum(np.searchsorted(keys, ids), len(keys) - 1)
+    return pos, np.asarray(keys[pos] == ids, dtype=bool)
+
+
+def _align(keys: np.ndarray, values: np.ndarray, ids: np.ndarray, fill: float) -> np.ndarray:
+    """``values`` (one per sorted distinct key) in the order of ``ids``; ``fill`` for an id
+    without a key (pandas' ``reindex(ids, fill_value=fill)``)."""
+    pos, found = _positions(keys, ids)
+    out = np.full(len(ids), fill, dtype=values.dtype)
+    out[found] = values[pos[found]]
+    return out
+
+
+def _isnan(a: np.ndarray) -> np.ndarray:
+    if a.dtype.kind == "f":
+        return np.isnan(a)
+    if a.dtype.kind in "iub":
+        return np.zeros(len(a), dtype=bool)
+    return np.array([x is None or (isinstance(x, float) and math.isnan(x)) for x in a], bool)
+
+
+def _nansum(a: np.ndarray) -> Any:
+    """pandas' ``Series.sum()``: NaN left out (integers summed exactly)."""
+    return np.nansum(a) if a.dtype.kind == "f" else a.sum()
+
+
+def _nanmean(a: np.ndarray) -> float:
+    """pandas' ``Series.mean()`` (its nanops: integers summed as float64, NaN left out)."""
+    if a.dtype.kind in "iub":
+        return float(a.sum(dtype=np.float64) / len(a))
+    v = a.astype(np.float64)
+    ok = ~np.isnan(v)
+    return float(np.where(ok, v, 0.0).sum() / ok.sum()) if ok.any() else float("nan")
+
+
+def _records(table: Table | None) -> list[dict[str, Any]]:
+    """``DataFrame.to_dict(orient="records")``: one dict of Python values per row."""
+    if table is None:
+        return []
+    if not isinstance(table, Columns):
+        return list(table.to_dict(orient="records"))
+    cols = {name: col.tolist() for name, col in table.items()}
+    return [dict(zip(cols, row, strict=True)) for row in zip(*cols.values(), strict=True)]
 
 
 def _ratio(a: float, b: float) -> float:

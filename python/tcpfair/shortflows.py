@@ -25,10 +25,15 @@ unknown, not zero). Short flows are never in the headline JFI, min/max or sum.
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+from .columns import Columns
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["SHORT_COLUMNS", "SIZE_BUCKETS", "STATS", "ideal_fct_s", "short_flow_metrics"]
 
@@ -70,6 +75,8 @@ STATS = (
 
 
 def empty_table() -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame({c: pd.Series(dtype=_DTYPES.get(c, float)) for c in SHORT_COLUMNS})
 
 
@@ -85,25 +92,25 @@ def ideal_fct_s(
 
 def table(
     raw: dict[str, Any], labels: list[str], ccas: list[str], rates_bps: list[float]
-) -> pd.DataFrame:
+) -> Columns | None:
     """The short-flows table from the simulator's columns (``raw``); ``labels``, ``ccas``
     and ``rates_bps`` (the rate of the bottleneck its data crosses: the reverse one for a
-    reverse entry) per ``[[flows]]`` entry."""
+    reverse entry) per ``[[flows]]`` entry. None when the run had no short flows."""
     group = np.asarray(raw["group"], dtype=np.int64)
     if not len(group):
-        return empty_table()
+        return None
     fct_ns = np.asarray(raw["fct_ns"], dtype=np.int64)
     size = np.asarray(raw["size_bytes"], dtype=np.int64)
     rtt_s = np.asarray(raw["rtt_ns"], dtype=np.float64) / 1e9
     fct_s = np.where(fct_ns >= 0, fct_ns / 1e9, np.nan)
     rate = np.asarray(rates_bps, dtype=np.float64)[group]
     ideal = ideal_fct_s(size.astype(np.float64), rtt_s, rate)
-    return pd.DataFrame(
+    return Columns(
         {
             "flow": np.arange(len(group), dtype=np.int64),
             "group": group,
-            "label": [labels[g] for g in group],
-            "cca": [ccas[g] for g in group],
+            "label": np.array([labels[g] for g in group], dtype=object),
+            "cca": np.array([ccas[g] for g in group], dtype=object),
             "start_s": np.asarray(raw["start_ns"], dtype=np.float64) / 1e9,
             "size_bytes": size,
             "rtt_s": rtt_s,
@@ -125,26 +132,34 @@ _REDUCERS = (
 )
 
 
-def _stats(part: pd.DataFrame) -> dict[str, Any]:
-    done = part[part["completed"]]
+def _stats(cols: Mapping[str, np.ndarray], sel: np.ndarray) -> dict[str, Any]:
+    done = sel & cols["completed"]
     out: dict[str, Any] = {
-        "flows": int(len(part)),
-        "completed": int(len(done)),
-        "unfinished": int(len(part) - len(done)),
+        "flows": int(sel.sum()),
+        "completed": int(done.sum()),
+        "unfinished": int(sel.sum() - done.sum()),
     }
     for col, prefix, unit in (("fct_s", "fct", "_s"), ("slowdown", "slowdown", "")):
-        x = done[col].to_numpy(dtype=float)
+        x = cols[col][done]
         for stat, f in _REDUCERS:
             out[f"{prefix}_{stat}{unit}"] = float(f(x)) if len(x) else math.nan
     return out
 
 
-def short_flow_metrics(df: pd.DataFrame, window: tuple[float, float]) -> dict[str, Any]:
+def short_flow_metrics(df: Any, window: tuple[float, float]) -> dict[str, Any]:
     """``{"window", "all": {...}, "buckets": {name: {...}}}`` over the short flows that
     started in ``window`` [from, to): each ``{...}`` has flows, completed, unfinished and
-    STATS (NaN where no flow completed)."""
+    STATS (NaN where no flow completed). ``df``: the table (a DataFrame or ``Columns``)."""
     lo, hi = window
-    part = df[(df["start_s"] >= lo) & (df["start_s"] < hi)]
-    size = part["size_bytes"].to_numpy(dtype=float)
-    buckets = {name: _stats(part[(size >= a) & (size < b)]) for name, a, b in SIZE_BUCKETS}
-    return {"window": [lo, hi], "all": _stats(part), "buckets": buckets}
+    cols = {
+        "completed": np.asarray(df["completed"], dtype=bool),
+        "fct_s": np.asarray(df["fct_s"], dtype=float),
+        "slowdown": np.asarray(df["slowdown"], dtype=float),
+    }
+    start = np.asarray(df["start_s"], dtype=float)
+    part = (start >= lo) & (start < hi)
+    size = np.asarray(df["size_bytes"], dtype=float)
+    buckets = {
+        name: _stats(cols, part & (size >= a) & (size < b)) for name, a, b in SIZE_BUCKETS
+    }
+    return {"window": [lo, hi], "all": _stats(cols, part), "buckets": buckets}

@@ -6,10 +6,10 @@ import time
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from .. import __version__
 from .._core import Simulation, congestion_controls, simulate
+from ..columns import Columns, group_codes, group_sums
 from ..registry import names
 from ..result import RunResult
 from ..shortflows import table as short_flow_table
@@ -94,32 +94,29 @@ def to_result(scenario: Scenario, raw: dict[str, Any], wall_s: float) -> RunResu
     res = scenario.resolved()
     conns = res["flows"]
     fl = raw["flows"]
-    flows = pd.DataFrame(
-        {
-            "flow": np.asarray(fl["id"], dtype=np.int64),
-            "group": [c["group"] for c in conns],
-            "label": [scenario.group_label(c["group"]) for c in conns],
-            "cca": [c["cca"] for c in conns],
-            "rtt_s": [c["rtt_ns"] / 1e9 for c in conns],
-            "start_s": [c["start_ns"] / 1e9 for c in conns],
-            "bytes": np.asarray(fl["bytes_delivered"], dtype=np.int64),
-            "retransmits": np.asarray(fl["retransmits"], dtype=np.int64),
-            "mean_rtt_s": np.nan,
-            # per connection (a list or a distribution draws them); NaN: a bulk transfer
-            "size_bytes": [
-                np.nan if c["size_bytes"] is None else float(c["size_bytes"]) for c in conns
-            ],
-        }
-    )
     s = raw["samples"]
-    # Mean of the sampled SRTTs of each flow (samples before the first RTT sample are 0).
-    srtt_all = pd.Series(np.asarray(s["srtt_ns"], dtype=np.float64) / 1e9)
-    flow_of = pd.Series(np.asarray(s["flow"], dtype=np.int64))
-    mean_rtt = srtt_all[srtt_all > 0].groupby(flow_of[srtt_all > 0]).mean()
-    flows["mean_rtt_s"] = flows["flow"].map(mean_rtt).astype(float)
+    flow_ids = np.asarray(s["flow"], dtype=np.int64)
+    srtt = np.asarray(s["srtt_ns"], dtype=np.float64) / 1e9
+    ids = np.asarray(fl["id"], dtype=np.int64)
+    flows = {
+        "flow": ids,
+        "group": _listed([c["group"] for c in conns], np.int64),
+        "label": np.array([scenario.group_label(c["group"]) for c in conns], dtype=object),
+        "cca": np.array([c["cca"] for c in conns], dtype=object),
+        "rtt_s": _listed([c["rtt_ns"] / 1e9 for c in conns], np.float64),
+        "start_s": _listed([c["start_ns"] / 1e9 for c in conns], np.float64),
+        "bytes": np.asarray(fl["bytes_delivered"], dtype=np.int64),
+        "retransmits": np.asarray(fl["retransmits"], dtype=np.int64),
+        # mean of the sampled SRTTs of each flow (samples before the first RTT sample are 0)
+        "mean_rtt_s": _mean_by_flow(srtt[srtt > 0], flow_ids[srtt > 0], ids),
+        # per connection (a list or a distribution draws them); NaN: a bulk transfer
+        "size_bytes": _listed(
+            [np.nan if c["size_bytes"] is None else float(c["size_bytes"]) for c in conns],
+            np.float64,
+        ),
+    }
     interval_s = res["measure"]["interval_ns"] / 1e9
     t_s = np.asarray(s["t_ns"], dtype=np.float64) / 1e9
-    flow_ids = np.asarray(s["flow"], dtype=np.int64)
     starts = (
         np.array([c["start_ns"] / 1e9 for c in conns])[flow_ids] if len(flow_ids) else np.zeros(0)
     )
@@ -128,8 +125,7 @@ def to_result(scenario: Scenario, raw: dict[str, Any], wall_s: float) -> RunResu
     prev_t = np.maximum(t_s - interval_s, 0.0)
     dt = np.where(starts > prev_t, t_s - starts, t_s - prev_t) if len(t_s) else dt
     nbytes = np.asarray(s["delivered_bytes"], dtype=np.int64)
-    srtt = np.asarray(s["srtt_ns"], dtype=np.float64) / 1e9
-    samples = pd.DataFrame(
+    samples = Columns(
         {
             "flow": flow_ids,
             "t_s": t_s,
@@ -143,7 +139,7 @@ def to_result(scenario: Scenario, raw: dict[str, Any], wall_s: float) -> RunResu
     )
     rev = res["bottleneck"].get("reverse")
     if rev is not None:  # runs without a reverse bottleneck keep their columns as they were
-        flows["direction"] = [c.get("direction", "forward") for c in conns]
+        flows["direction"] = np.array([c.get("direction", "forward") for c in conns], object)
     link = _link_table(raw["link"])
     meta = {
         "backend": "sim",
@@ -177,7 +173,7 @@ def to_result(scenario: Scenario, raw: dict[str, Any], wall_s: float) -> RunResu
             for f in scenario.flows
         ],
     )
-    if len(short):
+    if short is not None:
         meta["short_flow_slots"] = int(raw["short_flows"]["slots"])
     reverse_link = None
     if rev is not None:
@@ -185,7 +181,7 @@ def to_result(scenario: Scenario, raw: dict[str, Any], wall_s: float) -> RunResu
         meta["reverse_capacity_bps"] = rev["rate_bps"]
         meta["reverse_link_totals"] = {k: int(v) for k, v in raw["reverse_link_totals"].items()}
     return RunResult(
-        flows=flows,
+        flows=Columns(flows),
         samples=samples,
         link=link,
         meta=meta,
@@ -195,7 +191,26 @@ def to_result(scenario: Scenario, raw: dict[str, Any], wall_s: float) -> RunResu
     )
 
 
-def _link_table(lk: dict[str, Any]) -> pd.DataFrame:
+def _listed(values: list[Any], dtype: Any) -> np.ndarray:
+    """A column built from a Python list, typed as pandas types one: ``dtype``, or object
+    when the list is empty (a run of short flows only has no connections)."""
+    return np.array(values, dtype=dtype if values else object)
+
+
+def _mean_by_flow(values: np.ndarray, flow: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Each flow's mean of ``values`` (its samples'), in the order of ``ids``; NaN for a
+    flow without one (as pandas' ``groupby("flow").mean()``, to the bit)."""
+    keys, code = group_codes(flow)
+    total, count = group_sums(values, code, len(keys))
+    out = np.full(len(ids), np.nan)
+    where = {int(k): i for i, k in enumerate(keys)}
+    for row, fid in enumerate(ids):
+        if int(fid) in where:
+            out[row] = total[where[int(fid)]] / count[where[int(fid)]]
+    return out
+
+
+def _link_table(lk: dict[str, Any]) -> Columns:
     """One bottleneck's samples; ``ack_drops`` where the run has a reverse bottleneck (the
     simulator reports it only then)."""
     cols = {
@@ -207,4 +222,4 @@ def _link_table(lk: dict[str, Any]) -> pd.DataFrame:
     }
     if "ack_drops" in lk:
         cols["ack_drops"] = np.asarray(lk["ack_drops"], dtype=np.int64)
-    return pd.DataFrame(cols)
+    return Columns(cols)

@@ -1,0 +1,185 @@
+"""Result tables as named numpy columns, for the paths that should not load pandas.
+
+A simulator run (``tcpfair run``) builds its tables as ``Columns``; ``RunResult`` turns one
+into a pandas DataFrame only when a caller asks for the DataFrame (issue 14, start-up:
+pandas costs ~0.5 s of CPU to import). What the run computes and writes without pandas is
+what pandas would give, bit for bit:
+
+- ``group_sums`` sums like pandas' ``groupby(...).sum()``/``.mean()`` (its cython
+  ``group_sum``/``group_mean``): NaN skipped, floats summed in row order with Kahan
+  compensation, integers exactly;
+- ``write_parquet`` writes the file ``DataFrame.to_parquet(path, index=False)`` writes
+  (pyarrow, Snappy, the same ``pandas`` schema metadata), so every reader sees the same
+  table. ``tests/test_columns.py`` checks both against pandas.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: Above this many values in one group, ``group_sums`` hands the sum to pandas: the
+#: vectorized Kahan loop below takes one numpy step per value of the longest group.
+KAHAN_LOOP_MAX = 4096
+
+
+class Columns(Mapping[str, np.ndarray]):
+    """A table as an ordered mapping of column name → numpy array, all of one length.
+
+    Text columns are object arrays of ``str`` (as in a DataFrame); ``to_frame()`` gives the
+    DataFrame with the same columns, order and dtypes."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        cols: dict[str, np.ndarray] = {}
+        for name, values in data.items():
+            arr = np.asarray(values)
+            cols[name] = arr.astype(object) if arr.dtype.kind == "U" else arr
+        lengths = {len(a) for a in cols.values()}
+        if len(lengths) > 1:
+            raise ValueError(f"columns of different lengths: {sorted(lengths)}")
+        self._data = cols
+        self._rows = lengths.pop() if lengths else 0
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self._data[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        """The number of rows (as ``len(DataFrame)``), not of columns."""
+        return self._rows
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self._data)
+
+    def to_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(self._data, columns=self.columns)
+
+
+def group_codes(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct keys, each row's index into them): pandas' sorted group order."""
+    uniq, codes = np.unique(keys, return_inverse=True)
+    return uniq, codes.reshape(-1)
+
+
+def group_sums(values: np.ndarray, codes: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per group ``0 … n-1``: (sum of the non-NaN values, how many there were).
+
+    pandas' ``groupby().sum()`` bit for bit: integer values are summed exactly (int64),
+    floats in row order with Kahan compensation (reset where it becomes NaN, so an
+    infinite value sums to ±inf). A group without values sums to 0; ``sum / count`` is
+    pandas' ``groupby().mean()`` (NaN for an empty group)."""
+    values = np.asarray(values)
+    codes = np.asarray(codes, dtype=np.int64)
+    if values.dtype.kind in "iub":
+        sums = np.zeros(n, dtype=np.int64)
+        np.add.at(sums, codes, values.astype(np.int64))
+        return sums, np.bincount(codes, minlength=n)
+    v = values.astype(np.float64)
+    sizes = np.bincount(codes, minlength=n)
+    if len(v) and sizes.max() > KAHAN_LOOP_MAX:
+        return _pandas_group_sums(v, codes, n)
+    order = np.argsort(codes, kind="stable")
+    v = v[order]
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+    total = np.zeros(n)
+    comp = np.zeros(n)
+    count = np.zeros(n, dtype=np.int64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for k in range(int(sizes.max()) if len(v) else 0):
+            g = np.flatnonzero(sizes > k)
+            val = v[starts[g] + k]
+            keep = ~np.isnan(val)
+            g, val = g[keep], val[keep]
+            y = val - comp[g]
+            t = total[g] + y
+            c = (t - total[g]) - y
+            c[np.isnan(c)] = 0.0
+            comp[g] = c
+            total[g] = t
+            count[g] += 1
+    return total, count
+
+
+def _pandas_group_sums(
+    v: np.ndarray, codes: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``group_sums`` of long groups by pandas itself (its compiled loop)."""
+    import pandas as pd
+
+    g = pd.Series(v).groupby(codes)
+    ids = np.arange(n)
+    total = g.sum().reindex(ids, fill_value=0.0).to_numpy(dtype=np.float64)
+    count = g.count().reindex(ids, fill_value=0).to_numpy(dtype=np.int64)
+    return total, count
+
+
+# ---------------------------------------------------------------------------- Parquet
+
+_PANDAS_TYPES = {"i": "int64", "f": "float64", "b": "bool", "O": "unicode"}
+
+
+def write_parquet(table: Columns, path: str | Path) -> None:
+    """Write ``table`` as ``table.to_frame().to_parquet(path, index=False)`` would.
+
+    Columns of int64, float64, bool or text only (what the simulator's tables hold);
+    float NaN is stored as null, as pandas stores it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    arrays = []
+    described = []
+    for name, col in table.items():
+        kind = col.dtype.kind
+        if kind not in _PANDAS_TYPES or (col.dtype.itemsize != 8 and kind != "b"):
+            raise TypeError(f"column {name!r}: dtype {col.dtype} is not written without pandas")
+        if kind == "O" and not all(isinstance(x, str) for x in col):
+            raise TypeError(f"column {name!r}: an object column must hold text only")
+        # pandas writes an empty text column as Arrow's null type, "empty"
+        empty = kind == "O" and not len(col)
+        text = pa.null() if empty else pa.string()
+        arrays.append(pa.array(col, type=text if kind == "O" else None, from_pandas=True))
+        numpy_type = "object" if kind == "O" else str(col.dtype)
+        described.append(
+            {
+                "name": name,
+                "field_name": name,
+                "pandas_type": "empty" if empty else _PANDAS_TYPES[kind],
+                "numpy_type": numpy_type,
+                "metadata": None,
+            }
+        )
+    meta = {
+        "index_columns": [],
+        "column_indexes": [],
+        "columns": described,
+        "attributes": {},
+        "creator": {"library": "pyarrow", "version": pa.__version__},
+        "pandas_version": _pandas_version(),
+    }
+    schema = pa.schema(
+        [pa.field(n, a.type) for n, a in zip(table, arrays, strict=True)],
+        metadata={b"pandas": json.dumps(meta).encode("utf8")},
+    )
+    pq.write_table(pa.Table.from_arrays(arrays, schema=schema), str(path), compression="snappy")
+
+
+@cache
+def _pandas_version() -> str:
+    """The installed pandas' version, as pandas writes it into the metadata (read from the
+    distribution: importing pandas is what this module avoids)."""
+    from importlib.metadata import version
+
+    return version("pandas")
