@@ -113,9 +113,7 @@ def group_sums(values: np.ndarray, codes: np.ndarray, n: int) -> tuple[np.ndarra
     return total, count
 
 
-def _pandas_group_sums(
-    v: np.ndarray, codes: np.ndarray, n: int
-) -> tuple[np.ndarray, np.ndarray]:
+def _pandas_group_sums(v: np.ndarray, codes: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """``group_sums`` of long groups by pandas itself (its compiled loop)."""
     import pandas as pd
 
@@ -139,28 +137,17 @@ def write_parquet(table: Columns, path: str | Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    arrays = []
-    described = []
-    for name, col in table.items():
-        kind = col.dtype.kind
-        if kind not in _PANDAS_TYPES or (col.dtype.itemsize != 8 and kind != "b"):
-            raise TypeError(f"column {name!r}: dtype {col.dtype} is not written without pandas")
-        if kind == "O" and not all(isinstance(x, str) for x in col):
-            raise TypeError(f"column {name!r}: an object column must hold text only")
-        # pandas writes an empty text column as Arrow's null type, "empty"
-        empty = kind == "O" and not len(col)
-        text = pa.null() if empty else pa.string()
-        arrays.append(pa.array(col, type=text if kind == "O" else None, from_pandas=True))
-        numpy_type = "object" if kind == "O" else str(col.dtype)
-        described.append(
-            {
-                "name": name,
-                "field_name": name,
-                "pandas_type": "empty" if empty else _PANDAS_TYPES[kind],
-                "numpy_type": numpy_type,
-                "metadata": None,
-            }
-        )
+    arrays = [_arrow_array(name, col) for name, col in table.items()]
+    described = [
+        {
+            "name": name,
+            "field_name": name,
+            "pandas_type": "empty" if a.type == pa.null() else _PANDAS_TYPES[col.dtype.kind],
+            "numpy_type": "object" if col.dtype.kind == "O" else str(col.dtype),
+            "metadata": None,
+        }
+        for (name, col), a in zip(table.items(), arrays, strict=True)
+    ]
     meta = {
         "index_columns": [],
         "column_indexes": [],
@@ -174,6 +161,37 @@ def write_parquet(table: Columns, path: str | Path) -> None:
         metadata={b"pandas": json.dumps(meta).encode("utf8")},
     )
     pq.write_table(pa.Table.from_arrays(arrays, schema=schema), str(path), compression="snappy")
+
+
+def _arrow_array(name: str, col: np.ndarray) -> Any:
+    """The Arrow array pyarrow makes of a pandas column, built from buffers: ``pa.array``
+    of a numpy array imports pandas (to check for a categorical)."""
+    import pyarrow as pa
+
+    kind, n = col.dtype.kind, len(col)
+    if kind == "O":
+        if not all(isinstance(x, str) for x in col):
+            raise TypeError(f"column {name!r}: an object column must hold text only")
+        if not n:  # pandas writes an empty text column as Arrow's null type
+            return pa.nulls(0)
+        text = [x.encode("utf8") for x in col]
+        offsets = np.zeros(n + 1, dtype=np.int32)
+        np.cumsum([len(t) for t in text], out=offsets[1:])
+        return pa.Array.from_buffers(
+            pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(text))]
+        )
+    if kind == "b":
+        bits = np.packbits(col.astype(bool), bitorder="little")
+        return pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(bits)])
+    if col.dtype == np.int64:
+        return pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(np.ascontiguousarray(col))])
+    if col.dtype == np.float64:
+        valid = ~np.isnan(col)  # pandas stores NaN as null
+        nulls = int(n - valid.sum())
+        mask = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+        data = pa.py_buffer(np.ascontiguousarray(col))
+        return pa.Array.from_buffers(pa.float64(), n, [mask, data], null_count=nulls)
+    raise TypeError(f"column {name!r}: dtype {col.dtype} is not written without pandas")
 
 
 @cache

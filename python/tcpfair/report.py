@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -16,35 +17,38 @@ def print_run_summary(result: RunResult, title: str = "", console: Console | Non
     console = console or Console()
     met = result.metrics()
     lo, hi = met["window"]
-    thr = result.flow_throughputs()
+    # numpy columns, in the order of the flows table (no pandas: tcpfair run's start-up)
+    thr = result.flow_throughput_values()
     # every figure in the table is over the window; a flow whose samples carry no
     # per-interval count shows its whole-run total, and the column says so
-    retr = result.flow_retransmits()
-    retr_col = "retransmits" + (" (run)" if retr["whole_run"].any() else "")
+    retr, whole_run = result.flow_retransmit_values()
+    retr_col = "retransmits" + (" (run)" if whole_run.any() else "")
     t = Table(title=f"{title}  window {lo:g}–{hi:g} s" if title else f"window {lo:g}–{hi:g} s")
-    dirs = result.directions()
+    dirs = result.direction_values()
     two_way = bool((dirs == "reverse").any())
     cols = ("flow", "label", "cca", *(("direction",) if two_way else ()), "rtt", "throughput")
     for col in (*cols, "share", retr_col):
         t.add_column(
             col, justify="left" if col in ("label", "cca", "direction", "rtt") else "right"
         )
-    # a connection's share is of its own direction's total
-    totals = {d: float(thr[(dirs == d).to_numpy()].sum()) or 1.0 for d in set(dirs)}
-    for _, row in result.flows.iterrows():
-        x = float(thr.get(row["flow"], 0.0))
-        total = totals[dirs[row["flow"]]]
-        rtt = "" if row["rtt_s"] != row["rtt_s"] else f"{row['rtt_s'] * 1e3:g} ms"
-        r = float(retr.at[row["flow"], "retransmits"])
+    # a connection's share is of its own direction's total (NaN throughputs left out)
+    totals = {d: float(np.nansum(thr[dirs == d])) or 1.0 for d in set(dirs)}
+    flows = zip(
+        *(result.column("flows", c) for c in ("flow", "label", "cca", "rtt_s")), strict=True
+    )
+    for i, (flow, label, cca, rtt_s) in enumerate(flows):
+        x = float(thr[i])
+        rtt = "" if rtt_s != rtt_s else f"{rtt_s * 1e3:g} ms"
+        r = float(retr[i])
         retr_text = "–" if r != r else f"{r:.0f}"  # NaN: unknown (e.g. iperf3 receiver side)
         t.add_row(
-            str(row["flow"]),
-            escape(str(row["label"])),  # a user's label is text, never rich markup
-            str(row["cca"]),
-            *((str(dirs[row["flow"]]),) if two_way else ()),
+            str(flow),
+            escape(str(label)),  # a user's label is text, never rich markup
+            str(cca),
+            *((str(dirs[i]),) if two_way else ()),
             rtt,
             format_rate(x) + "/s",
-            f"{100 * x / total:.1f} %",
+            f"{100 * x / totals[dirs[i]]:.1f} %",
             retr_text,
         )
     console.print(t)
@@ -70,7 +74,7 @@ def print_run_summary(result: RunResult, title: str = "", console: Console | Non
             parts[-1] += f" (measured connections {100 * um:.1f} %)"
     console.print("  ".join(parts))
     _print_reverse(met, console)
-    if len(result.flows):  # the long-lived connections' (short flows: in their table)
+    if result.rows("flows"):  # the long-lived connections' (short flows: in their table)
         run_end = _run_end(result)
         console.print(f"whole run (0–{run_end:g} s): {met['retransmits_run']} retransmits")
     _print_short_flows(met, console)

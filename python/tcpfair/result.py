@@ -493,7 +493,9 @@ class RunResult:
         queue = self.column("reverse_link", "queue_bytes")[rw]
 
         def total(table: str, name: str, keep: np.ndarray) -> int:
-            return int(_nansum(self.column(table, name)[keep])) if self.has_column(table, name) else 0
+            return (
+                int(_nansum(self.column(table, name)[keep])) if self.has_column(table, name) else 0
+            )
 
         return {
             "connections": int(len(x)),

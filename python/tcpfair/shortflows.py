@@ -159,7 +159,5 @@ def short_flow_metrics(df: Any, window: tuple[float, float]) -> dict[str, Any]:
     start = np.asarray(df["start_s"], dtype=float)
     part = (start >= lo) & (start < hi)
     size = np.asarray(df["size_bytes"], dtype=float)
-    buckets = {
-        name: _stats(cols, part & (size >= a) & (size < b)) for name, a, b in SIZE_BUCKETS
-    }
+    buckets = {name: _stats(cols, part & (size >= a) & (size < b)) for name, a, b in SIZE_BUCKETS}
     return {"window": [lo, hi], "all": _stats(cols, part), "buckets": buckets}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,6 +15,9 @@ from ..result import RunResult
 from ..shortflows import table as short_flow_table
 from ..spec import MAX_SAMPLE_ROWS, Scenario, sample_rows
 from . import BackendError
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 
 class SimBackend:
@@ -56,9 +59,8 @@ PROGRESS_AFTER_S = 1.0
 
 def _simulate_with_progress(config_json: str, chunks: int = 200) -> dict[str, Any]:
     """Run in chunks of simulated time; after ``PROGRESS_AFTER_S`` of wall time show a
-    transient progress bar on stderr."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-
+    transient progress bar on stderr (rich's progress module is loaded then: most runs
+    never show one)."""
     sim = Simulation(config_json)
     _, end = sim.progress()
     step = max(end // chunks, 1)
@@ -71,6 +73,8 @@ def _simulate_with_progress(config_json: str, chunks: int = 200) -> dict[str, An
             t = min(t + step, end)
             done = sim.advance(t)
             if bar is None and time.perf_counter() - t0 > PROGRESS_AFTER_S and not done:
+                from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
                 bar = Progress(
                     TextColumn("simulating"),
                     BarColumn(),
