@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcpfair import load_scenario
+from tcpfair import columns, load_scenario
 from tcpfair.backends.sim import SimBackend
 from tcpfair.columns import KAHAN_LOOP_MAX, Columns, group_sums, write_parquet
 from tcpfair.result import RunResult
@@ -67,12 +67,31 @@ def test_group_sums_of_integers_are_exact_and_of_long_groups_still_pandas() -> N
     total, count = group_sums(big, np.zeros(3, dtype=np.int64), 2)
     assert total.dtype == np.int64 and list(total) == [1, 0] and list(count) == [3, 0]
     rng = np.random.default_rng(7)
-    v = rng.standard_normal(KAHAN_LOOP_MAX + 10) * 1e8  # one group too long for the loop
-    codes = np.zeros(len(v), dtype=np.int64)
+    for scale in (1.0, 2.0**51):  # whole numbers as floats: exact sums, then not exact
+        w = np.round(rng.standard_normal(300) * 1e3) * scale
+        w[::7] = np.nan
+        codes = rng.integers(0, 4, size=300)
+        total, count = group_sums(w, codes, 5)
+        want_sum, want_mean = _pandas_sums(w, codes, 5)
+        assert np.array_equal(total, want_sum) and np.array_equal(
+            _mean(total, count), want_mean, equal_nan=True
+        )
+
+
+@pytest.mark.parametrize("python_loop_max", [10**9, 100])  # the Python loop, then pandas
+def test_group_sums_of_long_groups(python_loop_max: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(columns, "PYTHON_LOOP_MAX", python_loop_max)
+    rng = np.random.default_rng(7)
+    v = rng.standard_normal(KAHAN_LOOP_MAX + 10) * 10.0 ** rng.integers(-3, 16, KAHAN_LOOP_MAX + 10)
+    v[::11] = np.nan
+    v[5] = np.inf
+    codes = np.zeros(len(v), dtype=np.int64)  # one group too long for the vectorized loop
     codes[::3] = 1
     total, count = group_sums(v, codes, 3)
-    assert np.array_equal(total, _pandas_sums(v, codes, 3)[0])
-    assert list(count) == [int((codes == 0).sum()), int((codes == 1).sum()), 0]
+    want_sum, want_mean = _pandas_sums(v, codes, 3)
+    assert np.array_equal(total, want_sum, equal_nan=True)
+    assert np.array_equal(_mean(total, count), want_mean, equal_nan=True)
+    assert list(count) == [int(((codes == g) & ~np.isnan(v)).sum()) for g in range(3)]
 
 
 TABLES = {

@@ -789,7 +789,7 @@ def _align(keys: np.ndarray, values: np.ndarray, ids: np.ndarray, fill: float) -
 
 def _isnan(a: np.ndarray) -> np.ndarray:
     if a.dtype.kind == "f":
-        return np.isnan(a)
+        return np.asarray(np.isnan(a), dtype=bool)
     if a.dtype.kind in "iub":
         return np.zeros(len(a), dtype=bool)
     return np.array([x is None or (isinstance(x, float) and math.isnan(x)) for x in a], bool)
