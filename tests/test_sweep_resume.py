@@ -224,7 +224,9 @@ def test_a_starting_sweep_leaves_a_running_sweeps_staging_alone(tmp_path: Path) 
             text=True,
         )
 
-    a = start("0.3")
+    # A must outlive three sweep starts: its 40 runs take >= 40 × 0.6 s / 2 jobs = 12 s (at
+    # 0.3 s it finished first once its metrics got ~30× faster: no race was tested)
+    a = start("0.6")
     deadline = time.monotonic() + 120
     while len(_done_rows(store / "catalog.sqlite")) < 2:  # A is committing runs
         assert a.poll() is None, a.communicate()[1]
