@@ -232,6 +232,11 @@ def _arrow_array(name: str, col: np.ndarray) -> Any:
 def _pandas_version() -> str:
     """The installed pandas' version, as pandas writes it into the metadata (read from the
     distribution: importing pandas is what this module avoids)."""
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
-    return version("pandas")
+    try:
+        return version("pandas")
+    except PackageNotFoundError:  # pandas without its distribution's metadata
+        import pandas
+
+        return str(pandas.__version__)
