@@ -94,6 +94,15 @@ def test_group_sums_of_long_groups(python_loop_max: int, monkeypatch: pytest.Mon
     assert list(count) == [int(((codes == g) & ~np.isnan(v)).sum()) for g in range(3)]
 
 
+def test_group_sums_of_numbers_as_objects_are_pandas_sums() -> None:
+    v = np.array([0.1, 0.2, None, 0.3, 7], dtype=object)
+    codes = np.array([0, 0, 0, 1, 1])
+    total, count = group_sums(v, codes, 2)
+    g = pd.Series(v).groupby(codes)
+    assert total.tolist() == g.sum().astype(float).tolist() == [0.1 + 0.2, 7.3]
+    assert count.tolist() == [2, 2]
+
+
 TABLES = {
     "mixed": {
         "flow": np.arange(5, dtype=np.int64),

@@ -86,6 +86,8 @@ def group_sums(values: np.ndarray, codes: np.ndarray, n: int) -> tuple[np.ndarra
     pandas' ``groupby().mean()`` (NaN for an empty group)."""
     values = np.asarray(values)
     codes = np.asarray(codes, dtype=np.int64)
+    if values.dtype.kind == "O":  # numbers as Python objects: pandas sums them its own way
+        return _pandas_group_sums(values, codes, n)
     if values.dtype.kind in "iub":
         sums = np.zeros(n, dtype=np.int64)
         np.add.at(sums, codes, values.astype(np.int64))
@@ -148,10 +150,11 @@ def _kahan_by_group(v: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 def _pandas_group_sums(v: np.ndarray, codes: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """``group_sums`` of long groups by pandas itself (its compiled loop)."""
+    """``group_sums`` by pandas itself: very long groups (its compiled loop), or numbers
+    held as Python objects (a column pandas could not type, e.g. built from empty parts)."""
     import pandas as pd
 
-    g = pd.Series(v).groupby(codes)
+    g = pd.Series(v).groupby(codes)  # v: float64, or object (numbers as objects)
     ids = np.arange(n)
     total = g.sum().reindex(ids, fill_value=0.0).to_numpy(dtype=np.float64)
     count = g.count().reindex(ids, fill_value=0).to_numpy(dtype=np.int64)
