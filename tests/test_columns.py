@@ -247,3 +247,30 @@ def test_metrics_match_pandas_formulas(mixed_run: RunResult) -> None:
     assert met["short_flows"]["all"]["completed"] == len(done) > 0
     assert met["short_flows"]["all"]["fct_median_s"] == float(np.median(done["fct_s"]))
     assert not math.isnan(met["jfi_per_interval_mean"])
+
+
+def test_a_run_of_short_flows_only_writes_the_flows_table_pandas_built(tmp_path: Path) -> None:
+    """No connections: the columns the simulator backend built from Python lists were
+    float64 in pandas (an empty list is ``np.array([])``); the file keeps that schema."""
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "short.toml"
+    path.write_text(
+        'name = "s"\nduration = "2s"\n[bottleneck]\nrate = "10Mbit"\nbuffer = "1bdp"\n'
+        '[[flows]]\ncca = "cubic"\nrtt = "20ms"\nsize = "20KB"\ndirection = "reverse"\n'
+        'arrivals = { process = "fixed", rate = "10/s" }\n'
+    )
+    out = SimBackend().run(load_scenario(path)).save(tmp_path / "run")
+    listed = ["group", "label", "cca", "rtt_s", "start_s", "size_bytes", "direction"]
+    empty = np.zeros(0, dtype=np.int64)
+    old = pd.DataFrame(
+        {"flow": empty, **{c: [] for c in listed[:5]}, "bytes": empty, "retransmits": empty}
+    )
+    old["mean_rtt_s"] = np.nan
+    old["size_bytes"] = []
+    old["direction"] = []
+    old.to_parquet(tmp_path / "old.parquet", index=False)
+    assert pq.read_schema(out / "flows.parquet").equals(
+        pq.read_schema(tmp_path / "old.parquet"), check_metadata=True
+    )
+    assert len(pd.read_parquet(out / "short_flows.parquet")) == 20

@@ -413,7 +413,8 @@ class RunResult:
         chosen = np.ones(len(ids), dtype=bool) if forward.all() else forward
         if measured is not None:
             wanted = set(measured)
-            chosen = np.array([label in wanted for label in self.column("flows", "label")])
+            labels = self.column("flows", "label")
+            chosen = np.array([label in wanted for label in labels], dtype=bool)
         x = all_thr[chosen]
         out: dict[str, Any] = {
             "window": [lo, hi],
@@ -518,8 +519,9 @@ class RunResult:
         import pandas as pd
 
         retr, whole_run = self.flow_retransmit_values(window)
+        rows = list(zip(retr.tolist(), whole_run.tolist(), strict=True))
         return pd.DataFrame(
-            {"retransmits": retr, "whole_run": whole_run}, index=self.column("flows", "flow")
+            rows, index=self.column("flows", "flow"), columns=["retransmits", "whole_run"]
         )
 
     def flow_retransmit_values(

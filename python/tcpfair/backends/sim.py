@@ -105,8 +105,8 @@ def to_result(scenario: Scenario, raw: dict[str, Any], wall_s: float) -> RunResu
     flows = {
         "flow": ids,
         "group": _listed([c["group"] for c in conns], np.int64),
-        "label": np.array([scenario.group_label(c["group"]) for c in conns], dtype=object),
-        "cca": np.array([c["cca"] for c in conns], dtype=object),
+        "label": _listed([scenario.group_label(c["group"]) for c in conns], object),
+        "cca": _listed([c["cca"] for c in conns], object),
         "rtt_s": _listed([c["rtt_ns"] / 1e9 for c in conns], np.float64),
         "start_s": _listed([c["start_ns"] / 1e9 for c in conns], np.float64),
         "bytes": np.asarray(fl["bytes_delivered"], dtype=np.int64),
@@ -143,7 +143,7 @@ def to_result(scenario: Scenario, raw: dict[str, Any], wall_s: float) -> RunResu
     )
     rev = res["bottleneck"].get("reverse")
     if rev is not None:  # runs without a reverse bottleneck keep their columns as they were
-        flows["direction"] = np.array([c.get("direction", "forward") for c in conns], object)
+        flows["direction"] = _listed([c.get("direction", "forward") for c in conns], object)
     link = _link_table(raw["link"])
     meta = {
         "backend": "sim",
@@ -196,9 +196,10 @@ def to_result(scenario: Scenario, raw: dict[str, Any], wall_s: float) -> RunResu
 
 
 def _listed(values: list[Any], dtype: Any) -> np.ndarray:
-    """A column built from a Python list, typed as pandas types one: ``dtype``, or object
-    when the list is empty (a run of short flows only has no connections)."""
-    return np.array(values, dtype=dtype if values else object)
+    """A column built from a Python list, typed as a DataFrame built from the list types
+    it: ``dtype``, or float64 when the list is empty (a run of short flows only has no
+    connections; numpy's ``np.array([])``)."""
+    return np.array(values, dtype=dtype if values else np.float64)
 
 
 def _mean_by_flow(values: np.ndarray, flow: np.ndarray, ids: np.ndarray) -> np.ndarray:
