@@ -144,24 +144,6 @@ def test_rtt_rate_and_buffer_are_emulated() -> None:
     for g, want in ((0, 0.010), (1, 0.060)):
         c = check(r, f"rtt.flows.{g}")
         assert abs(c["value"] - want) < 0.5e-3, c["message"]
-    # rate: what tbf put on the wire while the flows kept it busy (tc counters), over the
-    # sampling intervals that begin and end with a backlog (issue 4: within 1 %). When both
-    # flows back off at once the queue can run dry for a while; those intervals measure the
-    # flows, not the link. On a loaded machine tbf's dequeue timer fires late and loses the
-    # tokens beyond its burst (a CI run: 98.5 %): the run must then say so in its
-    # `rate.bottleneck` check instead of reporting a slower link as the configured one.
-    lk = r.link.assign(dt=r.link["t_s"].diff(), prev_q=r.link["queue_bytes"].shift())
-    busy = lk[(lk["queue_bytes"] > 0) & (lk["prev_q"] > 0)]
-    assert busy["dt"].sum() > 5.0
-    wire = busy["tx_bytes"].sum() * 8 / busy["dt"].sum()
-    c = check(r, "rate.bottleneck")
-    assert c["value"] == pytest.approx(wire, rel=1e-9) and c["limit"] == 40e6
-    assert wire <= 40e6 * 1.01  # a token bucket never sends faster than its rate
-    if wire >= 40e6 * 0.99:
-        assert c["grade"] == "ok", c["message"]
-    else:
-        assert c["grade"] in ("warning", "invalid"), c["message"]
-        assert (c["grade"] == "invalid") == (wire < 40e6 * 0.97), c["message"]
     # goodput: everything the receivers got, over the span the flows were active, is at
     # most the MSS/frame share of the rate (1448/1514) and close to it
     cap_goodput = 40e6 * 1448 / 1514
@@ -201,6 +183,38 @@ def test_random_loss_is_measured() -> None:
     assert 0 <= snd["Tcp.RetransSegs"] - r.flows["retransmits"].sum() <= 2
     assert snd.get("TcpExt.TCPSackRecovery", 0) + snd.get("TcpExt.TCPLossProbes", 0) > 0
     assert r.meta["kernel"]["tcp_counters"]["0"]["receiver"]["Tcp.InSegs"] > n * 0.9
+
+
+def test_tbf_sends_at_its_rate_while_backlogged() -> None:
+    # issue 4: the rate is emulated within 1 %. One CUBIC flow (20 ms) into a 1.5 MB buffer
+    # at 40 Mbit/s: after a loss the window is 0.7 × (100 kB + 1.5 MB), so the queue stays
+    # above 0.5 MB, a 100 ms sampling interval's worth — the link cannot idle inside such
+    # an interval whatever the sender does, and tbf's counters over those intervals are its
+    # rate (`rate.bottleneck`; intervals with less backlog measure the flows, not the link).
+    r = run(
+        base(
+            duration="8s",
+            bottleneck={"rate": "40Mbit", "buffer": "1500kB"},
+            flows=[{"cca": "cubic", "rtt": "20ms"}],
+        )
+    )
+    lk = r.link.assign(dt=r.link["t_s"].diff(), prev_q=r.link["queue_bytes"].shift())
+    full = lk[lk["prev_q"] * 8 >= 40e6 * lk["dt"]]
+    assert full["dt"].sum() > 4.0
+    wire = full["tx_bytes"].sum() * 8 / full["dt"].sum()
+    c = check(r, "rate.bottleneck")
+    assert c["value"] == pytest.approx(wire, rel=1e-9) and c["limit"] == 40e6
+    assert wire <= 40e6 * 1.01, c["message"]  # a token bucket never sends faster
+    # Below the rate only if the machine was busy — tbf's dequeue timer fired late and
+    # lost the tokens beyond its burst — and then the run must say so.
+    busy_machine = any(
+        x["grade"] != "ok" for x in r.meta["checks"] if x["name"].startswith(("cpu.", "emulator."))
+    )
+    if not busy_machine or wire >= 40e6 * 0.99:
+        assert wire == pytest.approx(40e6, rel=0.01), c["message"]
+        assert c["grade"] == "ok"
+    else:
+        assert c["grade"] in ("warning", "invalid"), c["message"]
 
 
 def test_red_in_linkem_keeps_the_queue_between_thresholds() -> None:

@@ -495,23 +495,25 @@ def test_checks_pass_and_fail_at_their_limits() -> None:
     assert cpu == {"cpu.emulator": ("warning", True), "cpu.machine": ("ok", True)}
 
 
-def test_rate_check_counts_only_backlogged_intervals() -> None:
-    # 100 ms samples at 40 Mbit/s (500 000 B per interval when busy). The queue is empty at
-    # t = 0.3, so the intervals ending at 0.3 and 0.4 do not count, whatever they sent.
+def test_rate_check_counts_intervals_the_backlog_alone_keeps_busy() -> None:
+    # 100 ms samples at 40 Mbit/s: an interval's worth is 500 000 B. The queue at t = 0.3
+    # holds less, so the interval 0.3–0.4 does not count, whatever it sent (the link may
+    # have idled inside it); all others start with 600 000 B queued.
     t = [round(0.1 * i, 1) for i in range(16)]
-    q = [1000] * 16
-    q[3] = 0
+    q = [600_000] * 16
+    q[3] = 499_000
     tx = [0] + [500_000] * 15
-    tx[3], tx[4] = 100_000, 20_000
+    tx[4] = 20_000
     c = V.rate_check(t, q, tx, 40e6)
     assert c is not None and c["name"] == "rate.bottleneck"
     assert c["value"] == pytest.approx(40e6) and c["grade"] == "ok"
-    # 13 busy intervals = 1.3 s; 2 % short → warning, 4 % short → invalid, 4 % over → invalid
+    # 14 intervals = 1.4 s; 2 % short → warning, 4 % short → invalid, 4 % over → invalid
     for f, grade in ((0.98, "warning"), (0.96, "invalid"), (1.04, "invalid"), (1.005, "ok")):
         got = V.rate_check(t, q, [round(x * f) for x in tx], 40e6)
         assert got is not None and got["grade"] == grade, (f, got)
-    # under 1 s backlogged: nothing to measure
+    # under 1 s that qualifies: nothing to measure
     assert V.rate_check(t[:10], q[:10], tx[:10], 40e6) is None
+    assert V.rate_check(t, [400_000] * 16, tx, 40e6) is None
 
 
 def test_lateness_is_graded_by_what_it_can_do() -> None:
