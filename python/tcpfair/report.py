@@ -130,11 +130,14 @@ def _print_reverse(met: dict[str, Any], console: Console) -> None:
             f"{rev['queue_max_bytes'] / 1e3:.1f} kB"
         )
     parts.append(f"drops {rev['drops']} (ACKs {rev['ack_drops']})")
+    if "retransmits" in rev:  # summaries saved before it existed lack it
+        parts.append(f"retransmits {rev['retransmits']}")
     console.print("  ".join(parts))
     scope = "forward connections" if met.get("measured_flows") is None else "[measure] flows"
     console.print(
         escape(
-            f"(JFI, min/max and sum above: {scope}; utilization: the forward link) reverse "
+            f"(JFI, min/max, sum and retransmits above: {scope}; utilization: the forward "
+            "link) reverse "
             f"connections' ACKs lost on the forward link: {rev['forward_ack_drops']}"
         )
     )

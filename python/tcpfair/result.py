@@ -338,10 +338,11 @@ class RunResult:
         # per-interval JFI over the intervals in which every (measured) flow has a sample
         _, series = complete_intervals_jfi(self.interval_throughputs(span)[thr.index])
         out["jfi_per_interval_mean"] = _finite_mean(series)
-        retr = self.flow_retransmits(span)
+        # retransmissions of the same connections as the index (reverse ones: "reverse")
+        retr = self.flow_retransmits(span).loc[thr.index]
         out["retransmits"] = int(np.nansum(retr["retransmits"].to_numpy(dtype=float)))
         out["retransmits_whole_run_flows"] = [int(f) for f in retr.index[retr["whole_run"]]]
-        rt = self.flows["retransmits"].to_numpy(dtype=float)
+        rt = self.flows.set_index("flow")["retransmits"].loc[thr.index].to_numpy(dtype=float)
         out["retransmits_run"] = int(np.nansum(rt))
         rev = self.reverse_metrics(span, all_thr)
         if rev is not None:
@@ -357,7 +358,8 @@ class RunResult:
     ) -> dict[str, Any] | None:
         """The reverse direction over the window, or None when the run has no reverse
         bottleneck: its connections (``connections``, ``sum_bps``, ``jfi``,
-        ``utilization`` = their sum over the reverse rate), the reverse link's queue
+        ``utilization`` = their sum over the reverse rate, ``retransmits`` in the window),
+        the reverse link's queue
         (``queue_mean_bytes``, ``queue_max_bytes``, sampled), ``drops`` and ``ack_drops``
         (the forward connections' ACKs it lost), and ``forward_ack_drops`` (the reverse
         connections' ACKs lost on the forward link)."""
@@ -373,11 +375,13 @@ class RunResult:
         lo, hi = span
         rw = rl[(rl["t_s"] > lo) & (rl["t_s"] <= hi)]
         fw = self.link[(self.link["t_s"] > lo) & (self.link["t_s"] <= hi)]
+        retr = self.flow_retransmits(span).loc[thr.index[back]]
         return {
             "connections": int(len(x)),
             "sum_bps": float(x.sum()),
             "jfi": m.jain(x) if len(x) else float("nan"),
             "utilization": float(x.sum() / cap) if cap else float("nan"),
+            "retransmits": int(np.nansum(retr["retransmits"].to_numpy(dtype=float))),
             "queue_mean_bytes": float(rw["queue_bytes"].mean()) if len(rw) else float("nan"),
             "queue_max_bytes": float(rw["queue_bytes"].max()) if len(rw) else float("nan"),
             "drops": int(rw["drops"].sum()),
