@@ -98,7 +98,8 @@ def _print_short_flows(met: dict[str, Any], console: Console) -> None:
         t.add_column(
             col, justify="left" if col == "size" else "right", no_wrap=col in ("size", "unfinished")
         )
-    for name, b in [*sf["buckets"].items(), ("all", sf["all"])]:
+    per_label = [(f"{lab}: all", b) for lab, b in sf.get("labels", {}).items()]
+    for name, b in [*sf["buckets"].items(), ("all", sf["all"]), *per_label]:
         if not b["flows"]:
             continue
         t.add_row(

@@ -142,9 +142,15 @@ def _stats(part: pd.DataFrame) -> dict[str, Any]:
 def short_flow_metrics(df: pd.DataFrame, window: tuple[float, float]) -> dict[str, Any]:
     """``{"window", "all": {...}, "buckets": {name: {...}}}`` over the short flows that
     started in ``window`` [from, to): each ``{...}`` has flows, completed, unfinished and
-    STATS (NaN where no flow completed)."""
+    STATS (NaN where no flow completed). With short flows under more than one label (e.g.
+    one entry per direction, whose FCTs have nothing in common), also ``"labels": {label:
+    {...}}``, each label's flows apart."""
     lo, hi = window
     part = df[(df["start_s"] >= lo) & (df["start_s"] < hi)]
     size = part["size_bytes"].to_numpy(dtype=float)
     buckets = {name: _stats(part[(size >= a) & (size < b)]) for name, a, b in SIZE_BUCKETS}
-    return {"window": [lo, hi], "all": _stats(part), "buckets": buckets}
+    out: dict[str, Any] = {"window": [lo, hi], "all": _stats(part), "buckets": buckets}
+    labels = list(dict.fromkeys(df["label"]))
+    if len(labels) > 1:
+        out["labels"] = {lab: _stats(part[part["label"] == lab]) for lab in labels}
+    return out
