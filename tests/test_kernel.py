@@ -775,6 +775,9 @@ def test_reverse_connections_and_different_starts_and_sizes_run_on_their_own() -
     # (what `bytes` is) can lag behind it (main's -P client shows the same), so: at most n
     assert (fl.loc[[2, 3], "bytes"] <= fl.loc[[2, 3], "size_bytes"]).all()
     assert (fl.loc[[2, 3], "bytes"] > 0).all()
+    cut = bool((fl.loc[[2, 3], "bytes"] < fl.loc[[2, 3], "size_bytes"]).any())
+    notes = r.meta["kernel"]["notes"]
+    assert any(n.startswith("flows.1: ") and "sized" in n for n in notes) == cut
     assert fl["direction"].tolist() == ["reverse", "reverse", "forward", "forward"]
     min_srtt = r.samples[r.samples["srtt_s"] > 0].groupby("flow")["srtt_s"].min()
     for f in (0, 1):  # the reverse senders' SRTT (from the server's report)
@@ -782,6 +785,25 @@ def test_reverse_connections_and_different_starts_and_sizes_run_on_their_own() -
     launch = r.meta["kernel"]["client_launch_s"]
     assert set(launch) == {"0.0", "0.1", "1.0", "1.1"}
     assert launch["1.1"] - launch["1.0"] == pytest.approx(1.0, abs=0.15)
+
+
+def test_a_size_is_each_connections_not_the_entrys() -> None:
+    # streams = 2 with one size: each connection transfers 1 MB (its own -P 1 client); one
+    # -P 2 client with -n would have stopped at 1 MB for both together
+    r = run(
+        base(
+            duration="3s",
+            bottleneck={"rate": "50Mbit", "buffer": "1bdp"},
+            flows=[{"cca": "cubic", "rtt": "20ms", "streams": 2, "size": "1MB"}],
+            measure={"interval": "0.5s", "from": "0s"},
+        )
+    )
+    assert set(r.meta["kernel"]["client_launch_s"]) == {"0.0", "0.1"}
+    fl = r.flows.set_index("flow")
+    assert fl["size_bytes"].tolist() == [1e6, 1e6]
+    # what the receivers counted before iperf3 ended each test: together more than the
+    # one -P 2 test could have sent (1 MB in whole 128 KiB blocks: 1,048,576 B)
+    assert fl["bytes"].sum() > 1_048_576 and (fl["bytes"] <= 1_048_576).all()
 
 
 def test_short_flows_with_a_drawn_rtt_each_take_their_own_rtt() -> None:

@@ -777,6 +777,23 @@ def test_identical_connections_keep_their_commands() -> None:
     )
 
 
+def test_sized_connections_of_one_entry_run_apart() -> None:
+    # iperf3 -n with -P 2 would stop when both streams together sent 1 MB; the scenario's
+    # size is each connection's, so each gets its own -P 1 client with -n 1000000
+    sc = from_dict(scenario(flows=[{"cca": "bbr", "rtt": "41ms", "streams": 2, "size": "1MB"}]))
+    g = T.build(sc.resolved(), "0a1b2c", {"bbr": "bbr"}).groups[0]
+    assert [(c.flow, c.size_bytes, c.rtt_ns) for c in g.conns] == [
+        (0, 1_000_000, 41_000_000),
+        (1, 1_000_000, 41_000_000),
+    ]
+    for c in g.conns:
+        cli = C.iperf3_client(g, [], 7, 1_000_000, 1.0, None, c)
+        assert cli[cli.index("-P") + 1] == "1" and cli[cli.index("-n") + 1] == "1000000"
+    # one sized connection: its -n is its own already
+    one = from_dict(scenario(flows=[{"cca": "bbr", "rtt": "41ms", "size": "1MB"}]))
+    assert T.build(one.resolved(), "0a1b2c", {"bbr": "bbr"}).groups[0].conns == ()
+
+
 def test_children_of_split_connections_are_named_in_messages() -> None:
     from tcpfair.kernel.runner import describe_child
 

@@ -290,7 +290,12 @@ def split_delay(rtt_ns: int) -> tuple[int, int]:
 
 
 def entry_differs(mine: list[dict[str, Any]]) -> bool:
-    """Whether an entry's connections (resolved records) differ in rtt, start or size."""
+    """Whether an entry's connections (resolved records) need a client each: they differ
+    in rtt, start or size, or there are several with a size — iperf3's ``-n`` with ``-P N``
+    counts the bytes of all N streams together, and a scenario's ``size`` is each
+    connection's."""
+    if len(mine) > 1 and any(c["size_bytes"] is not None for c in mine):
+        return True
     return len({(c["rtt_ns"], c["start_ns"], c["size_bytes"]) for c in mine}) > 1
 
 
