@@ -448,7 +448,7 @@ def _plot_from_options(
     x: str | None,
     y: str | None,
     by: str | None,
-    axes: dict[str, list[Any]],
+    axes: list[str],
     sweep_name: str,
 ) -> Any:
     """The figure ``results --plot`` asked for, checked as a sweep's ``[[plots]]`` table is
@@ -457,7 +457,10 @@ def _plot_from_options(
 
     problems: list[tuple[str, str]] = []
     table = {k: v for k, v in (("kind", kind), ("metric", metric), ("x", x), ("y", y), ("by", by))}
-    plots = _load_plots([{k: v for k, v in table.items() if v is not None}], axes, problems)
+    given = [{k: v for k, v in table.items() if v is not None}]
+    # the axes' names are what the rules need (their values only for log scales, which
+    # the command line does not set)
+    plots = _load_plots(given, {a: [] for a in axes}, problems)
     if problems:
         where, what = problems[0]
         key = where.rsplit(".", 1)[-1]
