@@ -839,6 +839,34 @@ def test_short_flows_with_a_drawn_rtt_each_take_their_own_rtt() -> None:
     assert g["port_rtts"] == {"sport_base": 20000, "flows": 10} and "connections" not in g
 
 
+def test_reverse_short_flows_each_take_their_own_rtt() -> None:
+    # as the test above, reversed: 8 flows (one every 0.4 s from 0.3 s) send from the
+    # receivers' side, each from source port 20000 + k in r0, to the one server in s0;
+    # linkem keys the entry's port table on that far-end port. Each alone on the idle
+    # 50 Mbit/s reverse link, at ITS rtt: 3.5 round trips + 40 frames of 1514 B.
+    sc = base(
+        duration="4s",
+        bottleneck={"rate": "50Mbit", "buffer": "1bdp"},
+        flows=[
+            {"cca": "reno", "rtt": {"dist": "uniform", "min": "10ms", "max": "80ms"},
+             "size": "100KB", "start": "0.3s", "stop": "3.5s", "direction": "reverse",
+             "arrivals": {"process": "fixed", "rate": "2.5/s"}},
+        ],
+        measure={"interval": "100ms"},
+    )  # fmt: skip
+    r = run(sc)
+    want = from_dict(sc).short_flow_schedule(0).rtt_ns / 1e9
+    short = r.short_flows
+    assert len(short) == len(want) == 8 and short["rtt_s"].tolist() == want.tolist()
+    assert len(set(want)) == 8 and want.max() - want.min() > 0.02
+    assert short["completed"].all() and (short["bytes"] == 100_000).all()
+    for rtt, fct in zip(short["rtt_s"], short["fct_s"], strict=True):
+        expect = 3.5 * rtt + 40 * 1514 * 8 / 50e6
+        assert abs(fct - expect) < rtt, (rtt, fct, expect)
+    (g,) = r.meta["kernel"]["topology"]["groups"]
+    assert g["port_rtts"] == {"sport_base": 20000, "flows": 8}
+
+
 def test_short_flows_with_a_list_of_rtts_each_take_their_own_rtt() -> None:
     # fixed arrivals every 0.5 s from 0.5 s, rtt = [10, 60] ms cycled: flows alternate. Each
     # binds to the address of its RTT (one address and delay class per distinct value).

@@ -867,3 +867,24 @@ def test_short_flows_with_a_drawn_rtt_get_a_source_port_and_port_delay_each() ->
     tp = T.build(plain.resolved(), "0a1b2c", {"reno": "reno"}, {})
     assert "sport" not in C.traffic_schedule(tp.groups[0], [0], [5], 100)["flows"][0]
     assert "ports" not in C.relay_config(tp, 0.0, 1, None, False, 1500, 0)["classes"][0]
+    assert "far" not in ports  # the forward entry's ports are its own side's
+
+
+def test_reverse_short_flows_with_rtts_of_their_own_go_by_the_far_ends_port() -> None:
+    # a reverse entry's list: every flow connects to the sender host's one server, so each
+    # binds port 20000 + k in the receiver host and linkem keys on that far-end port
+    flows = [
+        {"cca": "reno", "rtt": ["10ms", "60ms"], "size": "100KB", "start": "1s", "stop": "3s",
+         "direction": "reverse", "arrivals": {"process": "fixed", "rate": "2/s"}},
+    ]  # fmt: skip
+    sc = from_dict(scenario(flows=flows))
+    assert T.drawn_rtts(sc) == {0: (10_000_000, (10_000_000, 60_000_000) * 2)}
+    topo = T.build(sc.resolved(), "0a1b2c", {"reno": "reno"}, T.drawn_rtts(sc))
+    (g,) = topo.groups
+    assert g.conns == () and g.reverse
+    doc = C.traffic_schedule(g, [0, 1, 2, 3], [5, 6, 7, 8], 100)
+    assert [f["sport"] for f in doc["flows"]] == [20000, 20001, 20002, 20003]
+    assert {f["src"] for f in doc["flows"]} == {"10.2.0.2"}  # from the receiver host
+    (cls,) = C.relay_config(topo, 0.0, 1, None, False, 1500, 0)["classes"]
+    assert cls["ports"]["far"] is True
+    assert cls["ports"]["fwd_delay_ns"] == [5_000_000, 30_000_000] * 2
