@@ -558,6 +558,171 @@ def validation_gso() -> list[str]:
     ]
 
 
+# --------------------------------------------------------------------------- validation: tbf burst
+#: the lab's tbf bucket (seed 002 §3.1: `burst 5000000`) and the smaller ones tried
+LAB_BURST = "5000000B"
+SMALLER_BURSTS = ("1600B", "66550B", "500000B", LAB_BURST)
+
+
+def burst_h1(cca: str, gso: bool, burst: str | None) -> tuple[float, int]:
+    """Lab 11 §3 at 10 Gbit/s: h1's whole-run Gbit/s and retransmissions."""
+    over = [f"flows.0.cca={cca}", *([f"bottleneck.burst={burst}"] if burst else [])]
+    thr, rt = whole_run(run_sim(f"lab11-100mtu-10g{'-gso' if gso else ''}.toml", over))
+    return thr[0] / 1e9, rt[0]
+
+
+def burst_cell(cca: str, gso: bool, burst: str | None) -> str:
+    gb, rt = burst_h1(cca, gso, burst)
+    return f"{gb:.3f} Gbit/s, {thousands(rt)}"
+
+
+def burst_row(cca: str) -> str:
+    lab = lab_value(f"lab11-100mtu-{cca}-10g").replace(" retx", "")
+    cells = [burst_cell(cca, g, b) for g in (False, True) for b in (None, LAB_BURST)]
+    return f"| {cca} | {lab} | {' | '.join(cells)} |"
+
+
+def validation_burst() -> list[str]:
+    smaller = ", ".join(
+        f"{burst_h1('cubic', True, b)[0]:.3f} with {thousands(int(b[:-1]))} B"
+        for b in SMALLER_BURSTS
+    )
+    return [
+        "| §3 100·MTU, h1 | lab | GSO off | GSO off, burst 5 MB | GSO on | GSO on, burst 5 MB |",
+        "|---|---|---|---|---|---|",
+        *(burst_row(c) for c in ("cubic", "reno")),
+        "",
+        f"Smaller buckets (GSO on, CUBIC, `--set bottleneck.burst=N`): h1 {smaller} Gbit/s. "
+        f"Simulator: seed 1, {stamp()}.",
+    ]
+
+
+# --------------------------------------------------------------------------- validation: 200 Mbit/s
+#: Lab 11 §3/§5 scaled to 200 Mbit/s as the kernel backend can hold it (session 4's runs)
+SCALED_200M = [
+    "bottleneck.rate=200Mbit",
+    "duration=25s",
+    "measure.from=5s",
+    *(f"flows.{i}.{k}=2621440B" for i in (0, 1) for k in ("rmem", "wmem")),
+]
+#: (column, gso, burst) of the simulator columns
+SCALED_200M_COLS = (
+    ("sim GSO off", False, None),
+    ("sim GSO on", True, None),
+    ("sim GSO on, burst 66 550 B", True, "66550B"),
+    ("sim GSO on, burst 5 MB", True, LAB_BURST),
+)
+
+
+def scaled_200m_cell(part: str, cca: str, gso: bool, burst: str | None) -> str:
+    """h1 / h3 Mbit/s over 5-25 s, h1's retransmissions over the run, utilization."""
+    over = [*SCALED_200M, f"flows.0.cca={cca}", f"flows.0.gso={str(gso).lower()}"]
+    over += [f"flows.1.gso={str(gso).lower()}"]
+    if part == "100mtu":
+        over.append("bottleneck.buffer=160000B")
+    if burst:
+        over.append(f"bottleneck.burst={burst}")
+    r = run_sim(f"lab11-{part}.toml", over)
+    thr = [float(x) / 1e6 for x in r.group_throughputs().to_numpy()]
+    rt = int(r.flows.groupby("group")["retransmits"].sum().iloc[0])
+    util_pc = 100 * r.metrics()["utilization"]
+    return f"{thr[0]:.1f} / {thr[1]:.1f}, {thousands(rt)}, {util_pc:.1f} %"
+
+
+def scaled_200m_row(part: str, label: str, cca: str) -> str:
+    cells = [
+        scaled_200m_cell(part, cca, g, b) if part == "100mtu" or b is None else "–"
+        for _, g, b in SCALED_200M_COLS
+    ]
+    return f"| {label} | {cca} | {' | '.join(cells)} |"
+
+
+def validation_200m() -> list[str]:
+    rows = [
+        scaled_200m_row(part, label, cca)
+        for part, label in (("100mtu", "§3 160 kB"), ("loss", "§5 0.01 %"))
+        for cca in ("cubic", "reno")
+    ]
+    head = " | ".join(c for c, _, _ in SCALED_200M_COLS)
+    return [
+        f"| 200 Mbit/s | h1 | {head} |",
+        "|---|---|---|---|---|---|",
+        *rows,
+        "",
+        f"Simulator: seed 1, {stamp()}.",
+    ]
+
+
+# --------------------------------------------------------------------------- validation: seed 004
+FIG9_RTTS = ("16ms", "22ms", "42ms", "82ms", "162ms")
+FIG8_RTTS = ("16ms", "42ms", "82ms", "162ms", "324ms")
+FIG_CCAS = ("reno", "cubic")
+
+
+@functools.cache
+def sweep_point(sweep: str, axes: tuple[tuple[str, str], ...]) -> Any:
+    """Repeat 0 of one point of a shipped sweep, on the simulator (as `tcpfair sweep
+    scenarios/sweeps/SWEEP.toml --axis … --backend sim` runs it: the sweep's seed and
+    start_jitter)."""
+    from tcpfair.orchestrate import plan
+    from tcpfair.sweep import load_sweep
+
+    sw = load_sweep(SC / "sweeps" / f"{sweep}.toml")
+    sw.repeats = 1
+    want = dict(axes)
+    run = next(r for r in plan(sw, "sim", None) if all(r.axes[k] == v for k, v in want.items()))
+    return run_sim_scenario(run.scenario)
+
+
+def two_flows(r: Any) -> tuple[float, float, dict[str, Any]]:
+    """The two high-speed flows' Mbit/s (groups 0 and 1) and the run's metrics."""
+    g = r.group_throughputs()
+    return float(g.iloc[0]) / 1e6, float(g.iloc[1]) / 1e6, r.metrics()
+
+
+def fig9_row(cca: str, rtt: str) -> str:
+    r = sweep_point(
+        "cubic-fig9", (("flows.0.cca", cca), ("flows.1.cca", cca), ("flows.1.rtt", rtt))
+    )
+    fixed, varied, m = two_flows(r)
+    return (
+        f"| {cca} | {rtt} | {162 / float(rtt[:-2]):.1f} | {fixed:.1f} | {varied:.1f} | "
+        f"{varied / fixed:.2f} | {100 * m['utilization']:.1f} | "
+        f"{100 * m['utilization_measured']:.1f} |"
+    )
+
+
+def fig8_row(cca: str, rtt: str) -> str:
+    axes = (("flows.0.cca", cca), ("flows.1.cca", cca), ("flows.0.rtt", rtt), ("flows.1.rtt", rtt))
+    a, b, m = two_flows(sweep_point("cubic-fig8", axes))
+    return (
+        f"| {cca} | {rtt} | {a:.1f} | {b:.1f} | {min(a, b) / max(a, b):.2f} | "
+        f"{100 * m['utilization']:.1f} | {100 * m['utilization_measured']:.1f} |"
+    )
+
+
+def validation_fig9() -> list[str]:
+    return [
+        "| algorithm | varied flow's RTT | 162 ms ÷ its RTT | 162 ms flow Mbit/s | varied flow "
+        "Mbit/s | varied ÷ 162 ms flow | utilization % | the two flows' share % |",
+        "|---|---|---|---|---|---|---|---|",
+        *(fig9_row(c, rtt) for c in FIG_CCAS for rtt in FIG9_RTTS),
+        "",
+        f"One run per point (the sweep's repeat 0), window 60–300 s. Simulator: {stamp()}.",
+    ]
+
+
+def validation_fig8() -> list[str]:
+    return [
+        "| algorithm | RTT | flow 1 Mbit/s | flow 2 Mbit/s | min/max | utilization % "
+        "| the two flows' share % |",
+        "|---|---|---|---|---|---|---|",
+        *(fig8_row(c, rtt) for c in FIG_CCAS for rtt in FIG8_RTTS),
+        "",
+        f"One run per point (the sweep's repeat 0), window 60–300 s. Simulator: {stamp()}.",
+    ]
+
+
 # --------------------------------------------------------------------------- validation: D table
 def pm(key: str, b: str, f: Callable[[list[Rec]], list[float]], fmt: str = ".1f") -> str:
     return ms(f(recs_of(key, b)), fmt)
@@ -1069,6 +1234,34 @@ BLOCKS: dict[str, Block] = {
         "and lab11-<part>-10g-gso.toml --set flows.0.cca=X, whole run; Lab 10: "
         "lab10-*-10g[-gso].toml)",
         validation_gso,
+    ),
+    "validation-burst": Block(
+        "validation.md",
+        "benches/docgen.py --only validation-burst (tcpfair run "
+        "scenarios/lab11-100mtu-10g[-gso].toml --set flows.0.cca=X [--set "
+        "bottleneck.burst=N], whole run)",
+        validation_burst,
+    ),
+    "validation-fig9": Block(
+        "validation.md",
+        "benches/docgen.py --only validation-fig9 (tcpfair sweep "
+        "scenarios/sweeps/cubic-fig9.toml --backend sim, repeat 0 of the reno and cubic "
+        "points)",
+        validation_fig9,
+    ),
+    "validation-fig8": Block(
+        "validation.md",
+        "benches/docgen.py --only validation-fig8 (tcpfair sweep "
+        "scenarios/sweeps/cubic-fig8.toml --backend sim, repeat 0 of the reno and cubic "
+        "points)",
+        validation_fig8,
+    ),
+    "validation-200m": Block(
+        "validation.md",
+        "benches/docgen.py --only validation-200m (tcpfair run scenarios/lab11-100mtu.toml "
+        "$B --set bottleneck.buffer=160000B and lab11-loss.toml $B, --set flows.0.cca=X "
+        "[--set bottleneck.burst=N], B as below)",
+        validation_200m,
     ),
     "validation-mathis": Block(
         "validation.md",
