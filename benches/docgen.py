@@ -592,7 +592,7 @@ def validation_burst() -> list[str]:
         "|---|---|---|---|---|---|",
         *(burst_row(c) for c in ("cubic", "reno")),
         "",
-        f"Smaller buckets (GSO on, CUBIC, `--set bottleneck.burst=N`): h1 {smaller} Gbit/s. "
+        f"Smaller buckets (GSO on, CUBIC, `--set bottleneck.burst=N`), h1 in Gbit/s: {smaller}. "
         f"Simulator: seed 1, {stamp()}.",
     ]
 
