@@ -1153,9 +1153,15 @@ def bench_row(d: dict[str, Any]) -> str:
     )
 
 
+def load_average() -> str:
+    """The 1-minute load average (wall times depend on it)."""
+    la = Path("/proc/loadavg")
+    return la.read_text().split()[0] if la.exists() else "?"
+
+
 def performance_bench() -> list[str]:
     rows = bench_rows()
-    load = Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
+    load = load_average()
     return [
         "| scenario | flows | simulated s | wall s | bottleneck packets | packets/s | events/s "
         "| utilization | peak RSS MB | RSS growth MB | bytes/flow |",
@@ -1194,7 +1200,8 @@ def performance_large() -> list[str]:
         "|---|---|---|---|---|",
         *(large_row(label, path) for label, path in LARGE),
         "",
-        f"Measured at {stamp()} (`tcpfair run SCENARIO`; wall times vary with the load).",
+        f"Measured at {stamp()}, load average {load_average()} on 2 cores (`tcpfair run "
+        "SCENARIO`; wall times vary with the load, packet counts do not).",
     ]
 
 
