@@ -494,6 +494,32 @@ def validation_ack_jitter() -> list[str]:
     ]
 
 
+# --------------------------------------------------------------------------- validation: BBR + ACK jitter
+BBR_ACK_JITTER = ("0ms", "0.12ms", "0.5ms", "2ms")
+
+
+def bbr_ack_jitter_row(j: str) -> str:
+    """Lab 11 §4 with BBR (§1's lab11-1bdp-bbr) and ``ack_jitter = J`` on both flows."""
+    rs = list(sim_recs("lab11-1bdp-bbr", (f"flows.0.ack_jitter={j}", f"flows.1.ack_jitter={j}")))
+    return (
+        f"| sim, J = {j} | {ms(mbit(rs, 0))} | {ms(mbit(rs, 1))} | {thousands(rtx(rs))} "
+        f"| {runs(rs, 'seeds')} |"
+    )
+
+
+def validation_bbr_ack_jitter() -> list[str]:
+    kern = kernel_recs("lab11-1bdp-bbr")
+    return [
+        "| run | BBR Mbit/s | CUBIC Mbit/s | BBR retransmissions | runs |",
+        "|---|---|---|---|---|",
+        *(bbr_ack_jitter_row(j) for j in BBR_ACK_JITTER),
+        f"| Linux (§1) | {ms(mbit(kern, 0))} | {ms(mbit(kern, 1))} | {thousands(rtx(kern))} "
+        f"| {runs(kern)} |",
+        "",
+        f"Simulator: seeds 1-3, {stamp()}; {kernel_stamp(['lab11-1bdp-bbr'])}.",
+    ]
+
+
 # --------------------------------------------------------------------------- validation: GSO
 LAB11_PARTS = (("100mtu", "§3 100·MTU"), ("1bdp", "§4 1 BDP"), ("loss", "§5 loss 0.01 %"))
 CCAS = ("cubic", "reno", "bbr")
@@ -1237,6 +1263,13 @@ BLOCKS: dict[str, Block] = {
         "scenarios/validation/single-reno-buffer.toml --set bottleneck.buffer=B --set "
         "flows.0.ack_jitter=J --set seed=1..3)",
         validation_ack_jitter,
+    ),
+    "validation-bbr-ack-jitter": Block(
+        "validation.md",
+        "benches/docgen.py --only validation-bbr-ack-jitter (tcpfair run "
+        "scenarios/lab11-1bdp.toml --set duration=40s --set flows.0.cca=bbr --set "
+        "flows.N.ack_jitter=J --set seed=1..3)",
+        validation_bbr_ack_jitter,
     ),
     "validation-10g": Block(
         "validation.md",
