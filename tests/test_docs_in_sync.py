@@ -171,3 +171,11 @@ def test_validation_200m_row():
     ours = docgen.scaled_200m_row("100mtu", "§3 160 kB", "cubic")
     page = _block("validation.md", "validation-200m").get("§3 160 kB | cubic")
     assert page == ours, STALE.format(page="validation.md", id="validation-200m")
+
+
+def test_validation_bbr_ack_jitter_row():
+    """BBR against CUBIC with 2 ms of ACK jitter (3 runs of 40 s at 100 Mbit/s, ~2 s)."""
+    page = _block("validation.md", "validation-bbr-ack-jitter").get("sim, J = 2ms")
+    assert page == docgen.bbr_ack_jitter_row("2ms"), STALE.format(
+        page="validation.md", id="validation-bbr-ack-jitter"
+    )
