@@ -78,10 +78,18 @@ def _git_commit() -> str:
     return p.stdout.strip() or "unknown"
 
 
-def measure(key: str, backend: str, repeat: int) -> dict[str, Any]:
+def measure(key: str, backend: str, repeat: int, extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    """One run of row ``key`` (seed ``repeat``), with ``extra`` overrides after the row's own."""
+    path, over = ROWS[key]
+    return measure_scenario(key, path, [*over, *extra], backend, repeat)
+
+
+def measure_scenario(
+    key: str, path: str, over: list[str], backend: str, repeat: int
+) -> dict[str, Any]:
+    """The record of one run of ``scenarios/PATH`` with ``over`` and ``seed=repeat``."""
     import tcpfair
 
-    path, over = ROWS[key]
     over = [*over, f"seed={repeat}"]
     t0 = time.time()
     r = tcpfair.run(SC / path, backend=backend, overrides=over)
@@ -170,7 +178,7 @@ def cmd_run(a: argparse.Namespace) -> None:
         )
 
 
-def _ms(xs: list[float], fmt: str) -> str:
+def mean_sd(xs: list[float], fmt: str) -> str:
     n = len(xs)
     mean = sum(xs) / n
     if n == 1:
@@ -202,8 +210,8 @@ def render(recs: list[dict[str, Any]], keys: list[str] | None = None) -> list[st
 
 def _row(key: str, b: str, rs: list[dict[str, Any]]) -> str:
     nf = len(rs[0]["thr_bps"])
-    thr = " / ".join(_ms([d["thr_bps"][i] / 1e6 for d in rs], ".1f") for i in range(nf))
-    share = _ms([100 * d["thr_bps"][0] / sum(d["thr_bps"]) for d in rs], ".1f")
+    thr = " / ".join(mean_sd([d["thr_bps"][i] / 1e6 for d in rs], ".1f") for i in range(nf))
+    share = mean_sd([100 * d["thr_bps"][0] / sum(d["thr_bps"]) for d in rs], ".1f")
     rtx = " / ".join(str(round(sum(d["retransmits"][i] for d in rs) / len(rs))) for i in range(nf))
     tos = [d for d in rs if "timeouts" in d]
     if tos:
@@ -223,8 +231,8 @@ def _row(key: str, b: str, rs: list[dict[str, Any]]) -> str:
             "flagged: " + ", ".join(flagged) + "; " if flagged else "all checks pass; "
         ) + f"lateness max {late:.1f} ms ({over} frames > 1 ms)"
     return (
-        f"| {key} | {b} | {thr} | {share} | {_ms([d['jfi'] for d in rs], '.3f')} | "
-        f"{_ms([100 * d['util_goodput'] for d in rs], '.1f')} | {rtx} | {len(rs)} | {notes} |"
+        f"| {key} | {b} | {thr} | {share} | {mean_sd([d['jfi'] for d in rs], '.3f')} | "
+        f"{mean_sd([100 * d['util_goodput'] for d in rs], '.1f')} | {rtx} | {len(rs)} | {notes} |"
     )
 
 

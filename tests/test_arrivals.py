@@ -365,6 +365,18 @@ def test_forward_and_reverse_short_flows_conserve_bytes_per_direction() -> None:
     # every completed flow delivered exactly its size, and no FCT beats its ideal
     done = t[t["completed"]]
     assert (done["bytes"] == done["size_bytes"]).all() and (done["slowdown"] >= 1).all()
+    # the metrics keep each label's flows apart as well as together
+    from tcpfair.shortflows import short_flow_metrics
+
+    sf = short_flow_metrics(t, (0.0, 10.0))
+    assert list(sf["labels"]) == ["ahead", "back"]
+    for label in ("ahead", "back"):
+        part = t[t["label"] == label]
+        assert sf["labels"][label]["flows"] == len(part)
+        assert sf["labels"][label]["fct_median_s"] == pytest.approx(
+            float(part[part["completed"]]["fct_s"].median())
+        )
+    assert sum(b["flows"] for b in sf["labels"].values()) == sf["all"]["flows"]
 
 
 def test_a_run_folder_with_short_flows_can_be_replaced_with_force(tmp_path) -> None:

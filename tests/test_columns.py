@@ -231,7 +231,9 @@ def test_metrics_match_pandas_formulas(mixed_run: RunResult) -> None:
     assert met["sum_bps"] == float(x.sum())
     assert met["jfi"] == pytest.approx(x.sum() ** 2 / (len(x) * (x**2).sum()), rel=1e-12)
     retr = g["retransmits"].sum().reindex(res.flows["flow"], fill_value=0.0)
-    assert met["retransmits"] == int(retr.sum())
+    assert met["retransmits"] == int(retr[measured].sum())  # the measured connections'
+    back = (res.flows["direction"] == "reverse").to_numpy()
+    assert met["reverse"]["retransmits"] == int(retr[back].sum())
     srtt = s[s["srtt_s"] > 0].groupby("flow")["srtt_s"].mean()
     assert res.flows["mean_rtt_s"].tolist() == res.flows["flow"].map(srtt).tolist()
     rl = res.reverse_link

@@ -100,3 +100,82 @@ def test_performance_packet_counts():
     assert (page[4], page[7]) == (ours[4], ours[7]), STALE.format(
         page="performance.md", id="performance-bench"
     )
+
+
+def test_validation_mathis_rows():
+    """Both Reno rows of the Mathis table (3 seeds each, ~0.2 s)."""
+    page = _block("validation.md", "validation-mathis")
+    for p, shown in (("0.0001", "1e-4"), ("0.001", "1e-3")):
+        assert page.get(f"reno | {shown}") == docgen.mathis_row("reno", p), STALE.format(
+            page="validation.md", id="validation-mathis"
+        )
+
+
+def test_mathis_model_by_hand():
+    """Mathis et al. at MSS 1448 B, RTT 50 ms: 1448·8/0.05 · 1.22/√1e-4 = 28.26 Mbit/s, and
+    C is what a measured rate implies."""
+    assert docgen.mathis_bps(1e-4) == pytest.approx(1448 * 8 / 0.05 * 1.22 * 100)
+    assert docgen.mathis_c(28.26496, 1e-4) == pytest.approx(1.22)
+
+
+def test_validation_ack_jitter_row():
+    """The 3-packet row (15 runs of 40 s, ~6 s): ACK jitter collapses a 3-packet buffer."""
+    label, buffer, key = docgen.ACK_JITTER_BUFFERS[0]
+    ours = docgen.ack_jitter_row(label, buffer, key, None)
+    page = _block("validation.md", "validation-ack-jitter").get(label)
+    assert page == ours, STALE.format(page="validation.md", id="validation-ack-jitter")
+
+
+@pytest.mark.parametrize("row", ["D1", "D2", "D7", "D12"])
+def test_validation_disagreement_rows(row):
+    """The D rows made of cheap runs (single flows at 100 Mbit/s)."""
+    ours = docgen.d_row(*next(r for r in docgen.D_ROWS if r[0] == row))
+    page = _block("validation.md", "validation-disagreements").get(row)
+    assert page == ours, STALE.format(page="validation.md", id="validation-disagreements")
+
+
+def test_lab_gbit_reads_the_transcribed_lab_numbers():
+    assert docgen.lab_gbit("lab11-100mtu-cubic-10g") == pytest.approx(0.0864)
+    assert docgen.lab_gbit("lab11-loss-cubic-10g") == pytest.approx(1.02)
+
+
+def _kernel_section_tables(page: str, heading: str) -> list[tuple[int, list[str]]]:
+    """(first line number, lines) of every table in section ``heading`` of ``page``."""
+    lines = (DOCS / page).read_text().splitlines()
+    start = lines.index(heading)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    tables, i = [], start
+    while i < end:
+        if lines[i].startswith("|"):
+            j = i
+            while j < end and lines[j].startswith("|"):
+                j += 1
+            tables.append((i + 1, lines[j:end]))
+            i = j
+        i += 1
+    return tables
+
+
+def test_every_kernel_table_says_when_and_how_it_was_recorded():
+    """Kernel-backend numbers are recorded data: each table of performance.md's § Kernel
+    backend is followed by its *Recorded (kernel backend, …)* line (command, commit, date,
+    load)."""
+    for first, after in _kernel_section_tables("performance.md", "## Kernel backend"):
+        nxt = next(ln for ln in after if ln.strip())
+        assert nxt.startswith("*Recorded (kernel backend"), f"docs/performance.md:{first}"
+        assert "commit `" in nxt and "load average" in nxt and "2026-" in nxt, nxt
+
+
+def test_validation_200m_row():
+    """Lab 11 §3 with CUBIC at 200 Mbit/s, the simulator's four columns (~3 s)."""
+    ours = docgen.scaled_200m_row("100mtu", "§3 160 kB", "cubic")
+    page = _block("validation.md", "validation-200m").get("§3 160 kB | cubic")
+    assert page == ours, STALE.format(page="validation.md", id="validation-200m")
+
+
+def test_validation_bbr_ack_jitter_row():
+    """BBR against CUBIC with 2 ms of ACK jitter (3 runs of 40 s at 100 Mbit/s, ~2 s)."""
+    page = _block("validation.md", "validation-bbr-ack-jitter").get("sim, J = 2ms")
+    assert page == docgen.bbr_ack_jitter_row("2ms"), STALE.format(
+        page="validation.md", id="validation-bbr-ack-jitter"
+    )

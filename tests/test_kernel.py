@@ -144,24 +144,6 @@ def test_rtt_rate_and_buffer_are_emulated() -> None:
     for g, want in ((0, 0.010), (1, 0.060)):
         c = check(r, f"rtt.flows.{g}")
         assert abs(c["value"] - want) < 0.5e-3, c["message"]
-    # rate: what tbf put on the wire while the flows kept it busy (tc counters), over the
-    # sampling intervals that begin and end with a backlog (issue 4: within 1 %). When both
-    # flows back off at once the queue can run dry for a while; those intervals measure the
-    # flows, not the link. On a loaded machine tbf's dequeue timer fires late and loses the
-    # tokens beyond its burst (a CI run: 98.5 %): the run must then say so in its
-    # `rate.bottleneck` check instead of reporting a slower link as the configured one.
-    lk = r.link.assign(dt=r.link["t_s"].diff(), prev_q=r.link["queue_bytes"].shift())
-    busy = lk[(lk["queue_bytes"] > 0) & (lk["prev_q"] > 0)]
-    assert busy["dt"].sum() > 5.0
-    wire = busy["tx_bytes"].sum() * 8 / busy["dt"].sum()
-    c = check(r, "rate.bottleneck")
-    assert c["value"] == pytest.approx(wire, rel=1e-9) and c["limit"] == 40e6
-    assert wire <= 40e6 * 1.01  # a token bucket never sends faster than its rate
-    if wire >= 40e6 * 0.99:
-        assert c["grade"] == "ok", c["message"]
-    else:
-        assert c["grade"] in ("warning", "invalid"), c["message"]
-        assert (c["grade"] == "invalid") == (wire < 40e6 * 0.97), c["message"]
     # goodput: everything the receivers got, over the span the flows were active, is at
     # most the MSS/frame share of the rate (1448/1514) and close to it
     cap_goodput = 40e6 * 1448 / 1514
@@ -201,6 +183,38 @@ def test_random_loss_is_measured() -> None:
     assert 0 <= snd["Tcp.RetransSegs"] - r.flows["retransmits"].sum() <= 2
     assert snd.get("TcpExt.TCPSackRecovery", 0) + snd.get("TcpExt.TCPLossProbes", 0) > 0
     assert r.meta["kernel"]["tcp_counters"]["0"]["receiver"]["Tcp.InSegs"] > n * 0.9
+
+
+def test_tbf_sends_at_its_rate_while_backlogged() -> None:
+    # issue 4: the rate is emulated within 1 %. One CUBIC flow (20 ms) into a 1.5 MB buffer
+    # at 40 Mbit/s: after a loss the window is 0.7 × (100 kB + 1.5 MB), so the queue stays
+    # above 0.5 MB, a 100 ms sampling interval's worth — the link cannot idle inside such
+    # an interval whatever the sender does, and tbf's counters over those intervals are its
+    # rate (`rate.bottleneck`; intervals with less backlog measure the flows, not the link).
+    r = run(
+        base(
+            duration="8s",
+            bottleneck={"rate": "40Mbit", "buffer": "1500kB"},
+            flows=[{"cca": "cubic", "rtt": "20ms"}],
+        )
+    )
+    lk = r.link.assign(dt=r.link["t_s"].diff(), prev_q=r.link["queue_bytes"].shift())
+    full = lk[lk["prev_q"] * 8 >= 40e6 * lk["dt"]]
+    assert full["dt"].sum() > 4.0
+    wire = full["tx_bytes"].sum() * 8 / full["dt"].sum()
+    c = check(r, "rate.bottleneck")
+    assert c["value"] == pytest.approx(wire, rel=1e-9) and c["limit"] == 40e6
+    assert wire <= 40e6 * 1.01, c["message"]  # a token bucket never sends faster
+    # Below the rate only if the machine was busy — tbf's dequeue timer fired late and
+    # lost the tokens beyond its burst — and then the run must say so.
+    busy_machine = any(
+        x["grade"] != "ok" for x in r.meta["checks"] if x["name"].startswith(("cpu.", "emulator."))
+    )
+    if not busy_machine or wire >= 40e6 * 0.99:
+        assert wire == pytest.approx(40e6, rel=0.01), c["message"]
+        assert c["grade"] == "ok"
+    else:
+        assert c["grade"] in ("warning", "invalid"), c["message"]
 
 
 def test_red_in_linkem_keeps_the_queue_between_thresholds() -> None:
@@ -761,6 +775,9 @@ def test_reverse_connections_and_different_starts_and_sizes_run_on_their_own() -
     # (what `bytes` is) can lag behind it (main's -P client shows the same), so: at most n
     assert (fl.loc[[2, 3], "bytes"] <= fl.loc[[2, 3], "size_bytes"]).all()
     assert (fl.loc[[2, 3], "bytes"] > 0).all()
+    cut = bool((fl.loc[[2, 3], "bytes"] < fl.loc[[2, 3], "size_bytes"]).any())
+    notes = r.meta["kernel"]["notes"]
+    assert any(n.startswith("flows.1: ") and "sized" in n for n in notes) == cut
     assert fl["direction"].tolist() == ["reverse", "reverse", "forward", "forward"]
     min_srtt = r.samples[r.samples["srtt_s"] > 0].groupby("flow")["srtt_s"].min()
     for f in (0, 1):  # the reverse senders' SRTT (from the server's report)
@@ -768,6 +785,25 @@ def test_reverse_connections_and_different_starts_and_sizes_run_on_their_own() -
     launch = r.meta["kernel"]["client_launch_s"]
     assert set(launch) == {"0.0", "0.1", "1.0", "1.1"}
     assert launch["1.1"] - launch["1.0"] == pytest.approx(1.0, abs=0.15)
+
+
+def test_a_size_is_each_connections_not_the_entrys() -> None:
+    # streams = 2 with one size: each connection transfers 1 MB (its own -P 1 client); one
+    # -P 2 client with -n would have stopped at 1 MB for both together
+    r = run(
+        base(
+            duration="3s",
+            bottleneck={"rate": "50Mbit", "buffer": "1bdp"},
+            flows=[{"cca": "cubic", "rtt": "20ms", "streams": 2, "size": "1MB"}],
+            measure={"interval": "0.5s", "from": "0s"},
+        )
+    )
+    assert set(r.meta["kernel"]["client_launch_s"]) == {"0.0", "0.1"}
+    fl = r.flows.set_index("flow")
+    assert fl["size_bytes"].tolist() == [1e6, 1e6]
+    # what the receivers counted before iperf3 ended each test: together more than the
+    # one -P 2 test could have sent (1 MB in whole 128 KiB blocks: 1,048,576 B)
+    assert fl["bytes"].sum() > 1_048_576 and (fl["bytes"] <= 1_048_576).all()
 
 
 def test_short_flows_with_a_drawn_rtt_each_take_their_own_rtt() -> None:
@@ -801,6 +837,34 @@ def test_short_flows_with_a_drawn_rtt_each_take_their_own_rtt() -> None:
     assert short["ideal_s"].to_numpy() == pytest.approx(1.5 * want + 0.016, rel=1e-12)
     (g,) = r.meta["kernel"]["topology"]["groups"]
     assert g["port_rtts"] == {"sport_base": 20000, "flows": 10} and "connections" not in g
+
+
+def test_reverse_short_flows_each_take_their_own_rtt() -> None:
+    # as the test above, reversed: 8 flows (one every 0.4 s from 0.3 s) send from the
+    # receivers' side, each from source port 20000 + k in r0, to the one server in s0;
+    # linkem keys the entry's port table on that far-end port. Each alone on the idle
+    # 50 Mbit/s reverse link, at ITS rtt: 3.5 round trips + 40 frames of 1514 B.
+    sc = base(
+        duration="4s",
+        bottleneck={"rate": "50Mbit", "buffer": "1bdp"},
+        flows=[
+            {"cca": "reno", "rtt": {"dist": "uniform", "min": "10ms", "max": "80ms"},
+             "size": "100KB", "start": "0.3s", "stop": "3.5s", "direction": "reverse",
+             "arrivals": {"process": "fixed", "rate": "2.5/s"}},
+        ],
+        measure={"interval": "100ms"},
+    )  # fmt: skip
+    r = run(sc)
+    want = from_dict(sc).short_flow_schedule(0).rtt_ns / 1e9
+    short = r.short_flows
+    assert len(short) == len(want) == 8 and short["rtt_s"].tolist() == want.tolist()
+    assert len(set(want)) == 8 and want.max() - want.min() > 0.02
+    assert short["completed"].all() and (short["bytes"] == 100_000).all()
+    for rtt, fct in zip(short["rtt_s"], short["fct_s"], strict=True):
+        expect = 3.5 * rtt + 40 * 1514 * 8 / 50e6
+        assert abs(fct - expect) < rtt, (rtt, fct, expect)
+    (g,) = r.meta["kernel"]["topology"]["groups"]
+    assert g["port_rtts"] == {"sport_base": 20000, "flows": 8}
 
 
 def test_short_flows_with_a_list_of_rtts_each_take_their_own_rtt() -> None:

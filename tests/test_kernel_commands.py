@@ -495,23 +495,25 @@ def test_checks_pass_and_fail_at_their_limits() -> None:
     assert cpu == {"cpu.emulator": ("warning", True), "cpu.machine": ("ok", True)}
 
 
-def test_rate_check_counts_only_backlogged_intervals() -> None:
-    # 100 ms samples at 40 Mbit/s (500 000 B per interval when busy). The queue is empty at
-    # t = 0.3, so the intervals ending at 0.3 and 0.4 do not count, whatever they sent.
+def test_rate_check_counts_intervals_the_backlog_alone_keeps_busy() -> None:
+    # 100 ms samples at 40 Mbit/s: an interval's worth is 500 000 B. The queue at t = 0.3
+    # holds less, so the interval 0.3–0.4 does not count, whatever it sent (the link may
+    # have idled inside it); all others start with 600 000 B queued.
     t = [round(0.1 * i, 1) for i in range(16)]
-    q = [1000] * 16
-    q[3] = 0
+    q = [600_000] * 16
+    q[3] = 499_000
     tx = [0] + [500_000] * 15
-    tx[3], tx[4] = 100_000, 20_000
+    tx[4] = 20_000
     c = V.rate_check(t, q, tx, 40e6)
     assert c is not None and c["name"] == "rate.bottleneck"
     assert c["value"] == pytest.approx(40e6) and c["grade"] == "ok"
-    # 13 busy intervals = 1.3 s; 2 % short → warning, 4 % short → invalid, 4 % over → invalid
+    # 14 intervals = 1.4 s; 2 % short → warning, 4 % short → invalid, 4 % over → invalid
     for f, grade in ((0.98, "warning"), (0.96, "invalid"), (1.04, "invalid"), (1.005, "ok")):
         got = V.rate_check(t, q, [round(x * f) for x in tx], 40e6)
         assert got is not None and got["grade"] == grade, (f, got)
-    # under 1 s backlogged: nothing to measure
+    # under 1 s that qualifies: nothing to measure
     assert V.rate_check(t[:10], q[:10], tx[:10], 40e6) is None
+    assert V.rate_check(t, [400_000] * 16, tx, 40e6) is None
 
 
 def test_lateness_is_graded_by_what_it_can_do() -> None:
@@ -775,6 +777,23 @@ def test_identical_connections_keep_their_commands() -> None:
     )
 
 
+def test_sized_connections_of_one_entry_run_apart() -> None:
+    # iperf3 -n with -P 2 would stop when both streams together sent 1 MB; the scenario's
+    # size is each connection's, so each gets its own -P 1 client with -n 1000000
+    sc = from_dict(scenario(flows=[{"cca": "bbr", "rtt": "41ms", "streams": 2, "size": "1MB"}]))
+    g = T.build(sc.resolved(), "0a1b2c", {"bbr": "bbr"}).groups[0]
+    assert [(c.flow, c.size_bytes, c.rtt_ns) for c in g.conns] == [
+        (0, 1_000_000, 41_000_000),
+        (1, 1_000_000, 41_000_000),
+    ]
+    for c in g.conns:
+        cli = C.iperf3_client(g, [], 7, 1_000_000, 1.0, None, c)
+        assert cli[cli.index("-P") + 1] == "1" and cli[cli.index("-n") + 1] == "1000000"
+    # one sized connection: its -n is its own already
+    one = from_dict(scenario(flows=[{"cca": "bbr", "rtt": "41ms", "size": "1MB"}]))
+    assert T.build(one.resolved(), "0a1b2c", {"bbr": "bbr"}).groups[0].conns == ()
+
+
 def test_children_of_split_connections_are_named_in_messages() -> None:
     from tcpfair.kernel.runner import describe_child
 
@@ -848,3 +867,24 @@ def test_short_flows_with_a_drawn_rtt_get_a_source_port_and_port_delay_each() ->
     tp = T.build(plain.resolved(), "0a1b2c", {"reno": "reno"}, {})
     assert "sport" not in C.traffic_schedule(tp.groups[0], [0], [5], 100)["flows"][0]
     assert "ports" not in C.relay_config(tp, 0.0, 1, None, False, 1500, 0)["classes"][0]
+    assert "far" not in ports  # the forward entry's ports are its own side's
+
+
+def test_reverse_short_flows_with_rtts_of_their_own_go_by_the_far_ends_port() -> None:
+    # a reverse entry's list: every flow connects to the sender host's one server, so each
+    # binds port 20000 + k in the receiver host and linkem keys on that far-end port
+    flows = [
+        {"cca": "reno", "rtt": ["10ms", "60ms"], "size": "100KB", "start": "1s", "stop": "3s",
+         "direction": "reverse", "arrivals": {"process": "fixed", "rate": "2/s"}},
+    ]  # fmt: skip
+    sc = from_dict(scenario(flows=flows))
+    assert T.drawn_rtts(sc) == {0: (10_000_000, (10_000_000, 60_000_000) * 2)}
+    topo = T.build(sc.resolved(), "0a1b2c", {"reno": "reno"}, T.drawn_rtts(sc))
+    (g,) = topo.groups
+    assert g.conns == () and g.reverse
+    doc = C.traffic_schedule(g, [0, 1, 2, 3], [5, 6, 7, 8], 100)
+    assert [f["sport"] for f in doc["flows"]] == [20000, 20001, 20002, 20003]
+    assert {f["src"] for f in doc["flows"]} == {"10.2.0.2"}  # from the receiver host
+    (cls,) = C.relay_config(topo, 0.0, 1, None, False, 1500, 0)["classes"]
+    assert cls["ports"]["far"] is True
+    assert cls["ports"]["fwd_delay_ns"] == [5_000_000, 30_000_000] * 2

@@ -213,6 +213,12 @@ def test_headline_metrics_cover_the_forward_connections(
     assert list(busy.flows["direction"]) == ["forward"] + ["reverse"] * 4
     # a group's share is of its own direction's link
     assert met["groups"]["back"]["share"] == pytest.approx(float(thr[1:].sum()) / 10e6)
+    # retransmissions likewise: the headline counts the forward connection's, the reverse
+    # line its own four, and together they are every connection's in the window
+    retr = busy.flow_retransmits(met["window"])["retransmits"]
+    assert met["retransmits"] == int(retr[0])
+    assert met["reverse"]["retransmits"] == int(retr[1:].sum()) > 0
+    assert met["retransmits_run"] == int(busy.flows["retransmits"][0])
 
 
 FINITE = """
@@ -399,7 +405,7 @@ def test_run_command_prints_the_reverse_line(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     out = " ".join(r.output.split())
     assert "direction" in out and "reverse: 4 connections" in out
-    assert "(JFI, min/max and sum above: forward connections" in out
+    assert "(JFI, min/max, sum and retransmits above: forward connections" in out
     assert (tmp_path / "out" / "reverse_link.parquet").exists()
     # with [measure] flows the line names it (as text, not rich markup)
     r = CliRunner().invoke(
@@ -408,7 +414,7 @@ def test_run_command_prints_the_reverse_line(tmp_path: Path) -> None:
         + ["--set", 'measure.flows=["fwd", "back"]'],
     )
     assert r.exit_code == 0, r.output
-    assert "sum above: [measure] flows;" in " ".join(r.output.split())
+    assert "retransmits above: [measure] flows;" in " ".join(r.output.split())
 
 
 def test_a_reverse_run_is_deterministic() -> None:

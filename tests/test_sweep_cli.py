@@ -115,6 +115,20 @@ def test_sweep_command_runs_resumes_and_draws(
         == 0
     )
     assert (tmp_path / "figs" / "utilization-vs-flows.1.rtt-bottleneck.buffer=1bdp.svg").exists()
+    # the other [[plots]] kinds, from the command line, under the same rules
+    before = set((tmp_path / "figs").iterdir())
+    box = ["results", str(out), "--plot", "jfi", "--kind", "box", "--x", "flows.1.rtt"]
+    assert run_cli([*box, "--figures", str(tmp_path / "figs"), "--format", "svg", "--force"]) == 0
+    new = {p.name for p in set((tmp_path / "figs").iterdir()) - before}
+    assert new and all(n.startswith("jfi-box-") and n.endswith((".svg", ".csv")) for n in new)
+    capsys.readouterr()
+    for extra, says in (
+        (["--kind", "pie"], "--kind pie: expected one of surface, line, box, bars, cdf"),
+        (["--kind", "bars"], "--plot jfi: bars draw each flow's 'throughput'"),
+        (["--kind", "surface"], "--y None: a surface needs a y axis"),
+    ):
+        assert run_cli([*box[:4], *extra, "--x", "flows.1.rtt"]) == 2
+        assert says in capsys.readouterr().err
 
 
 def test_sweep_command_failures_exit_1_and_retry(

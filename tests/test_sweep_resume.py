@@ -224,8 +224,9 @@ def test_a_starting_sweep_leaves_a_running_sweeps_staging_alone(tmp_path: Path) 
             text=True,
         )
 
-    # A must outlive three sweep starts: its 40 runs take >= 40 × 0.6 s / 2 jobs = 12 s (at
-    # 0.3 s it finished first once its metrics got ~30× faster: no race was tested)
+    # A's runs take 0.6 s each to store (40 runs on 2 jobs: ~12 s), long enough for three
+    # more sweeps to start and finish on a loaded 2-core machine (each is a Python start-up
+    # with pandas; at 0.3 s per run A once finished first under load 7)
     a = start("0.6")
     deadline = time.monotonic() + 120
     while len(_done_rows(store / "catalog.sqlite")) < 2:  # A is committing runs

@@ -571,7 +571,7 @@ def sweep_section(s: Any, name: str, be: str) -> tuple[Section, list[Callable[[P
             blocks += surface_charts(agg, axes, m, x, y)
         figs.append(lambda d: sf.surface_figure(agg, m0, x, y, d, formats=["png"], title=title))
     if x is not None:
-        others, facets = sf._facets(done, [x] + ([by] if by else []), axes=axes)
+        others, facets = sf.facets_of(done, [x] + ([by] if by else []), axes=axes)
         if len(facets) > MAX_FACETS:
             blocks.append(
                 _para(
@@ -624,7 +624,7 @@ def _overview(agg: pd.DataFrame, axes: list[str], t: pd.DataFrame, mets: list[st
 
 
 def _facet_list(df: pd.DataFrame, axes: list[str], plotted: list[str]) -> list[dict[str, Any]]:
-    _, facets = sf._facets(df, plotted, axes=axes)
+    _, facets = sf.facets_of(df, plotted, axes=axes)
     return facets[:MAX_FACETS]
 
 
@@ -644,7 +644,7 @@ def line_charts(
     scale, _ = sf.metric_scale(metric)
     out: list[str | Chart] = []
     for where in _facet_list(a, axes, [x] + ([by] if by else [])):
-        part = sf._select(a, where)
+        part = sf.select(a, where)
         keys = sf.ordered_values(part[by].tolist()) if by else [None]
         colours = sf.series_colours(keys)
         traces: list[dict[str, Any]] = []
@@ -714,7 +714,7 @@ def box_charts(
     data = sf.box_data(t, axes, metric, x, by)
     out: list[str | Chart] = []
     for where in _facet_list(data, axes, [x] + ([by] if by else [])):
-        part = sf._select(data, where)
+        part = sf.select(data, where)
         keys = sf.ordered_values(part[by].tolist()) if by else [None]
         colours = sf.series_colours(keys)
         xs = [str(v) for v in sf.ordered_values(part[x].tolist())]
@@ -757,7 +757,7 @@ def bars_charts(
     data = sf.bars_data(t, axes, x, names)
     out: list[str | Chart] = []
     for where in _facet_list(data, axes, [x]):
-        part = sf.with_facet_cca(sf._select(data, where), where)
+        part = sf.with_facet_cca(sf.select(data, where), where)
         xs = [str(v) for v in sf.ordered_values(part[x].tolist())]
         flows = list(dict.fromkeys(part.sort_values("order")["flow"]))
         colours = sf.flow_colours(flows)
@@ -801,7 +801,7 @@ def surface_charts(
     scale, unit = sf.metric_scale(metric)
     out: list[str | Chart] = []
     for where in _facet_list(a, axes, [x, y]):
-        grid = pivot(sf._select(a, where), metric, x, y) * scale
+        grid = pivot(sf.select(a, where), metric, x, y) * scale
         z = grid.to_numpy(float)
         trace = {
             "type": "heatmap",

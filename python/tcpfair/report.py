@@ -102,7 +102,8 @@ def _print_short_flows(met: dict[str, Any], console: Console) -> None:
         t.add_column(
             col, justify="left" if col == "size" else "right", no_wrap=col in ("size", "unfinished")
         )
-    for name, b in [*sf["buckets"].items(), ("all", sf["all"])]:
+    per_label = [(f"{lab}: all", b) for lab, b in sf.get("labels", {}).items()]
+    for name, b in [*sf["buckets"].items(), ("all", sf["all"]), *per_label]:
         if not b["flows"]:
             continue
         t.add_row(
@@ -134,11 +135,14 @@ def _print_reverse(met: dict[str, Any], console: Console) -> None:
             f"{rev['queue_max_bytes'] / 1e3:.1f} kB"
         )
     parts.append(f"drops {rev['drops']} (ACKs {rev['ack_drops']})")
+    if "retransmits" in rev:  # summaries saved before it existed lack it
+        parts.append(f"retransmits {rev['retransmits']}")
     console.print("  ".join(parts))
     scope = "forward connections" if met.get("measured_flows") is None else "[measure] flows"
     console.print(
         escape(
-            f"(JFI, min/max and sum above: {scope}; utilization: the forward link) reverse "
+            f"(JFI, min/max, sum and retransmits above: {scope}; utilization: the forward "
+            "link) reverse "
             f"connections' ACKs lost on the forward link: {rev['forward_ack_drops']}"
         )
     )

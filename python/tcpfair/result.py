@@ -449,10 +449,11 @@ class RunResult:
         grid = self.interval_matrix(span)
         mat = grid[1][:, chosen] if grid is not None else np.zeros((0, int(chosen.sum())))
         out["jfi_per_interval_mean"] = _finite_mean(_complete_rows_jfi(mat)[1])
+        # retransmissions of the same connections (reverse ones: "reverse")
         retr, whole_run = self.flow_retransmit_values(span)
-        out["retransmits"] = int(np.nansum(retr))
-        out["retransmits_whole_run_flows"] = [int(f) for f in ids[whole_run]]
-        out["retransmits_run"] = int(np.nansum(self._floats("flows", "retransmits")))
+        out["retransmits"] = int(np.nansum(retr[chosen]))
+        out["retransmits_whole_run_flows"] = [int(f) for f in ids[chosen & whole_run]]
+        out["retransmits_run"] = int(np.nansum(self._floats("flows", "retransmits")[chosen]))
         rev = self._reverse_metrics(span, all_thr)
         if rev is not None:
             out["reverse"] = rev
@@ -467,7 +468,8 @@ class RunResult:
     ) -> dict[str, Any] | None:
         """The reverse direction over the window, or None when the run has no reverse
         bottleneck: its connections (``connections``, ``sum_bps``, ``jfi``,
-        ``utilization`` = their sum over the reverse rate), the reverse link's queue
+        ``utilization`` = their sum over the reverse rate, ``retransmits`` in the window),
+        the reverse link's queue
         (``queue_mean_bytes``, ``queue_max_bytes``, sampled), ``drops`` and ``ack_drops``
         (the forward connections' ACKs it lost), and ``forward_ack_drops`` (the reverse
         connections' ACKs lost on the forward link)."""
@@ -484,7 +486,8 @@ class RunResult:
             return None
         if thr is None:
             thr = self.flow_throughput_values(span)
-        x = thr[self.direction_values() == "reverse"]
+        back = self.direction_values() == "reverse"
+        x = thr[back]
         cap = self._capacity("reverse")
         lo, hi = span
         rt = self._floats("reverse_link", "t_s")
@@ -492,6 +495,7 @@ class RunResult:
         ft = self._floats("link", "t_s")
         fw = (ft > lo) & (ft <= hi)
         queue = self.column("reverse_link", "queue_bytes")[rw]
+        retr = self.flow_retransmit_values(span)[0][back]
 
         def total(table: str, name: str, keep: np.ndarray) -> int:
             return (
@@ -503,6 +507,7 @@ class RunResult:
             "sum_bps": float(x.sum()),
             "jfi": m.jain(x) if len(x) else float("nan"),
             "utilization": float(x.sum() / cap) if cap else float("nan"),
+            "retransmits": int(np.nansum(retr)),
             "queue_mean_bytes": _nanmean(queue) if len(queue) else float("nan"),
             "queue_max_bytes": float(np.nanmax(queue)) if len(queue) else float("nan"),
             "drops": int(_nansum(self.column("reverse_link", "drops")[rw])),

@@ -149,7 +149,9 @@ def _stats(cols: Mapping[str, np.ndarray], sel: np.ndarray) -> dict[str, Any]:
 def short_flow_metrics(df: Any, window: tuple[float, float]) -> dict[str, Any]:
     """``{"window", "all": {...}, "buckets": {name: {...}}}`` over the short flows that
     started in ``window`` [from, to): each ``{...}`` has flows, completed, unfinished and
-    STATS (NaN where no flow completed). ``df``: the table (a DataFrame or ``Columns``)."""
+    STATS (NaN where no flow completed). With short flows under more than one label (e.g.
+    one entry per direction, whose FCTs have nothing in common), also ``"labels": {label:
+    {...}}``, each label's flows apart. ``df``: the table (a DataFrame or ``Columns``)."""
     lo, hi = window
     cols = {
         "completed": np.asarray(df["completed"], dtype=bool),
@@ -160,4 +162,9 @@ def short_flow_metrics(df: Any, window: tuple[float, float]) -> dict[str, Any]:
     part = (start >= lo) & (start < hi)
     size = np.asarray(df["size_bytes"], dtype=float)
     buckets = {name: _stats(cols, part & (size >= a) & (size < b)) for name, a, b in SIZE_BUCKETS}
-    return {"window": [lo, hi], "all": _stats(cols, part), "buckets": buckets}
+    out: dict[str, Any] = {"window": [lo, hi], "all": _stats(cols, part), "buckets": buckets}
+    label = np.asarray(df["label"], dtype=object)
+    labels = list(dict.fromkeys(label))
+    if len(labels) > 1:
+        out["labels"] = {lab: _stats(cols, part & (label == lab)) for lab in labels}
+    return out

@@ -906,6 +906,7 @@ REVERSE_STATS = (
     "utilization",
     "sum_bps",
     "jfi",
+    "retransmits",
     "queue_mean_bytes",
     "drops",
     "ack_drops",

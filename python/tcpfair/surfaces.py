@@ -159,7 +159,7 @@ def _axes_of(agg: pd.DataFrame) -> list[str]:
     return [c for c in agg.columns if c not in ("metric", *STATS)]
 
 
-def _facets(
+def facets_of(
     agg: pd.DataFrame, plotted: list[str], axes: Sequence[str] | None = None
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """Axes to split figures by (those not plotted and not determined by the plotted ones);
@@ -186,7 +186,7 @@ def _slug(where: dict[str, Any]) -> str:
     return "-" + re.sub(r"[^A-Za-z0-9.=_-]+", "_", text)
 
 
-def _select(agg: pd.DataFrame, where: dict[str, Any]) -> pd.DataFrame:
+def select(agg: pd.DataFrame, where: dict[str, Any]) -> pd.DataFrame:
     for k, v in where.items():
         agg = agg[agg[k] == v]
     return agg
@@ -293,13 +293,13 @@ def surface_figure(
     st = style or PlotStyle()
     a = agg[agg["metric"] == metric]
     scale, unit = metric_scale(metric)
-    _, facets = _facets(a, [x, y])
+    _, facets = facets_of(a, [x, y])
     paths: list[Path] = []
     lim = (
         (0.5, 1.0) if metric.startswith("jfi") else (None, None)
     )  # JFI of two flows lies in [0.5, 1]
     for where in facets:
-        grid = pivot(_select(a, where), metric, x, y, stat=stat) * scale
+        grid = pivot(select(a, where), metric, x, y, stat=stat) * scale
         fig = plt.figure(figsize=(12, 4.8))
         ax1 = fig.add_subplot(1, 2, 1)
         cell = ".1f" if unit else ".2f"
@@ -352,10 +352,10 @@ def line_figure(
     a = agg[agg["metric"] == metric]
     scale, unit = metric_scale(metric)
     plotted = [x] + ([by] if by else [])
-    _, facets = _facets(a, plotted)
+    _, facets = facets_of(a, plotted)
     paths: list[Path] = []
     for where in facets:
-        part = _select(a, where)
+        part = select(a, where)
         fig, ax = plt.subplots(figsize=(7, 4.5))
         series = list(part.groupby(by, sort=False)) if by else [(None, part)]
         # an algorithm keeps its colour; other keys (bic, highspeed, …) never share one
@@ -448,11 +448,11 @@ def difference_figure(
         metric="W", n=0, std=np.nan, ci=np.nan, lo=np.nan, hi=np.nan
     )
     long = long[[*c.axes, "metric", *STATS]]
-    _, facets = _facets(long, [x, y])
+    _, facets = facets_of(long, [x, y])
     la, lb = c.labels
     paths: list[Path] = []
     for where in facets:
-        grid = pivot(_select(long, where), "W", x, y)
+        grid = pivot(select(long, where), "W", x, y)
         z = grid.to_numpy(dtype=float)
         finite = z[np.isfinite(z)]
         span = float(np.abs(finite).max()) if finite.size else 1.0
@@ -473,7 +473,7 @@ def difference_figure(
         ax2.set_xlabel(axis_label(x, list(grid.columns)), fontsize=8)
         ax2.set_ylabel(axis_label(y, list(grid.index)), fontsize=8)
         share = (finite >= 0).mean() if finite.size else float("nan")
-        part = _select(t, where)
+        part = select(t, where)
         tested, sig = int(part["tested"].sum()), int(part["significant"].sum())
         fig.suptitle(
             f"{c.metric}: difference surface, A = {la}, B = {lb}"
@@ -565,10 +565,10 @@ def box_figure(
     st = style or PlotStyle()
     data = box_data(table, axes, metric, x, by)
     _, unit = metric_scale(metric)
-    _, facets = _facets(data, [x] + ([by] if by else []), axes=axes)
+    _, facets = facets_of(data, [x] + ([by] if by else []), axes=axes)
     paths: list[Path] = []
     for where in facets:
-        part = _select(data, where)
+        part = select(data, where)
         if part.empty:
             continue
         xs = ordered_values(part[x].tolist())
@@ -673,10 +673,10 @@ def bars_figure(
     (cubic)") and a name that is an algorithm keeps its colour."""
     st = style or PlotStyle()
     data = bars_data(table, axes, x, labels)
-    _, facets = _facets(data, [x], axes=axes)
+    _, facets = facets_of(data, [x], axes=axes)
     paths: list[Path] = []
     for where in facets:
-        part = with_facet_cca(_select(data, where), where)
+        part = with_facet_cca(select(data, where), where)
         xs = ordered_values(part[x].tolist())
         flows = list(dict.fromkeys(part.sort_values("order")["flow"]))
         colours = flow_colours(flows)
@@ -913,11 +913,11 @@ def cdf_frames(
     from .result import RunResult
 
     t = done_runs(table)
-    _, facets = _facets(t, [by] if by else [], axes=axes)
+    _, facets = facets_of(t, [by] if by else [], axes=axes)
     out: list[tuple[dict[str, Any], pd.DataFrame]] = []
     for where in facets:
         parts = []
-        for _, rec in _select(t, where).iterrows():
+        for _, rec in select(t, where).iterrows():
             d = store.run_dir(backend, rec["run_hash"])
             result = RunResult.load(d) if metric == "throughput" else None
             v = run_cdf_values(result, metric, d)

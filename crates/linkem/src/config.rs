@@ -14,8 +14,8 @@ pub struct Class {
     /// One-way delay added on the ACK direction (`b` → `a`), ns.
     pub rev_delay_ns: i64,
     /// Per-connection delays by the sender-side TCP port (source port on the data
-    /// direction, destination port on the ACK direction); a port outside the table (or
-    /// a non-TCP packet) keeps the class's own delays.
+    /// direction, destination port on the ACK direction; with `far`, the other end's); a
+    /// port outside the table (or a non-TCP packet) keeps the class's own delays.
     #[serde(default)]
     pub ports: Option<PortDelays>,
 }
@@ -27,6 +27,12 @@ pub struct PortDelays {
     pub base: u16,
     pub fwd_delay_ns: Vec<i64>,
     pub rev_delay_ns: Vec<i64>,
+    /// Key on the port of the far end — the host on the other side of the relay from the
+    /// class's addresses (destination port on `a` → `b`, source port on `b` → `a`). A
+    /// reverse entry's connections are opened from the far side, each from its own
+    /// source port, to one server port on the class's side.
+    #[serde(default)]
+    pub far: bool,
 }
 
 impl PortDelays {

@@ -89,8 +89,9 @@ impl Lateness {
     }
 }
 
-/// A class's port table in the delay lines: (base port, entries, index of its first line).
-type PortLines = (u16, usize, usize);
+/// A class's port table in the delay lines: (base port, entries, index of its first line,
+/// keyed on the far end's port).
+type PortLines = (u16, usize, usize, bool);
 
 #[derive(Default)]
 struct Classes {
@@ -118,8 +119,9 @@ impl Classes {
     }
 
     fn port_line(&self, class: usize, frame: &[u8], by_src: bool) -> Option<usize> {
-        let (base, n, first) = (*self.ports.get(class)?)?;
-        let port = tcp_port(frame, by_src)?;
+        let (base, n, first, far) = (*self.ports.get(class)?)?;
+        // the class's own side's port is on the same end as its address; `far`: the other
+        let port = tcp_port(frame, by_src != far)?;
         let i = usize::from(port.checked_sub(base)?);
         (i < n).then_some(first + i)
     }
@@ -157,7 +159,7 @@ fn classes_and_delays(cfg: &Config) -> (Classes, Vec<i64>, Vec<i64>) {
             let first = fwd.len();
             fwd.extend(&p.fwd_delay_ns);
             rev.extend(&p.rev_delay_ns);
-            (p.base, p.fwd_delay_ns.len(), first)
+            (p.base, p.fwd_delay_ns.len(), first, p.far)
         }));
     }
     (cl, fwd, rev)
@@ -585,6 +587,28 @@ mod tests {
         let mut frag = tcp_ports(s, r, 20001, 6205);
         frag[21] = 1;
         assert_eq!(c.classify(&frag, true), 0);
+    }
+
+    #[test]
+    fn a_far_port_table_keys_on_the_other_ends_port() {
+        // a reverse entry: its clients (10.2.5.2, ports 20000 + k) open connections to one
+        // server port (6205) on the class's side; the table must key on the client's port
+        let cfg: Config = serde_json::from_str(
+            r#"{"a": "a", "b": "b", "classes": [
+                {"net": "10.1.5.0", "prefix": 24, "fwd_delay_ns": 5, "rev_delay_ns": 6,
+                 "ports": {"base": 20000, "fwd_delay_ns": [10, 20], "rev_delay_ns": [11, 21],
+                           "far": true}}]}"#,
+        )
+        .unwrap();
+        let (c, _, _) = classes_and_delays(&cfg);
+        let (s, r) = ([10, 1, 5, 2], [10, 2, 5, 2]);
+        // b → a (the reverse data): class by destination address, port by source
+        assert_eq!(c.classify(&tcp_ports(r, s, 20001, 6205), false), 3);
+        assert_eq!(c.classify(&tcp_ports(r, s, 20000, 6205), false), 2);
+        // a → b (its ACKs): class by source address, port by destination
+        assert_eq!(c.classify(&tcp_ports(s, r, 6205, 20001), true), 3);
+        // the class side's own port is not what a far table looks at
+        assert_eq!(c.classify(&tcp_ports(s, r, 20001, 6205), true), 0);
     }
 
     #[test]

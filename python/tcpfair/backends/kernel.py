@@ -355,6 +355,7 @@ def to_result(
         flows_parts.append(fl[[*FLOW_COLUMNS, *extra]])
         sample_parts.append(recv_samples[SAMPLE_COLUMNS])
         notes += [f"{where}: {x}" for x in tables.info.get("notes", [])]
+    notes += _short_transfer_notes(res, flows_parts)
     for i, f in enumerate(sc.flows):
         if f.ack_jitter:
             notes.append(
@@ -433,6 +434,27 @@ def to_result(
     meta["grade"] = V.overall(checks)
     meta["valid"] = meta["grade"] != "invalid"
     return result
+
+
+def _short_transfer_notes(res: dict[str, Any], parts: list[pd.DataFrame]) -> list[str]:
+    """A note per entry with a ``size`` whose receivers counted less than it: iperf3 ``-n``
+    ends the test once the sender has *written* the size (rounded up to whole 128 KiB
+    blocks) into its socket, and the server stops counting then, with the rest in flight."""
+    short: dict[int, list[tuple[int, int]]] = {}
+    for fl in parts:
+        for fid, got in zip(fl["flow"], fl["bytes"], strict=True):
+            rec = res["flows"][int(fid)]
+            size = rec["size_bytes"]
+            if size is not None and int(got) < int(size):
+                short.setdefault(int(rec["group"]), []).append((int(got), int(size)))
+    return [
+        f"flows.{g}: {len(v)} sized connection(s) delivered {min(x for x, _ in v):,}–"
+        f"{max(x for x, _ in v):,} of their {min(s for _, s in v):,}–{max(s for _, s in v):,} "
+        "bytes before iperf3 ended the test (it stops counting once the sender has written "
+        "the size into its socket); `bytes` is what the receivers had by then. For transfer "
+        "sizes and completion times use `arrivals` (tcpfair-traffic counts to the last byte)"
+        for g, v in sorted(short.items())
+    ]
 
 
 def short_flows_table(sc: Scenario, raw: RawRun) -> pd.DataFrame | None:

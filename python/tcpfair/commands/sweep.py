@@ -339,6 +339,12 @@ def _draw_per_flow(
     default=None,
     help="Draw METRIC (jfi, ratio, utilization, thr_g0_bps, mean:LABEL, ratio:A/B, …).",
 )
+@click.option(
+    "--kind",
+    default=None,
+    help="Figure kind (with --plot): surface, line, box, bars, cdf (default: surface with "
+    "--y, else line), as a sweep's [[plots]] kind.",
+)
 @click.option("--x", "x", default=None, help="Axis on x (with --plot).")
 @click.option("--y", "y", default=None, help="Second axis: heatmap + 3-D surface (with --plot).")
 @click.option(
@@ -367,6 +373,7 @@ def results(
     export: Path | None,
     aggregated: bool,
     metric: str | None,
+    kind: str | None,
     x: str | None,
     y: str | None,
     by: str | None,
@@ -403,20 +410,18 @@ def results(
         write_file(export, lambda p: _write_table(df, p, export), force=force, option="--export")
         click.echo(f"wrote {len(df)} rows to {export}")
         return
+    if metric is None and kind is not None:
+        raise UserError("--kind goes with --plot METRIC")
     if metric is not None:
-        if x is None:
+        if x is None and kind != "cdf":
             raise UserError(
                 "--plot needs --x AXIS (and --y AXIS for a surface, or --by AXIS for lines)"
             )
-        from ..sweep import Plot
-
         name, be = s.select(sweep_name, backend)
-        axes = s.sweep_axes(name, be)
-        for k in (x, y, by):
-            if k is not None and k not in axes:
-                raise UserError(f"{k!r} is not an axis of {name}; axes: {', '.join(axes)}")
+        plot = _plot_from_options(
+            metric, kind or ("surface" if y else "line"), x, y, by, s.sweep_axes(name, be), name
+        )
         out = figures or s.root / "figures" / name
-        plot = Plot(kind="surface" if y else "line", metric=metric, x=x, y=y, by=by)
         paths = draw_plots(
             s,
             name,
@@ -431,6 +436,39 @@ def results(
             click.echo(str(p))
         return
     _print_overview(s, sweep_name, backend)
+
+
+#: a [[plots]] key → the `results` option that sets it (for messages)
+_PLOT_OPTIONS = {"kind": "--kind", "metric": "--plot", "x": "--x", "y": "--y", "by": "--by"}
+
+
+def _plot_from_options(
+    metric: str,
+    kind: str,
+    x: str | None,
+    y: str | None,
+    by: str | None,
+    axes: list[str],
+    sweep_name: str,
+) -> Any:
+    """The figure ``results --plot`` asked for, checked as a sweep's ``[[plots]]`` table is
+    (the same kinds and rules); a problem becomes one line naming the option."""
+    from ..sweep import _load_plots
+
+    problems: list[tuple[str, str]] = []
+    table = {k: v for k, v in (("kind", kind), ("metric", metric), ("x", x), ("y", y), ("by", by))}
+    given = [{k: v for k, v in table.items() if v is not None}]
+    # the axes' names are what the rules need (their values only for log scales, which
+    # the command line does not set)
+    plots = _load_plots(given, {a: [] for a in axes}, problems)
+    if problems:
+        where, what = problems[0]
+        key = where.rsplit(".", 1)[-1]
+        option = _PLOT_OPTIONS.get(key, "--plot")
+        value = table.get(key, metric)
+        what = what.replace("is not an axis;", f"is not an axis of {sweep_name};")
+        raise UserError(f"{option} {value}: {what}")
+    return plots[0]
 
 
 def _export_suffix(path: Path) -> str:

@@ -280,31 +280,27 @@ def traffic_missing(caps: Capabilities) -> str | None:
 
 def _arrival_problems(i: int, sc: Scenario, caps: Capabilities) -> list[str]:
     """An entry with ``arrivals`` runs through tcpfair-traffic, one host pair per entry:
-    the generator must be there; its RTTs: an address per listed value, a source port per
-    drawn one (forward entries), each at least ``MIN_RTT_NS``."""
+    the generator must be there; its RTTs: an address per listed value (forward entries),
+    else a source port per flow, each at least ``MIN_RTT_NS``."""
     f = sc.flows[i]
     probs: list[str] = []
     missing = traffic_missing(caps)
     if missing:
         probs.append(f"flows.{i}.arrivals: short flows need {missing}")
+    reverse = f.direction == "reverse"
+    by_port = not isinstance(f.rtt, int) and (f.rtt.kind != "list" or reverse)
     if isinstance(f.rtt, int):
         rtts = [f.rtt]
-    elif f.rtt.kind == "list":
-        rtts = list(f.rtt.values)
-    else:
+    elif by_port:
         rtts = sc.short_flow_schedule(i).rtt_ns.tolist()
-    if not isinstance(f.rtt, int) and f.direction == "reverse":
+    else:
+        rtts = list(f.rtt.values)
+    if by_port and len(rtts) > MAX_PORT_FLOWS:
         probs.append(
-            f"flows.{i}.rtt: the kernel backend gives the short flows of an entry their own "
-            "RTTs by address or source port on the forward direction only, but this entry "
-            "is reverse; allowed on a reverse entry: one value"
-        )
-    elif len(rtts) > MAX_PORT_FLOWS:
-        probs.append(
-            f"flows.{i}.rtt: the kernel backend gives each short flow with a drawn RTT its "
+            f"flows.{i}.rtt: the kernel backend gives each short flow of its own RTT its "
             f"own source port ({SPORT_BASE}-{SPORT_BASE + MAX_PORT_FLOWS - 1}), at most "
             f"{MAX_PORT_FLOWS} flows per entry, but this entry has {len(rtts)}; allowed: "
-            "fewer arrivals (rate or window), or a list of RTTs"
+            "fewer arrivals (rate or window)" + ("" if reverse else ", or a list of RTTs")
         )
     elif rtts and min(rtts) < MIN_RTT_NS:
         probs.append(

@@ -396,8 +396,9 @@ def traffic_schedule(
     entry opens at ``t0_mono_ns + starts_ns[k]`` (CLOCK_MONOTONIC, shared by every
     namespace) from the data sender to the server, with the entry's congestion control.
     An entry with a list of RTTs (``g.conns``, forward only): each flow from the address
-    of its own RTT (``rtts_ns[k]``). A drawn RTT (``g.port_rtts_ns``, forward only): flow k
-    from the source port ``SPORT_BASE + k``, which linkem delays by its draw."""
+    of its own RTT (``rtts_ns[k]``). Per-flow RTTs by port (``g.port_rtts_ns``: drawn, or
+    a reverse entry's list): flow k from the source port ``SPORT_BASE + k``, which linkem
+    delays by its RTT."""
     if g.conns:
         assert rtts_ns is not None and not g.reverse
         by_rtt = {c.rtt_ns: c.ip for c in g.conns}
@@ -504,12 +505,21 @@ def relay_config(
 
 
 def port_table(g: Group) -> dict[str, Any]:
-    """linkem's port table of an entry with drawn RTTs (flow k: port ``SPORT_BASE + k``,
-    its RTT split as ``split_delay`` splits every RTT); nothing otherwise."""
+    """linkem's port table of an entry with per-flow RTTs by port (flow k: port
+    ``SPORT_BASE + k``, its RTT split as ``split_delay`` splits every RTT); nothing
+    otherwise. A reverse entry's flows bind their ports in the receiver host, on the far
+    side of the relay from the entry's sender-side address class: ``far``."""
     if not g.port_rtts_ns:
         return {}
     fwd, rev = zip(*(split_delay(r) for r in g.port_rtts_ns), strict=True)
-    return {"ports": {"base": SPORT_BASE, "fwd_delay_ns": list(fwd), "rev_delay_ns": list(rev)}}
+    table: dict[str, Any] = {
+        "base": SPORT_BASE,
+        "fwd_delay_ns": list(fwd),
+        "rev_delay_ns": list(rev),
+    }
+    if g.reverse:
+        table["far"] = True
+    return {"ports": table}
 
 
 def proc_net_counters(ns: str) -> Cmd:

@@ -267,15 +267,19 @@ class Topology:
 
 
 def drawn_rtts(sc: Scenario) -> dict[int, tuple[int, tuple[int, ...]]]:
-    """Each short-flow entry whose ``rtt`` is a distribution → (the entry address's RTT:
-    the distribution's mean, rounded; each flow's draw, ``Scenario.short_flow_schedule``,
-    the simulator's draws)."""
+    """Each short-flow entry whose flows get their RTTs by source port → (the entry
+    address's RTT: a distribution's mean, rounded, or a list's first value; each flow's
+    RTT, ``Scenario.short_flow_schedule``, the simulator's draws). Those are the entries
+    with a distribution, and reverse entries with a list: their flows all connect to the
+    one server address on the sender side, so only their own ports tell them apart."""
     out: dict[int, tuple[int, tuple[int, ...]]] = {}
     for g in sc.short_flow_entries():
-        rtt = sc.flows[g].rtt
-        if isinstance(rtt, Varied) and rtt.kind != "list":
+        f = sc.flows[g]
+        rtt = f.rtt
+        if isinstance(rtt, Varied) and (rtt.kind != "list" or f.direction == "reverse"):
             draws = tuple(int(v) for v in sc.short_flow_schedule(g).rtt_ns.tolist())
-            out[g] = (round(rtt.mean()), draws)
+            own = int(rtt.values[0]) if rtt.kind == "list" else round(rtt.mean())
+            out[g] = (own, draws)
     return out
 
 
@@ -290,7 +294,12 @@ def split_delay(rtt_ns: int) -> tuple[int, int]:
 
 
 def entry_differs(mine: list[dict[str, Any]]) -> bool:
-    """Whether an entry's connections (resolved records) differ in rtt, start or size."""
+    """Whether an entry's connections (resolved records) need a client each: they differ
+    in rtt, start or size, or there are several with a size — iperf3's ``-n`` with ``-P N``
+    counts the bytes of all N streams together, and a scenario's ``size`` is each
+    connection's."""
+    if len(mine) > 1 and any(c["size_bytes"] is not None for c in mine):
+        return True
     return len({(c["rtt_ns"], c["start_ns"], c["size_bytes"]) for c in mine}) > 1
 
 
