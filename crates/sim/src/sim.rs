@@ -76,6 +76,9 @@ struct Path {
     rev_delay: SimTime,
     /// The link its data crosses (0 forward, 1 reverse); its ACKs cross the other one.
     dir: usize,
+    /// The connection runs ns-2's agents (`Flow::ns2` is set): a copy here, where the
+    /// packet events look first, so that they read the large `Flow` only where they use it.
+    ns2: bool,
 }
 
 impl Path {
@@ -87,6 +90,7 @@ impl Path {
             fwd_delay: SimTime::ZERO,
             rev_delay: SimTime::ZERO,
             dir,
+            ns2: false,
         };
         p.set_rtt(rtt_ns);
         p
@@ -283,6 +287,11 @@ impl Sim {
                         ),
                     )
                 })
+                .zip(&flows)
+                .map(|(mut p, fl)| {
+                    p.ns2 = fl.ns2.is_some();
+                    p
+                })
                 .collect(),
             links: link_cfgs
                 .iter()
@@ -382,8 +391,10 @@ impl Sim {
                 let path = &mut self.paths[l as usize];
                 let ack = path.rev.pop(&mut self.q, ev);
                 let fl = &mut self.flows[l as usize];
+                let ns2 = path.ns2;
                 let mut io = path.io(&mut self.q, l);
-                if let Some(c) = fl.ns2.as_mut() {
+                let agents = if ns2 { fl.ns2.as_mut() } else { None };
+                if let Some(c) = agents {
                     if ack.syn {
                         c.start(now, &mut io);
                     } else {
@@ -435,8 +446,10 @@ impl Sim {
 
     fn deliver(&mut self, now: SimTime, pkt: Packet) {
         let f = pkt.flow;
+        let ns2 = self.paths[f as usize].ns2;
         let fl = &mut self.flows[f as usize];
-        if let Some(c) = fl.ns2.as_mut() {
+        let agents = if ns2 { fl.ns2.as_mut() } else { None };
+        if let Some(c) = agents {
             // Agent/TCPSink: an ACK for every packet, at once (DelAck: maybe held).
             let (decision, bytes) = c.deliver(&pkt, fl.delack.is_armed());
             if bytes > 0 && now >= self.window.0 && now < self.window.1 {
