@@ -102,9 +102,9 @@ def test_bench_prints_the_scaling_table() -> None:
 
 
 def test_bench_clock_starts_after_numpy_is_imported() -> None:
-    """`simulate` returns numpy arrays; numpy's first import (~0.15 s of CPU) used to fall
-    inside the timed call and was a third of A1-sack's wall time (issue 13). The child's
-    clock must start with numpy already loaded."""
+    """`simulate` returns numpy arrays; numpy's first import (~0.08 s) used to fall inside
+    the timed call and was 40 % of A1-sack's wall time (issue 13). The child's clock must
+    start with numpy already loaded."""
     import subprocess
     import sys
 
