@@ -171,6 +171,13 @@ impl EventQueue {
             }
             let b = self.nonempty.trailing_zeros() as usize + 1;
             self.nonempty &= !(1 << (b - 1));
+            if self.buckets[b].len() == 1 {
+                // The common case with few entries: the bucket's one entry is the minimum.
+                let e = self.buckets[b].pop().expect("one entry");
+                self.last = e.time;
+                self.buckets[0].push(e);
+                return self.buckets[0].first();
+            }
             let mut moved = std::mem::take(&mut self.buckets[b]);
             self.last = moved
                 .iter()
