@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import time
 
+import numpy  # noqa: F401 — loaded before the clock runs (simulate returns numpy arrays)
+
 from tcpfair._core import simulate
 from tcpfair.spec import from_dict
 

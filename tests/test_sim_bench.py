@@ -99,3 +99,34 @@ def test_bench_prints_the_scaling_table() -> None:
     rows = [line.split() for line in scaling.splitlines() if " N2 " in line or " N100 " in line]
     # the fewest-flows case is the reference: ratio 1.00
     assert [r[1] for r in rows] == ["N2", "N100"] and rows[0][-2] == "1.00"
+
+
+def test_bench_clock_starts_after_numpy_is_imported() -> None:
+    """`simulate` returns numpy arrays; numpy's first import (~0.08 s) used to fall inside
+    the timed call and was 40 % of A1-sack's wall time (issue 13). The child's clock must
+    start with numpy already loaded."""
+    import subprocess
+    import sys
+
+    from tcpfair.bench import _CHILD
+
+    # Record, at each read of the clock, whether numpy is loaded yet.
+    prelude = (
+        "import sys, time\n"
+        "_pc = time.perf_counter\n"
+        "def _clock():\n"
+        "    sys.stderr.write(f'numpy loaded: {\"numpy\" in sys.modules}\\n')\n"
+        "    return _pc()\n"
+        "time.perf_counter = _clock\n"
+    )
+    data = scenarios(quick=True)["N2"]
+    sc = from_dict({**data, "duration": "100ms", "measure": {"interval": "50ms"}})
+    proc = subprocess.run(
+        [sys.executable, "-c", prelude + _CHILD],
+        input=sc.sim_json(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert proc.stderr.splitlines() == ["numpy loaded: True"] * 2
+    assert json.loads(proc.stdout)["stats"]["bottleneck_packets"] > 0

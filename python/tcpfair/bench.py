@@ -16,8 +16,12 @@ from typing import Any
 from .spec import from_dict
 
 #: The child process: read the resolved scenario on stdin, run it, print the measurements.
+# numpy is imported before the clock starts: `simulate` builds its output columns as numpy
+# arrays, and numpy's first import (~0.08 s of wall time here) was counted in the run's wall
+# time (40 % of A1-sack's; issue 13).
 _CHILD = r"""
 import json, resource, sys, time
+import numpy
 from tcpfair._core import simulate
 cfg = sys.stdin.read()
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

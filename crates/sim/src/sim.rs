@@ -56,19 +56,60 @@ pub struct Flow {
     pub rx: Receiver,
     /// `stack = "ns2"`: ns-2's sender and sink, which then carry the connection.
     pub ns2: Option<Box<Ns2Conn>>,
-    /// Indices of this connection's forward and reverse delay lines.
-    fwd_line: u32,
-    rev_line: u32,
     delack: Timer,
     comp_ack: Timer,
     start_timer: Timer,
     stop_timer: Timer,
+    pub start: SimTime,
+    pub delivered_window: u64,
+}
+
+/// A connection's route: its forward and reverse delay lines, their delays and the link its
+/// data crosses. Connection `i` has path `i` (its lines are `Ev::FwdArrive(i)` and
+/// `Ev::RevArrive(i)`). Kept apart from the large `Flow` and contiguous per connection,
+/// because it is what every packet event touches first: with 10,000 connections the cost
+/// per packet is mostly cache misses on per-flow state (issue 13).
+struct Path {
+    fwd: DelayLine<Packet>,
+    rev: DelayLine<Ack>,
     fwd_delay: SimTime,
     rev_delay: SimTime,
     /// The link its data crosses (0 forward, 1 reverse); its ACKs cross the other one.
     dir: usize,
-    pub start: SimTime,
-    pub delivered_window: u64,
+    /// The connection runs ns-2's agents (`Flow::ns2` is set): a copy here, where the
+    /// packet events look first, so that they read the large `Flow` only where they use it.
+    ns2: bool,
+}
+
+impl Path {
+    /// A path with base RTT `rtt_ns` (split evenly, as the module documentation says).
+    fn new(rtt_ns: u64, dir: usize, fwd: DelayLine<Packet>, rev: DelayLine<Ack>) -> Path {
+        let mut p = Path {
+            fwd,
+            rev,
+            fwd_delay: SimTime::ZERO,
+            rev_delay: SimTime::ZERO,
+            dir,
+            ns2: false,
+        };
+        p.set_rtt(rtt_ns);
+        p
+    }
+
+    fn set_rtt(&mut self, rtt_ns: u64) {
+        self.fwd_delay = SimTime(rtt_ns / 2);
+        self.rev_delay = SimTime(rtt_ns - rtt_ns / 2);
+    }
+
+    /// Where connection `line`'s sender puts its packets.
+    fn io<'a>(&'a mut self, q: &'a mut EventQueue, line: u32) -> Io<'a> {
+        Io {
+            q,
+            fwd: &mut self.fwd,
+            fwd_delay: self.fwd_delay,
+            line,
+        }
+    }
 }
 
 pub struct Sim {
@@ -78,8 +119,7 @@ pub struct Sim {
     /// same instant would queue one connection's whole burst before the other's, every
     /// time; with a line each they interleave, as from parallel access links. Shared lines
     /// measurably bias Vegas's base-RTT estimate between identical flows.
-    fwd_lines: Vec<DelayLine<Packet>>,
-    rev_lines: Vec<DelayLine<Ack>>,
+    paths: Vec<Path>,
     /// The forward bottleneck, then the reverse one if the dumbbell has it.
     links: Vec<Bottleneck<Frame>>,
     pub flows: Vec<Flow>,
@@ -194,15 +234,10 @@ impl Sim {
                 sender: Sender::new(params, cc),
                 rx: Receiver::with_rtt(mss, SimTime(f.rtt_ns), f.sack),
                 ns2,
-                fwd_line: i as u32,
-                rev_line: i as u32,
                 delack: Timer::default(),
                 comp_ack: Timer::default(),
                 start_timer: Timer::default(),
                 stop_timer: Timer::default(),
-                fwd_delay: SimTime(f.rtt_ns / 2),
-                rev_delay: SimTime(f.rtt_ns - f.rtt_ns / 2),
-                dir: f.direction.link(),
                 start: SimTime(f.start_ns),
                 delivered_window: 0,
             };
@@ -235,24 +270,27 @@ impl Sim {
             // packet reaches the queue, so randomizing the data departures acts on exactly
             // that. ACK-path noise (`ack_jitter_ns`, off by default) is a different effect:
             // bunched ACKs release segment trains (docs/validation.md D2, D6).
-            fwd_lines: cfg
+            paths: cfg
                 .flows
                 .iter()
                 .map(|f| {
-                    DelayLine::with_jitter(
-                        f.jitter_ns,
-                        Rng::new(crate::rng::jitter_seed(cfg.seed, f.id)),
+                    Path::new(
+                        f.rtt_ns,
+                        f.direction.link(),
+                        DelayLine::with_jitter(
+                            f.jitter_ns,
+                            Rng::new(crate::rng::jitter_seed(cfg.seed, f.id)),
+                        ),
+                        DelayLine::with_jitter(
+                            f.ack_jitter_ns,
+                            Rng::new(crate::rng::ack_jitter_seed(cfg.seed, f.id)),
+                        ),
                     )
                 })
-                .collect(),
-            rev_lines: cfg
-                .flows
-                .iter()
-                .map(|f| {
-                    DelayLine::with_jitter(
-                        f.ack_jitter_ns,
-                        Rng::new(crate::rng::ack_jitter_seed(cfg.seed, f.id)),
-                    )
+                .zip(&flows)
+                .map(|(mut p, fl)| {
+                    p.ns2 = fl.ns2.is_some();
+                    p
                 })
                 .collect(),
             links: link_cfgs
@@ -316,12 +354,13 @@ impl Sim {
     fn dispatch(&mut self, now: SimTime, ev: Ev) {
         match ev {
             Ev::FwdArrive(l) => {
-                let pkt = self.fwd_lines[l as usize].pop(&mut self.q, ev);
+                let path = &mut self.paths[l as usize];
+                let pkt = path.fwd.pop(&mut self.q, ev);
+                let d = path.dir;
                 if pkt.len == 0 {
                     self.syn_arrives(now, pkt);
                     return;
                 }
-                let d = self.flows[pkt.flow as usize].dir;
                 let fate = self.links[d].arrive(now, Frame::Data(pkt), &mut self.rng);
                 if let Arrival::Started(done) = fate {
                     self.q.push(done, Ev::LinkDone(d as u8));
@@ -337,28 +376,25 @@ impl Sim {
                     Frame::Ack(b) => {
                         // through the reverse path's bottleneck: now the return delay
                         let ack = b.0;
-                        let fl = &self.flows[ack.flow as usize];
-                        let l = fl.rev_line;
-                        self.rev_lines[l as usize].push(
+                        let path = &mut self.paths[ack.flow as usize];
+                        path.rev.push(
                             &mut self.q,
-                            now + fl.rev_delay,
+                            now + path.rev_delay,
                             ack,
-                            Ev::RevArrive(l),
+                            Ev::RevArrive(ack.flow),
                         );
                     }
                 }
             }
             Ev::Arrival(e) => self.arrival(now, e),
             Ev::RevArrive(l) => {
-                let ack = self.rev_lines[l as usize].pop(&mut self.q, ev);
-                let fl = &mut self.flows[ack.flow as usize];
-                let mut io = Io {
-                    q: &mut self.q,
-                    fwd: &mut self.fwd_lines[fl.fwd_line as usize],
-                    fwd_delay: fl.fwd_delay,
-                    line: fl.fwd_line,
-                };
-                if let Some(c) = fl.ns2.as_mut() {
+                let path = &mut self.paths[l as usize];
+                let ack = path.rev.pop(&mut self.q, ev);
+                let fl = &mut self.flows[l as usize];
+                let ns2 = path.ns2;
+                let mut io = path.io(&mut self.q, l);
+                let agents = if ns2 { fl.ns2.as_mut() } else { None };
+                if let Some(c) = agents {
                     if ack.syn {
                         c.start(now, &mut io);
                     } else {
@@ -389,10 +425,10 @@ impl Sim {
     /// With a reverse bottleneck the SYN-ACK is likewise delayed by the opposite link's
     /// queue as it stands when the SYN arrives (same size as the SYN, never dropped).
     fn syn_arrives(&mut self, now: SimTime, syn: Packet) {
-        let fl = &self.flows[syn.flow as usize];
-        let mut at_receiver = now + self.links[fl.dir].sojourn(now, syn.wire);
+        let path = &mut self.paths[syn.flow as usize];
+        let mut at_receiver = now + self.links[path.dir].sojourn(now, syn.wire);
         if self.links.len() > 1 {
-            at_receiver += self.links[1 - fl.dir].sojourn(now, syn.wire);
+            at_receiver += self.links[1 - path.dir].sojourn(now, syn.wire);
         }
         let synack = Ack {
             flow: syn.flow,
@@ -400,19 +436,20 @@ impl Sim {
             tsecr: syn.ts,
             ..Ack::default()
         };
-        let l = fl.rev_line;
-        self.rev_lines[l as usize].push(
+        path.rev.push(
             &mut self.q,
-            at_receiver + fl.rev_delay,
+            at_receiver + path.rev_delay,
             synack,
-            Ev::RevArrive(l),
+            Ev::RevArrive(syn.flow),
         );
     }
 
     fn deliver(&mut self, now: SimTime, pkt: Packet) {
         let f = pkt.flow;
+        let ns2 = self.paths[f as usize].ns2;
         let fl = &mut self.flows[f as usize];
-        if let Some(c) = fl.ns2.as_mut() {
+        let agents = if ns2 { fl.ns2.as_mut() } else { None };
+        if let Some(c) = agents {
             // Agent/TCPSink: an ACK for every packet, at once (DelAck: maybe held).
             let (decision, bytes) = c.deliver(&pkt, fl.delack.is_armed());
             if bytes > 0 && now >= self.window.0 && now < self.window.1 {
@@ -423,10 +460,11 @@ impl Sim {
                     fl.delack.cancel();
                     send_ack(
                         &mut self.q,
-                        &mut self.rev_lines,
+                        &mut self.paths[f as usize],
                         &mut self.links,
                         &mut self.rng,
                         fl,
+                        f,
                         now,
                         ack,
                     );
@@ -448,10 +486,11 @@ impl Sim {
             ack.flow = f;
             send_ack(
                 &mut self.q,
-                &mut self.rev_lines,
+                &mut self.paths[f as usize],
                 &mut self.links,
                 &mut self.rng,
                 fl,
+                f,
                 now,
                 ack,
             );
@@ -466,10 +505,11 @@ impl Sim {
                 ack.flow = f;
                 send_ack(
                     &mut self.q,
-                    &mut self.rev_lines,
+                    &mut self.paths[f as usize],
                     &mut self.links,
                     &mut self.rng,
                     fl,
+                    f,
                     now,
                     ack,
                 );
@@ -512,10 +552,11 @@ impl Sim {
             if let Some(ack) = c.sink.on_delack_timeout() {
                 send_ack(
                     q,
-                    &mut self.rev_lines,
+                    &mut self.paths[f as usize],
                     &mut self.links,
                     &mut self.rng,
                     fl,
+                    f,
                     now,
                     ack,
                 );
@@ -534,22 +575,18 @@ impl Sim {
                 ack.flow = f;
                 send_ack(
                     q,
-                    &mut self.rev_lines,
+                    &mut self.paths[f as usize],
                     &mut self.links,
                     &mut self.rng,
                     fl,
+                    f,
                     now,
                     ack,
                 );
             }
             return;
         }
-        let mut io = Io {
-            q,
-            fwd: &mut self.fwd_lines[fl.fwd_line as usize],
-            fwd_delay: fl.fwd_delay,
-            line: fl.fwd_line,
-        };
+        let mut io = self.paths[f as usize].io(q, f);
         if let Some(c) = fl.ns2.as_mut() {
             match kind {
                 TimerKind::Rto => return c.on_rto(now, &mut io),
@@ -632,25 +669,27 @@ impl Sim {
 /// reaches the sender after the return delay (no queue, no loss: the ACK path as it always
 /// was); with one it first enters the bottleneck opposite to the connection's data
 /// (`Ev::LinkDone` then puts it on the return delay line), where it may queue or be lost.
+#[allow(clippy::too_many_arguments)]
 fn send_ack(
     q: &mut EventQueue,
-    rev_lines: &mut [DelayLine<Ack>],
+    path: &mut Path,
     links: &mut [Bottleneck<Frame>],
     rng: &mut Rng,
     fl: &Flow,
+    f: u32,
     now: SimTime,
     ack: Ack,
 ) {
     if links.len() < 2 {
-        let l = fl.rev_line;
-        rev_lines[l as usize].push(q, now + fl.rev_delay, ack, Ev::RevArrive(l));
+        path.rev
+            .push(q, now + path.rev_delay, ack, Ev::RevArrive(f));
         return;
     }
     let wire = match fl.ns2 {
         Some(_) => crate::ns2::agent::HEADER_BYTES,
         None => linux_ack_bytes(&ack),
     };
-    let d = 1 - fl.dir;
+    let d = 1 - path.dir;
     if let Arrival::Started(done) = links[d].arrive(now, Frame::Ack(Box::new((ack, wire))), rng) {
         q.push(done, Ev::LinkDone(d as u8));
     }

@@ -76,6 +76,11 @@ impl Rate {
     /// Time to serialize `bytes` at this rate, rounded up to the next nanosecond.
     pub fn tx_time(self, bytes: u64) -> SimTime {
         debug_assert!(self.0 > 0);
+        // The same quotient in 64 bits when the product fits (any packet or queue below
+        // 2.3 GB): a 128-bit division is a library call, and this runs on every packet.
+        if let Some(bits) = bytes.checked_mul(8_000_000_000) {
+            return SimTime(bits.div_ceil(self.0));
+        }
         let bits = bytes as u128 * 8 * 1_000_000_000;
         SimTime(bits.div_ceil(self.0 as u128) as u64)
     }
@@ -93,5 +98,22 @@ mod tests {
         assert_eq!(Rate(100_000_000).tx_time(1500), SimTime(120_000));
         // 1000 B at 1.5 Mbit/s = 5.333… ms, rounded up.
         assert_eq!(Rate(1_500_000).tx_time(1000), SimTime(5_333_334));
+    }
+
+    #[test]
+    fn serialization_time_rounds_up_on_both_sides_of_the_64_bit_limit() {
+        let fits = u64::MAX / 8_000_000_000; // the largest byte count done in 64 bits
+        for bytes in [0, 1, 52, 1500, 1 << 31, fits - 1, fits, fits + 1, 1 << 40] {
+            for rate in [1, 3, 7_000_001, 1_500_000, 10_000_000_000, u64::MAX] {
+                // ceil(bytes * 8e9 / rate), exact in 128 bits
+                let num = u128::from(bytes) * 8_000_000_000;
+                let want = num / u128::from(rate) + u128::from(num % u128::from(rate) != 0);
+                if want > u128::from(u64::MAX) {
+                    continue; // beyond any simulated time
+                }
+                let got = Rate(rate).tx_time(bytes);
+                assert_eq!(u128::from(got.0), want, "{bytes} B at {rate} bit/s");
+            }
+        }
     }
 }

@@ -19,7 +19,7 @@
 //! reverse bottleneck and their ACKs across the forward one, as a reverse long-lived
 //! connection does.
 
-use super::{rwnd_from_rmem, sndbuf_from_wmem, Flow, Sim};
+use super::{rwnd_from_rmem, sndbuf_from_wmem, Flow, Path, Sim};
 use crate::cc::AnyCc;
 use crate::config::{Config, ShortFlowsConfig, Stack};
 use crate::event::{DelayLine, Ev, EventQueue, Timer, TimerKind};
@@ -216,6 +216,7 @@ impl Sim {
         };
         let slot = self.short.base + i;
         let fl = self.open(e, slot, row, rtt, size, now);
+        self.paths[slot].set_rtt(rtt);
         let old = std::mem::replace(&mut self.flows[slot], fl);
         let fl = &mut self.flows[slot];
         for (new, old) in [
@@ -249,13 +250,14 @@ impl Sim {
         let c = &self.short.entries[e as usize];
         let id = self.flows.len() as u32;
         let seed = self.seed;
-        self.fwd_lines.push(DelayLine::with_jitter(
-            c.jitter_ns,
-            Rng::new(crate::rng::jitter_seed(seed, id)),
-        ));
-        self.rev_lines.push(DelayLine::with_jitter(
-            c.ack_jitter_ns,
-            Rng::new(crate::rng::ack_jitter_seed(seed, id)),
+        self.paths.push(Path::new(
+            1,
+            c.direction.link(),
+            DelayLine::with_jitter(c.jitter_ns, Rng::new(crate::rng::jitter_seed(seed, id))),
+            DelayLine::with_jitter(
+                c.ack_jitter_ns,
+                Rng::new(crate::rng::ack_jitter_seed(seed, id)),
+            ),
         ));
         let placeholder = self.open(e, id as usize, 0, 1, 1, SimTime(0));
         self.flows.push(placeholder);
@@ -292,15 +294,10 @@ impl Sim {
             sender: Sender::new(params, cc),
             rx: Receiver::with_rtt(mss, SimTime(rtt), c.sack),
             ns2: None,
-            fwd_line: slot as u32,
-            rev_line: slot as u32,
             delack: Timer::default(),
             comp_ack: Timer::default(),
             start_timer: Timer::default(),
             stop_timer: Timer::default(),
-            fwd_delay: SimTime(rtt / 2),
-            rev_delay: SimTime(rtt - rtt / 2),
-            dir: c.direction.link(),
             start: now,
             delivered_window: 0,
         }
@@ -315,8 +312,8 @@ impl Sim {
             let slot = self.short.base + i;
             let fl = &self.flows[slot];
             let over = fl.sender.stats.completion.is_some()
-                && self.fwd_lines[slot].is_empty()
-                && self.rev_lines[slot].is_empty()
+                && self.paths[slot].fwd.is_empty()
+                && self.paths[slot].rev.is_empty()
                 && !self.links.iter().any(|l| l.holds(slot as u32));
             if over {
                 self.short.record(i, fl);
