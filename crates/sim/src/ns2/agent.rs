@@ -19,6 +19,19 @@ pub const WINDOW_INIT: f64 = 2.0;
 /// `tcpip_base_hdr_size_`: IP + TCP header bytes added to `packetSize_` on the wire.
 pub const HEADER_BYTES: u32 = 40;
 
+/// Bytes on the wire of a data packet of `cca`'s agent with `packetSize_` = `size`.
+/// `TcpAgent::output` adds `tcpip_base_hdr_size_` (`useHeaders_`); `Agent/TCP/Vegas` has
+/// an `output` of its own (tcp-vegas.cc, `VegasTcpAgent::output`) that sends the packet
+/// as `allocpkt` sized it, `packetSize_` bytes, and has no `syn_` case either: its packet
+/// 0 is a full data packet, not a 40-byte connection-opening one.
+pub fn wire_bytes(cca: &str, size: u32) -> u32 {
+    if cca == "vegas" {
+        size
+    } else {
+        size + HEADER_BYTES
+    }
+}
+
 /// `last_cwnd_action_`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CwndAction {
@@ -126,6 +139,20 @@ impl Agent {
         !matches!(self.variant, Variant::Vegas(_))
     }
 
+    /// A data packet's bytes on the wire (`wire_bytes`).
+    pub fn wire_bytes(&self) -> u32 {
+        match self.variant {
+            Variant::Vegas(_) => wire_bytes("vegas", self.size),
+            _ => wire_bytes("", self.size),
+        }
+    }
+
+    /// Whether packet 0 is a data packet the agent sends itself (`Agent/TCP/Vegas`), rather
+    /// than `syn_`'s header-only connection-opening packet (the simulator's handshake).
+    pub fn opens_with_data(&self) -> bool {
+        matches!(self.variant, Variant::Vegas(_))
+    }
+
     /// `window()`: Reno and NewReno add the inflation `dupwnd_`.
     pub fn window(&self) -> i64 {
         let w = if self.is_reno() {
@@ -163,7 +190,7 @@ impl Agent {
             flow: self.id,
             seg: seqno as u64,
             len: self.size,
-            wire: self.size + HEADER_BYTES,
+            wire: self.wire_bytes(),
             ts: t,
             agg: 1,
         };
@@ -308,6 +335,14 @@ impl Agent {
             v.on_output(0, 0.0);
         }
         self.recv(now, 0, io);
+    }
+
+    /// The connection starts at `now` with packet 0 as data (`opens_with_data`):
+    /// `send_much` notes `firstsent_` and sends it (cwnd_ is 1: `syn_` and `delay_growth_`).
+    pub fn open(&mut self, now: f64, io: &mut Io) {
+        self.active = true;
+        self.firstsent = now;
+        self.send_much(now, 0, io);
     }
 
     /// An ACK with ns-2 `seqno` arrives.
