@@ -171,5 +171,6 @@ pub fn vegas_params(p: &Params, min_rtt: f64) -> Result<VegasParams, ParamError>
         gamma: p.real("gamma"),
         delta,
         base_rtt: p.flag("exact_base_rtt").then_some(min_rtt),
+        window_init: p.real("window_init"),
     })
 }

@@ -278,6 +278,32 @@ fn vegas_packets_are_packet_size_bytes_and_packet_0_is_data() {
     assert_eq!((a1.cum, b1), (1, 1000));
 }
 
+#[test]
+fn vegas_window_init_sets_the_window_after_packet_0() {
+    // windowInit_ = 1 (ns-2's default before 2001-05-26): at ACK 1 delay_growth_ sets
+    // cwnd_ = 1 instead of 2; the growing round adds 1 (1 − (2 − 1) ≤ 2): cwnd_ 2, so
+    // packets 2 and 3 go where windowInit_ = 2 sends 2, 3 and 4.
+    use super::vegas::{Vegas, VegasParams};
+    let p = VegasParams {
+        window_init: 1.0,
+        ..VegasParams::default()
+    };
+    let mut h = Harness::new();
+    let mut v = Agent::new(
+        0,
+        1000,
+        100,
+        Variant::Vegas(Box::new(Vegas::new(p, 100))),
+        0.0,
+    );
+    v.open(0.0, &mut h.io());
+    v.recv(0.05, 0, &mut h.io());
+    assert_eq!(h.sent(), vec![0, 1]);
+    v.recv(0.10, 1, &mut h.io());
+    assert_eq!(v.cwnd, 2.0);
+    assert_eq!(h.sent(), vec![2, 3]);
+}
+
 // ---------------------------------------------------------------- hand-driven senders
 
 struct Harness {
