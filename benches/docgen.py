@@ -234,19 +234,24 @@ def validation_vegas_t3(x2s: tuple[int, ...] = VEGAS_X2) -> list[str]:
 
 
 EXACT = ["flows.0.exact_base_rtt=true", "flows.1.exact_base_rtt=true"]
+# ns-2's windowInit_ before 2001-05-26, the start-up seed 003's runs match
+WINIT1 = ["flows.0.params.window_init=1", "flows.1.params.window_init=1"]
+# what the simulator does not serialize on seed 003's paths: a 1000-byte packet on two
+# 10 Mbit/s access links and the 40-byte ACK back over the three links (ms)
+NS2_EXTRA_MS = 1.877
 
 
 def _vegas_ns2(table: int, x2: int, over: list[str]) -> list[float]:
     """Payload bit/s per connection over 10-60 s of seed 003's set-up on ns-2's agents."""
     path = f"validation/vegas-table{table}-ns2.toml"
-    r = run_sim(path, [f"flows.1.rtt={2 * (x2 + 2) + 1.664:g}ms", *over])
+    r = run_sim(path, [f"flows.1.rtt={2 * (x2 + 2) + NS2_EXTRA_MS:g}ms", *over])
     return [float(x) for x in r.group_throughputs().to_numpy()]
 
 
 def vegas_ns2_t3_row(x2: int) -> str:
     cells = [str(x2), f"{_paper('vegas', f't3-x{x2}-ratio'):.2f}"]
     cells.append(f"{_paper('vegas', f't3-x{x2}-jfi'):.3f}")
-    for over in ([], EXACT):
+    for over in ([], WINIT1, EXACT):
         thr = _vegas_ns2(3, x2, over)
         cells += [
             f"{thr[0] / 1e3:.0f} / {thr[1] / 1e3:.0f}",
@@ -258,9 +263,9 @@ def vegas_ns2_t3_row(x2: int) -> str:
 
 def validation_vegas_ns2_t3(x2s: tuple[int, ...] = VEGAS_X2) -> list[str]:
     out = [
-        "| x2 (ms) | paper ratio 1/2 | paper JFI | ns2 conn. 1 / 2 kbit/s | ns2 ratio | ns2 JFI "
-        "| ns2 exact base: kbit/s | ratio | JFI |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| x2 (ms) | paper ratio 1/2 | paper JFI | ns2 conn. 1 / 2 kbit/s | ratio | JFI "
+        "| window_init 1: kbit/s | ratio | JFI | exact base: kbit/s | ratio | JFI |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     out += [vegas_ns2_t3_row(x2) for x2 in x2s]
     return [*out, "", f"Simulator: {stamp()}; the paper's columns from scenarios/repro/vegas."]
@@ -271,17 +276,22 @@ def vegas_ns2_t4_row(x2: int) -> str:
     for delta in (1, 2, 3):
         cells.append(f"{_paper('vegas', f't4-x{x2}-vegas{delta}'):.3f}")
         d = [f"flows.0.delta={delta}", f"flows.1.delta={delta}"]
-        cells += [f"{jain(_vegas_ns2(4, x2, [*d, *ex])):.3f}" for ex in ([], EXACT)]
+        ab = [f"flows.{n}.{k}={delta}" for n in (0, 1) for k in ("alpha", "beta")]
+        # ns-2's own Vegas with alpha = beta = δ runs on the Table 3 scenario (no delta)
+        runs = ((4, d), (3, [*ab, *WINIT1]), (4, [*d, *EXACT]))
+        cells += [f"{jain(_vegas_ns2(t, x2, over)):.3f}" for t, over in runs]
     cells.append(f"{_paper('vegas', f't4-x{x2}-vegas1-3'):.3f}")
-    cells += [f"{jain(_vegas_ns2(3, x2, ex)):.3f}" for ex in ([], EXACT)]
+    cells += [f"{jain(_vegas_ns2(3, x2, ex)):.3f}" for ex in ([], WINIT1, EXACT)]
     return "| " + " | ".join(cells) + " |"
 
 
 def validation_vegas_ns2_t4(x2s: tuple[int, ...] = VEGAS_X2) -> list[str]:
-    head = " | ".join(f"{v} paper | ns2 | exact" for v in ("Vegas-1", "Vegas-2", "Vegas-3"))
+    head = " | ".join(
+        f"{v} paper | ns2 δ | α=β, wi 1 | exact" for v in ("Vegas-1", "Vegas-2", "Vegas-3")
+    )
     out = [
-        f"| x2 (ms) | {head} | Vegas1_3 paper | ns2 | exact |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        f"| x2 (ms) | {head} | Vegas1_3 paper | ns2 | wi 1 | exact |",
+        "|---|" + "---|" * 16,
     ]
     out += [vegas_ns2_t4_row(x2) for x2 in x2s]
     return [*out, "", f"Simulator: {stamp()}; the paper's columns from scenarios/repro/vegas."]
@@ -391,15 +401,17 @@ BLOCKS: dict[str, Block] = {
     "validation-vegas-ns2-t3": Block(
         "validation.md",
         "benches/docgen.py --only validation-vegas-ns2-t3 (tcpfair run "
-        "scenarios/validation/vegas-table3-ns2.toml --set flows.1.rtt=<2·(x2+2)+1.664>ms "
-        "[--set flows.N.exact_base_rtt=true])",
+        "scenarios/validation/vegas-table3-ns2.toml --set flows.1.rtt=<2·(x2+2)+1.877>ms "
+        "[--set flows.N.params.window_init=1 | --set flows.N.exact_base_rtt=true])",
         validation_vegas_ns2_t3,
     ),
     "validation-vegas-ns2-t4": Block(
         "validation.md",
         "benches/docgen.py --only validation-vegas-ns2-t4 (tcpfair run "
         "scenarios/validation/vegas-table4-ns2.toml --set flows.1.rtt=… --set "
-        "flows.N.delta=δ [--set flows.N.exact_base_rtt=true]; Vegas1_3: vegas-table3-ns2.toml)",
+        "flows.N.delta=δ [--set flows.N.exact_base_rtt=true]; α=β, wi 1: vegas-table3-ns2.toml "
+        "--set flows.N.alpha=δ --set flows.N.beta=δ --set flows.N.params.window_init=1; "
+        "Vegas1_3: vegas-table3-ns2.toml)",
         validation_vegas_ns2_t4,
     ),
     "performance-bench": Block(
