@@ -856,15 +856,16 @@ fn sack1_recovers_from_several_losses_in_a_window_without_the_timer() {
     assert!(multi.iter().all(|r| r.0 < 0.2), "{rec:?}");
 }
 
-/// Diagnostic, not a check: `X2=60 cargo test --release -p tcpfair-sim trace_vegas -- \
-/// --ignored --nocapture` prints every change of each connection's cwnd and v_baseRTT_
+/// Diagnostic, not a check: `X2=60 [WI=1] cargo test --release -p tcpfair-sim trace_vegas \
+/// -- --ignored --nocapture` prints every change of each connection's cwnd and v_baseRTT_
 /// over the first seconds, with the bottleneck queue.
 #[test]
 #[ignore]
 fn trace_vegas_startup() {
     let x2: u64 = std::env::var("X2").map_or(60, |v| v.parse().unwrap());
     let until: f64 = std::env::var("UNTIL").map_or(3.0, |v| v.parse().unwrap());
-    let cfg = table3(x2, &[("alpha", 1.0), ("beta", 3.0)]);
+    let wi: f64 = std::env::var("WI").map_or(2.0, |v| v.parse().unwrap());
+    let cfg = table3(x2, &[("alpha", 1.0), ("beta", 3.0), ("window_init", wi)]);
     let mut sim = Sim::new(&cfg).unwrap();
     let mut last = vec![(0.0, 0.0, 0i64); 2];
     let mut t = 0;
