@@ -331,9 +331,7 @@ impl Agent {
         self.rtt_active = true;
         self.rtt_seq = 0;
         self.rtt_ts = sent;
-        if let Variant::Vegas(v) = &mut self.variant {
-            v.on_output(0, 0.0);
-        }
+        debug_assert!(!self.opens_with_data(), "Vegas opens with data packet 0 (`open`)");
         self.recv(now, 0, io);
     }
 
