@@ -156,6 +156,7 @@ impl Sim {
                         message,
                     })?;
                     conn.sink.delack = f.delack;
+                    conn.agent.access_bps = f.access_rate_bps.map(|r| r as f64);
                     (size, Some(Box::new(conn)))
                 }
             };
@@ -762,6 +763,16 @@ fn validate(cfg: &Config) -> Result<(), SimError> {
                     ),
                 ));
             }
+        }
+        match f.access_rate_bps {
+            Some(_) if f.stack != Stack::Ns2 => {
+                return Err(err(
+                    &key("access_rate"),
+                    "applies under stack \"ns2\" only (ns-2's sender-to-router link)".into(),
+                ))
+            }
+            Some(0) => return Err(err(&key("access_rate"), "must be positive".into())),
+            _ => {}
         }
         if f.rtt_ns == 0 {
             return Err(err(&key("rtt"), "must be positive".into()));

@@ -97,6 +97,11 @@ pub struct Agent {
     pub variant: Variant,
     pub stats: SenderStats,
     pub active: bool,
+    /// The sender's access-link rate, bit/s (`access_rate`): back-to-back packets leave
+    /// spaced by their serialization at it. None: at once.
+    pub access_bps: Option<f64>,
+    /// When the access link is free for the next packet.
+    access_free: f64,
 }
 
 /// ns-2 keeps time in seconds (a double); the event queue in integer nanoseconds.
@@ -132,6 +137,8 @@ impl Agent {
             variant,
             stats: SenderStats::default(),
             active: false,
+            access_bps: None,
+            access_free: 0.0,
         }
     }
 
@@ -194,8 +201,9 @@ impl Agent {
             ts: t,
             agg: 1,
         };
+        let leave = self.access_leave(now, pkt.wire);
         io.fwd
-            .push(io.q, t + io.fwd_delay, pkt, Ev::FwdArrive(io.line));
+            .push(io.q, at(leave) + io.fwd_delay, pkt, Ev::FwdArrive(io.line));
         self.stats.bytes_sent += self.size as u64;
         if seqno > self.maxseq {
             self.maxseq = seqno;
@@ -213,6 +221,18 @@ impl Agent {
         if !self.rto_timer.is_armed() || force_timer {
             self.set_rtx_timer(now, io);
         }
+    }
+
+    /// When a packet of `wire` bytes handed to the access link at `now` starts across it:
+    /// after the packets before it (their serialization at `access_bps`). A lone packet
+    /// leaves at once; its own serialization is part of the path's `rtt`.
+    fn access_leave(&mut self, now: f64, wire: u32) -> f64 {
+        let Some(rate) = self.access_bps else {
+            return now;
+        };
+        let leave = now.max(self.access_free);
+        self.access_free = leave + wire as f64 * 8.0 / rate;
+        leave
     }
 
     /// `send_much`: send while the window allows (`maxburst_` packets at most, 0 = no
@@ -331,7 +351,10 @@ impl Agent {
         self.rtt_active = true;
         self.rtt_seq = 0;
         self.rtt_ts = sent;
-        debug_assert!(!self.opens_with_data(), "Vegas opens with data packet 0 (`open`)");
+        debug_assert!(
+            !self.opens_with_data(),
+            "Vegas opens with data packet 0 (`open`)"
+        );
         self.recv(now, 0, io);
     }
 

@@ -38,6 +38,7 @@ fn ns2_flow(id: u32, cca: &str, rtt_ns: u64, params: &[(&str, f64)]) -> FlowConf
         delack: false,
         gso: false,
         direction: Default::default(),
+        access_rate_bps: None,
     }
 }
 
@@ -302,6 +303,57 @@ fn vegas_window_init_sets_the_window_after_packet_0() {
     v.recv(0.10, 1, &mut h.io());
     assert_eq!(v.cwnd, 2.0);
     assert_eq!(h.sent(), vec![2, 3]);
+}
+
+#[test]
+fn access_rate_spaces_a_burst_and_closes_the_last_ns2_row() {
+    // A 10 Mbit/s access link (seed 003's) spaces back-to-back 1000-byte packets by
+    // 0.8 ms; a lone packet leaves at once.
+    use super::vegas::{Vegas, VegasParams};
+    let mut h = Harness::new();
+    let vegas = Variant::Vegas(Box::new(Vegas::new(VegasParams::default(), 100)));
+    let mut v = Agent::new(0, 1000, 100, vegas, 0.0);
+    v.access_bps = Some(10e6);
+    v.open(0.0, &mut h.io());
+    v.recv(0.05, 0, &mut h.io());
+    v.recv(0.10, 1, &mut h.io());
+    let sent: Vec<(u64, u64)> = h
+        .fwd
+        .drain_with_times()
+        .iter()
+        .map(|(t, p)| (p.seg, t.0))
+        .collect();
+    assert_eq!(
+        sent,
+        vec![
+            (0, 0),
+            (1, 50_000_000),
+            (2, 100_000_000),
+            (3, 100_800_000),
+            (4, 101_600_000)
+        ]
+    );
+    // Seed 003 Table 3, x2 = 110 ms, windowInit_ 1: a real ns-2.35 run of
+    // benches/ns2/seed003.tcl gives 957.4 / 542.4 kbit/s over 10-60 s; without the access
+    // link's spacing the model gives 735 / 765 (connection 2's bursts reach R1 whole).
+    let mut cfg = table3(110, &[("alpha", 1.0), ("beta", 3.0), ("window_init", 1.0)]);
+    for f in cfg.flows.iter_mut() {
+        f.access_rate_bps = Some(10_000_000);
+    }
+    cfg.duration_ns = 60 * S;
+    cfg.measure.to_ns = 60 * S;
+    let mut sim = Sim::new(&cfg).unwrap();
+    sim.run_until(SimTime(60 * S));
+    let kbit: Vec<f64> = sim
+        .finish()
+        .flows
+        .iter()
+        .map(|f| f.bytes_delivered_window as f64 * 8.0 / 50e3)
+        .collect();
+    assert!(
+        (kbit[0] - 957.4).abs() < 1.5 && (kbit[1] - 542.4).abs() < 1.5,
+        "{kbit:?}"
+    );
 }
 
 // ---------------------------------------------------------------- hand-driven senders
