@@ -239,12 +239,14 @@ WINIT1 = ["flows.0.params.window_init=1", "flows.1.params.window_init=1"]
 # what the simulator does not serialize on seed 003's paths: a 1000-byte packet on two
 # 10 Mbit/s access links and the 40-byte ACK back over the three links (ms)
 NS2_EXTRA_MS = 1.877
+# the paper's 10 Mbit/s S-R1 links, which space a sender's back-to-back packets
+ACCESS = ["flows.0.access_rate=10Mbit", "flows.1.access_rate=10Mbit"]
 
 
 def _vegas_ns2(table: int, x2: int, over: list[str]) -> list[float]:
     """Payload bit/s per connection over 10-60 s of seed 003's set-up on ns-2's agents."""
     path = f"validation/vegas-table{table}-ns2.toml"
-    r = run_sim(path, [f"flows.1.rtt={2 * (x2 + 2) + NS2_EXTRA_MS:g}ms", *over])
+    r = run_sim(path, [f"flows.1.rtt={2 * (x2 + 2) + NS2_EXTRA_MS:g}ms", *ACCESS, *over])
     return [float(x) for x in r.group_throughputs().to_numpy()]
 
 
@@ -402,13 +404,15 @@ BLOCKS: dict[str, Block] = {
         "validation.md",
         "benches/docgen.py --only validation-vegas-ns2-t3 (tcpfair run "
         "scenarios/validation/vegas-table3-ns2.toml --set flows.1.rtt=<2·(x2+2)+1.877>ms "
+        "--set flows.N.access_rate=10Mbit "
         "[--set flows.N.params.window_init=1 | --set flows.N.exact_base_rtt=true])",
         validation_vegas_ns2_t3,
     ),
     "validation-vegas-ns2-t4": Block(
         "validation.md",
         "benches/docgen.py --only validation-vegas-ns2-t4 (tcpfair run "
-        "scenarios/validation/vegas-table4-ns2.toml --set flows.1.rtt=… --set "
+        "scenarios/validation/vegas-table4-ns2.toml --set flows.1.rtt=… "
+        "--set flows.N.access_rate=10Mbit --set "
         "flows.N.delta=δ [--set flows.N.exact_base_rtt=true]; α=β, wi 1: vegas-table3-ns2.toml "
         "--set flows.N.alpha=δ --set flows.N.beta=δ --set flows.N.params.window_init=1; "
         "Vegas1_3: vegas-table3-ns2.toml)",

@@ -39,6 +39,7 @@ def ns2_run(x2: int, alpha: int, beta: int, window_init: int) -> list[float]:
 def sim_run(x2: int, alpha: int, beta: int, window_init: int) -> list[float]:
     """kbit/s of both connections in the simulator (stack = "ns2")."""
     over = [f"flows.0.rtt={6 + EXTRA_MS:g}ms", f"flows.1.rtt={2 * (x2 + 2) + EXTRA_MS:g}ms"]
+    over += docgen.ACCESS
     for n in (0, 1):
         over += [
             f"flows.{n}.alpha={alpha}",

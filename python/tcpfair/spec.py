@@ -397,7 +397,8 @@ class Flow(_Strict):
     @field_validator("access_rate")
     @classmethod
     def _access_rate(cls, v: int | None, info: ValidationInfo) -> int | None:
-        if v is not None and info.data.get("stack") != "ns2":
+        # no second error when the stack itself was refused
+        if v is not None and info.data.get("stack", "ns2") != "ns2":
             raise ValueError(
                 'access_rate (the sender\'s access link, as in ns-2) applies under stack = "ns2" '
                 "only; remove it for linux flows"
