@@ -919,18 +919,18 @@ fn trace_vegas_startup() {
     let wi: f64 = std::env::var("WI").map_or(2.0, |v| v.parse().unwrap());
     let cfg = table3(x2, &[("alpha", 1.0), ("beta", 3.0), ("window_init", wi)]);
     let mut sim = Sim::new(&cfg).unwrap();
-    let mut last = vec![(0.0, 0.0, 0i64); 2];
+    let mut last = [(0.0, 0.0, 0i64); 2];
     let mut t = 0;
     while (t as f64) < until * 1e9 {
         t += 100_000;
         sim.run_until(SimTime(t));
-        for i in 0..2 {
+        for (i, seen) in last.iter_mut().enumerate() {
             let a = &sim.flows[i].ns2.as_ref().unwrap().agent;
             let Variant::Vegas(v) = &a.variant else {
                 unreachable!()
             };
             let now = (a.cwnd, v.base_rtt, a.t_seqno);
-            if now != last[i] {
+            if now != *seen {
                 println!(
                     "{:8.4} conn{} cwnd {:6.3} ssthresh {:3} base {:8.5} rtt {:8.5} out {:2} q {}",
                     t as f64 / 1e9,
@@ -942,7 +942,7 @@ fn trace_vegas_startup() {
                     a.t_seqno - a.last_ack - 1,
                     sim.fwd_queue_pkts()
                 );
-                last[i] = now;
+                *seen = now;
             }
         }
     }
