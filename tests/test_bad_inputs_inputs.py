@@ -207,6 +207,28 @@ CASES: dict[str, Case] = {
         ),
         ("flows.0.alpha", "params.alpha", "not both"),
     ),
+    "params-ns2-window_init-0": Case(
+        scenario(
+            {
+                "flows.0.stack": "ns2",
+                "flows.0.cca": "vegas",
+                "flows.0.params": Raw("{ window_init = 0 }"),
+            }
+        ),
+        ("flows.0.params.window_init", "0", "a whole number from 1 to 64"),
+    ),
+    "params-window_init-under-linux": Case(
+        scenario({"flows.0.cca": "vegas", "flows.0.params": Raw("{ window_init = 1 }")}),
+        ("flows.0.params.window_init", 'stack = "linux"', "a parameter of vegas under"),
+    ),
+    "access_rate-under-linux": Case(
+        scenario({"flows.0.access_rate": "10Mbit"}),
+        ("flows.0.access_rate", "10Mbit", 'stack = "ns2" only'),
+    ),
+    "access_rate-0": Case(
+        scenario({"flows.0.stack": "ns2", "flows.0.cca": "vegas", "flows.0.access_rate": "0bit"}),
+        ("flows.0.access_rate", "0bit"),
+    ),
     "loss-nan": Case(scenario({"bottleneck.loss": Raw("nan")}), ("bottleneck.loss", "less than 1")),
     "loss-inf": Case(scenario({"bottleneck.loss": Raw("inf")}), ("bottleneck.loss", "less than 1")),
     "seed-negative": Case(scenario({"seed": -1}), ("seed", "greater than or equal to 0")),

@@ -336,6 +336,8 @@ class Flow(_Strict):
     delack: bool = False
     gso: bool = False
     direction: str = "forward"
+    #: stack = "ns2": the sender's access-link rate (burst spacing); None: a burst at once
+    access_rate: Rate | None = None
     #: short flows: an arrival process (arrivals.py); None: ``streams`` long-lived connections
     arrivals: Annotated[Arrivals | None, BeforeValidator(parse_arrivals)] = None
 
@@ -389,6 +391,17 @@ class Flow(_Strict):
             raise ValueError(
                 'delack (Agent/TCPSink/DelAck) applies under stack = "ns2" only; '
                 "Linux receivers always delay ACKs"
+            )
+        return v
+
+    @field_validator("access_rate")
+    @classmethod
+    def _access_rate(cls, v: int | None, info: ValidationInfo) -> int | None:
+        # no second error when the stack itself was refused
+        if v is not None and info.data.get("stack", "ns2") != "ns2":
+            raise ValueError(
+                'access_rate (the sender\'s access link, as in ns-2) applies under stack = "ns2" '
+                "only; remove it for linux flows"
             )
         return v
 
@@ -906,6 +919,8 @@ def _tcp_params(f: Flow) -> dict[str, Any]:
         out["gso"] = True
     if f.direction != "forward":
         out["direction"] = f.direction
+    if f.access_rate is not None:
+        out["access_rate_bps"] = f.access_rate
     return out
 
 
@@ -952,6 +967,8 @@ def _as_written(s: Scenario) -> dict[str, Any]:
             d["gso"] = True
         if f.direction != "forward":
             d["direction"] = f.direction
+        if f.access_rate is not None:
+            d["access_rate"] = f"{f.access_rate}bit"
         if f.arrivals is not None:
             d["arrivals"] = f.arrivals.written()
         for k in ("stop",):

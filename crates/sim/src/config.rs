@@ -195,6 +195,11 @@ pub struct FlowConfig {
     /// Which bottleneck the data crosses; its ACKs cross the other one.
     #[serde(default)]
     pub direction: Direction,
+    /// `stack = "ns2"` only: the sender's access-link rate (bit/s). Back-to-back packets
+    /// leave the host spaced by their serialization at it (ns-2's sender-to-router link);
+    /// a lone packet's serialization stays part of `rtt_ns`. None: a burst leaves at once.
+    #[serde(default)]
+    pub access_rate_bps: Option<u64>,
 }
 
 /// Which way a connection's data goes.

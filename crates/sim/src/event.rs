@@ -401,6 +401,12 @@ impl<T: Copy> DelayLine<T> {
             .chain(self.rest.drain(..).map(|(_, x)| x))
             .collect()
     }
+
+    /// Take everything on the line with the time each item reaches its end (tests).
+    #[cfg(test)]
+    pub fn drain_with_times(&mut self) -> Vec<(SimTime, T)> {
+        self.items.drain(..).collect()
+    }
 }
 
 #[cfg(test)]

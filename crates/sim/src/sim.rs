@@ -169,14 +169,15 @@ impl Sim {
                 Stack::Linux => (linux_mss, None),
                 Stack::Ns2 => {
                     let size = b.mtu_bytes - crate::ns2::agent::HEADER_BYTES;
+                    let wire = crate::ns2::agent::wire_bytes(&f.cca, size);
                     let boot = Rng::new(crate::rng::flow_seed(cfg.seed, f.id)).uniform()
                         * crate::ns2::rtt::TCP_TICK;
                     // the path's true minimum RTT: propagation + one full packet's
                     // serialization at its bottleneck (for `exact_base_rtt`), + its ACK's
                     // at the opposite one when ACKs cross a link
                     let d = f.direction.link();
-                    let mut min_rtt = f.rtt_ns as f64 / 1e9
-                        + b.mtu_bytes as f64 * 8.0 / link_cfgs[d].rate_bps as f64;
+                    let mut min_rtt =
+                        f.rtt_ns as f64 / 1e9 + wire as f64 * 8.0 / link_cfgs[d].rate_bps as f64;
                     if let Some(back) = link_cfgs.get(1 - d) {
                         let ack_bits = crate::ns2::agent::HEADER_BYTES as f64 * 8.0;
                         min_rtt += ack_bits / back.rate_bps as f64;
@@ -195,6 +196,7 @@ impl Sim {
                         message,
                     })?;
                     conn.sink.delack = f.delack;
+                    conn.agent.access_bps = f.access_rate_bps.map(|r| r as f64);
                     (size, Some(Box::new(conn)))
                 }
             };
@@ -316,6 +318,12 @@ impl Sim {
 
     /// Process the events up to `t` (at most to the end of the run). Returns true when the
     /// run is complete. Lets a caller show progress between chunks.
+    /// Packets waiting in the forward bottleneck's queue (tests trace it).
+    #[cfg(test)]
+    pub(crate) fn fwd_queue_pkts(&self) -> u64 {
+        self.links[0].queue_pkts()
+    }
+
     pub fn run_until(&mut self, t: SimTime) -> bool {
         let limit = t.min(self.end);
         while let Some(next) = self.q.peek_time() {
@@ -591,6 +599,7 @@ impl Sim {
             match kind {
                 TimerKind::Rto => return c.on_rto(now, &mut io),
                 TimerKind::Stop => return c.agent.stop(),
+                TimerKind::Start if c.opens_with_data() => return c.open(now, &mut io),
                 TimerKind::Start => c.opening(now),
                 _ => return,
             }
@@ -793,6 +802,16 @@ fn validate(cfg: &Config) -> Result<(), SimError> {
                     ),
                 ));
             }
+        }
+        match f.access_rate_bps {
+            Some(_) if f.stack != Stack::Ns2 => {
+                return Err(err(
+                    &key("access_rate"),
+                    "applies under stack \"ns2\" only (ns-2's sender-to-router link)".into(),
+                ))
+            }
+            Some(0) => return Err(err(&key("access_rate"), "must be positive".into())),
+            _ => {}
         }
         if f.rtt_ns == 0 {
             return Err(err(&key("rtt"), "must be positive".into()));

@@ -79,6 +79,15 @@ pub const NS2_VEGAS_PARAMS: &[ParamSpec] = &[
         "Enhanced Vegas (Hasegawa et al.): alpha = beta = delta, no hold region; unset: Vegas",
     )
     .optional(),
+    ParamSpec::int(
+        "window_init",
+        2,
+        1,
+        64,
+        "packets",
+        "windowInit_: the window once packet 0 is acknowledged (ns-2 default 2 since \
+         2001-05-26, 1 before; seed 003's runs match 1)",
+    ),
     ParamSpec::flag(
         "exact_base_rtt",
         false,

@@ -19,6 +19,19 @@ pub const WINDOW_INIT: f64 = 2.0;
 /// `tcpip_base_hdr_size_`: IP + TCP header bytes added to `packetSize_` on the wire.
 pub const HEADER_BYTES: u32 = 40;
 
+/// Bytes on the wire of a data packet of `cca`'s agent with `packetSize_` = `size`.
+/// `TcpAgent::output` adds `tcpip_base_hdr_size_` (`useHeaders_`); `Agent/TCP/Vegas` has
+/// an `output` of its own (tcp-vegas.cc, `VegasTcpAgent::output`) that sends the packet
+/// as `allocpkt` sized it, `packetSize_` bytes, and has no `syn_` case either: its packet
+/// 0 is a full data packet, not a 40-byte connection-opening one.
+pub fn wire_bytes(cca: &str, size: u32) -> u32 {
+    if cca == "vegas" {
+        size
+    } else {
+        size + HEADER_BYTES
+    }
+}
+
 /// `last_cwnd_action_`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CwndAction {
@@ -84,6 +97,11 @@ pub struct Agent {
     pub variant: Variant,
     pub stats: SenderStats,
     pub active: bool,
+    /// The sender's access-link rate, bit/s (`access_rate`): back-to-back packets leave
+    /// spaced by their serialization at it. None: at once.
+    pub access_bps: Option<f64>,
+    /// When the access link is free for the next packet.
+    access_free: f64,
 }
 
 /// ns-2 keeps time in seconds (a double); the event queue in integer nanoseconds.
@@ -119,11 +137,27 @@ impl Agent {
             variant,
             stats: SenderStats::default(),
             active: false,
+            access_bps: None,
+            access_free: 0.0,
         }
     }
 
     fn is_reno(&self) -> bool {
         !matches!(self.variant, Variant::Vegas(_))
+    }
+
+    /// A data packet's bytes on the wire (`wire_bytes`).
+    pub fn wire_bytes(&self) -> u32 {
+        match self.variant {
+            Variant::Vegas(_) => wire_bytes("vegas", self.size),
+            _ => wire_bytes("", self.size),
+        }
+    }
+
+    /// Whether packet 0 is a data packet the agent sends itself (`Agent/TCP/Vegas`), rather
+    /// than `syn_`'s header-only connection-opening packet (the simulator's handshake).
+    pub fn opens_with_data(&self) -> bool {
+        matches!(self.variant, Variant::Vegas(_))
     }
 
     /// `window()`: Reno and NewReno add the inflation `dupwnd_`.
@@ -163,12 +197,13 @@ impl Agent {
             flow: self.id,
             seg: seqno as u64,
             len: self.size,
-            wire: self.size + HEADER_BYTES,
+            wire: self.wire_bytes(),
             ts: t,
             agg: 1,
         };
+        let leave = self.access_leave(now, pkt.wire);
         io.fwd
-            .push(io.q, t + io.fwd_delay, pkt, Ev::FwdArrive(io.line));
+            .push(io.q, at(leave) + io.fwd_delay, pkt, Ev::FwdArrive(io.line));
         self.stats.bytes_sent += self.size as u64;
         if seqno > self.maxseq {
             self.maxseq = seqno;
@@ -186,6 +221,18 @@ impl Agent {
         if !self.rto_timer.is_armed() || force_timer {
             self.set_rtx_timer(now, io);
         }
+    }
+
+    /// When a packet of `wire` bytes handed to the access link at `now` starts across it:
+    /// after the packets before it (their serialization at `access_bps`). A lone packet
+    /// leaves at once; its own serialization is part of the path's `rtt`.
+    fn access_leave(&mut self, now: f64, wire: u32) -> f64 {
+        let Some(rate) = self.access_bps else {
+            return now;
+        };
+        let leave = now.max(self.access_free);
+        self.access_free = leave + wire as f64 * 8.0 / rate;
+        leave
     }
 
     /// `send_much`: send while the window allows (`maxburst_` packets at most, 0 = no
@@ -304,10 +351,19 @@ impl Agent {
         self.rtt_active = true;
         self.rtt_seq = 0;
         self.rtt_ts = sent;
-        if let Variant::Vegas(v) = &mut self.variant {
-            v.on_output(0, 0.0);
-        }
+        debug_assert!(
+            !self.opens_with_data(),
+            "Vegas opens with data packet 0 (`open`)"
+        );
         self.recv(now, 0, io);
+    }
+
+    /// The connection starts at `now` with packet 0 as data (`opens_with_data`):
+    /// `send_much` notes `firstsent_` and sends it (cwnd_ is 1: `syn_` and `delay_growth_`).
+    pub fn open(&mut self, now: f64, io: &mut Io) {
+        self.active = true;
+        self.firstsent = now;
+        self.send_much(now, 0, io);
     }
 
     /// An ACK with ns-2 `seqno` arrives.

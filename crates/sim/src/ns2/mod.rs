@@ -19,7 +19,9 @@
 //! no timestamp option), so the scenario's `mtu` is `packetSize_ + 40`. The connection
 //! opens with the simulator's handshake (ns-2's `syn_ = true` packet 0, 40 bytes): its RTT
 //! is the first sample, data starts at packet 1, and the window starts at `windowInit_`
-//! (2) after it (`delay_growth_`).
+//! (2) after it (`delay_growth_`). `Agent/TCP/Vegas` differs in both (its own `output`):
+//! its packets are `packetSize_` bytes on the wire, headers not added, and its packet 0
+//! is a full data packet sent with a window of 1 (`agent::wire_bytes`).
 
 pub mod agent;
 pub mod rtt;
@@ -93,9 +95,20 @@ impl Ns2Conn {
         };
         Ok(Ns2Conn {
             agent: Agent::new(id, size, window, variant, boot_time),
-            sink: Sink::new(cca == "sack"),
+            sink: Sink::new(cca == "sack", cca == "vegas"),
             start: SimTime::ZERO,
         })
+    }
+
+    /// Whether the connection opens with data packet 0 (Vegas) instead of the handshake.
+    pub fn opens_with_data(&self) -> bool {
+        self.agent.opens_with_data()
+    }
+
+    /// The connection starts at `now` by sending data packet 0 (`opens_with_data`).
+    pub fn open(&mut self, now: SimTime, io: &mut Io) {
+        self.start = now;
+        self.agent.open(now.as_secs_f64(), io);
     }
 
     /// The connection-opening packet leaves at `now`.
@@ -158,5 +171,6 @@ pub fn vegas_params(p: &Params, min_rtt: f64) -> Result<VegasParams, ParamError>
         gamma: p.real("gamma"),
         delta,
         base_rtt: p.flag("exact_base_rtt").then_some(min_rtt),
+        window_init: p.real("window_init"),
     })
 }

@@ -3,7 +3,8 @@
 //! pending, is acknowledged `interval_` (100 ms) later unless another packet comes first;
 //! every other packet is acknowledged at once, covering the held one. The ACK carries
 //! ns-2's `seqno`: the highest packet received in order (the sender's packet 0 is the
-//! connection-opening packet, so data starts at 1).
+//! connection-opening packet, so data starts at 1 — except for `Agent/TCP/Vegas`, whose
+//! packet 0 is data: `first_is_data`).
 //!
 //! With `sack` (the sink of `Agent/TCP/Sack1`: `Agent/TCPSink` with SACK options, ns-2's
 //! `Sacker`) each ACK also carries up to 3 SACK blocks (`maxSackBlocks_`), as half-open
@@ -36,6 +37,10 @@ pub struct Sink {
     maxseen: u64,
     /// Highest in-order packet number received (`Acker::next_ - 1`).
     pub highest: u64,
+    /// Packet 0 is a data packet not yet received (`Agent/TCP/Vegas`'s sink); until it
+    /// arrives nothing is in order. The sender's window is one packet until packet 0 is
+    /// acknowledged, so nothing above it can arrive first.
+    first_pending: bool,
     /// Packets received above a hole.
     above: BTreeSet<u64>,
     /// Payload bytes delivered in order (data packets only).
@@ -48,9 +53,12 @@ pub struct Sink {
 
 impl Sink {
     /// An `Agent/TCPSink`, sending SACK blocks when `sack` (the Sack1 sink).
-    pub fn new(sack: bool) -> Sink {
+    /// `first_is_data`: the sender's packet 0 carries data (Vegas) rather than opening the
+    /// connection.
+    pub fn new(sack: bool, first_is_data: bool) -> Sink {
         Sink {
             sack,
+            first_pending: first_is_data,
             ..Sink::default()
         }
     }
@@ -79,15 +87,21 @@ impl Sink {
     /// in order.
     pub fn on_segment(&mut self, pkt: &Packet) -> (Ack, u64) {
         let before = self.delivered_bytes;
-        if pkt.seg == self.highest + 1 {
-            self.highest += 1;
+        let next = if self.first_pending {
+            0
+        } else {
+            self.highest + 1
+        };
+        if pkt.seg == next {
+            self.first_pending = false;
+            self.highest = next;
             self.delivered_bytes += pkt.len as u64;
             while self.above.remove(&(self.highest + 1)) {
                 self.highest += 1;
                 // every data packet of a one-way agent is packetSize_ bytes
                 self.delivered_bytes += pkt.len as u64;
             }
-        } else if pkt.seg > self.highest + 1 {
+        } else if pkt.seg > next {
             self.above.insert(pkt.seg);
         }
         let mut ack = Ack {

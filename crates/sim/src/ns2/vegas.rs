@@ -44,6 +44,8 @@ pub struct VegasParams {
     /// A known base RTT (seconds) used instead of the measured one (`exact_base_rtt`):
     /// not ns-2's behaviour, the condition seed 003 states for its runs.
     pub base_rtt: Option<f64>,
+    /// `windowInit_`: cwnd_ once packet 0 is acknowledged (`delay_growth_`).
+    pub window_init: f64,
 }
 
 impl Default for VegasParams {
@@ -55,6 +57,7 @@ impl Default for VegasParams {
             gamma: 1.0,
             delta: None,
             base_rtt: None,
+            window_init: WINDOW_INIT,
         }
     }
 }
@@ -221,7 +224,7 @@ pub fn recv(a: &mut Agent, now: f64, seqno: i64, io: &mut Io) {
     }
     if seqno > a.last_ack {
         if a.last_ack == 0 {
-            a.cwnd = WINDOW_INIT; // delay_growth_
+            a.cwnd = vegas(a).p.window_init; // delay_growth_
         }
         let newcwnd = vegas(a).newcwnd;
         if a.dupacks > NUMDUPACKS && a.cwnd > newcwnd {

@@ -27,6 +27,7 @@ pub fn flow(id: u32, cca: &str, rtt_ns: u64) -> FlowConfig {
         delack: false,
         gso: false,
         direction: Default::default(),
+        access_rate_bps: None,
     }
 }
 
