@@ -405,7 +405,8 @@ impl<T: Copy> DelayLine<T> {
     /// Take everything on the line with the time each item reaches its end (tests).
     #[cfg(test)]
     pub fn drain_with_times(&mut self) -> Vec<(SimTime, T)> {
-        self.items.drain(..).collect()
+        let head = self.head.take();
+        head.into_iter().chain(self.rest.drain(..)).collect()
     }
 }
 
