@@ -788,22 +788,28 @@ def test_reverse_connections_and_different_starts_and_sizes_run_on_their_own() -
 
 
 def test_a_size_is_each_connections_not_the_entrys() -> None:
-    # streams = 2 with one size: each connection transfers 1 MB (its own -P 1 client); one
-    # -P 2 client with -n would have stopped at 1 MB for both together
+    # streams = 2 with one size: each connection transfers 4 MB (its own -P 1 client); one
+    # -P 2 client with -n would have stopped at 4 MB for both together
     r = run(
         base(
-            duration="3s",
+            duration="4s",
             bottleneck={"rate": "50Mbit", "buffer": "1bdp"},
-            flows=[{"cca": "cubic", "rtt": "20ms", "streams": 2, "size": "1MB"}],
+            flows=[{"cca": "cubic", "rtt": "20ms", "streams": 2, "size": "4MB"}],
             measure={"interval": "0.5s", "from": "0s"},
         )
     )
     assert set(r.meta["kernel"]["client_launch_s"]) == {"0.0", "0.1"}
     fl = r.flows.set_index("flow")
-    assert fl["size_bytes"].tolist() == [1e6, 1e6]
-    # what the receivers counted before iperf3 ended each test: together more than the
-    # one -P 2 test could have sent (1 MB in whole 128 KiB blocks: 1,048,576 B)
-    assert fl["bytes"].sum() > 1_048_576 and (fl["bytes"] <= 1_048_576).all()
+    assert fl["size_bytes"].tolist() == [4e6, 4e6]
+    # what the receivers counted before iperf3 ended each test (it stops counting with up
+    # to a send buffer still in flight: 0.29 and 0.34 MB of 1 MB tests here): together more
+    # than the one -P 2 test could have sent (4 MB in whole 128 KiB blocks: 4,063,232 B)
+    assert fl["bytes"].sum() > 4_063_232 and (fl["bytes"] <= 4_063_232).all()
+    # connections that end at different times: the one left alone gets the whole link for a
+    # while, so the sum of their mean rates exceeds the link; what they delivered together
+    # over the time they ran does not (the check was a false "invalid" on this run)
+    good = check(r, "goodput.capacity")
+    assert good["ok"] and good["value"] <= good["limit"] * 1.03, good["message"]
 
 
 def test_short_flows_with_a_drawn_rtt_each_take_their_own_rtt() -> None:
