@@ -399,26 +399,13 @@ def traffic_schedule(
     of its own RTT (``rtts_ns[k]``). Per-flow RTTs by port (``g.port_rtts_ns``: drawn, or
     a reverse entry's list): flow k from the source port ``SPORT_BASE + k``, which linkem
     delays by its RTT."""
+    _, src = g.data_sender
+    _, dst = g.data_receiver
+    srcs = [src] * len(starts_ns)
     if g.conns:
         assert rtts_ns is not None and not g.reverse
         by_rtt = {c.rtt_ns: c.ip for c in g.conns}
         srcs = [by_rtt[int(r)] for r in rtts_ns]
-        return {
-            "t0_mono_ns": int(t0_mono_ns),
-            "flows": [
-                {
-                    "id": k,
-                    "start_ns": int(t),
-                    "size": int(n),
-                    "cca": g.cca,
-                    "src": s,
-                    "dst": f"{g.receiver_ip}:{g.traffic_port}",
-                }
-                for k, (t, n, s) in enumerate(zip(starts_ns, sizes, srcs, strict=True))
-            ],
-        }
-    _, src = g.data_sender
-    _, dst = g.data_receiver
     return {
         "t0_mono_ns": int(t0_mono_ns),
         "flows": [
@@ -427,11 +414,11 @@ def traffic_schedule(
                 "start_ns": int(t),
                 "size": int(n),
                 "cca": g.cca,
-                "src": src,
+                "src": a,
                 **_sport(g, k),
                 "dst": f"{dst}:{g.traffic_port}",
             }
-            for k, (t, n) in enumerate(zip(starts_ns, sizes, strict=True))
+            for k, (t, n, a) in enumerate(zip(starts_ns, sizes, srcs, strict=True))
         ],
     }
 
