@@ -1,5 +1,6 @@
 """Start-up (issue 14): ``tcpfair --help``, ``--version`` and error paths do not import the
-heavy libraries; ``import tcpfair`` is light and its public names load on first use.
+heavy libraries (numpy included: reading a scenario needs it only for drawn values);
+``import tcpfair`` is light and its public names load on first use.
 
 Each case runs a fresh interpreter (``sys.modules`` of the test process is full already) and
 records, at exit, which heavy top-level packages were imported. Not a timing test: timings
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-HEAVY = ("pandas", "pyarrow", "matplotlib", "dask")
+HEAVY = ("numpy", "pandas", "pyarrow", "matplotlib", "dask")
 
 DRIVER = f"""
 import atexit, json, os, sys
@@ -91,11 +92,11 @@ def test_cli_paths_do_not_import_heavy_modules(case: str, tmp_path: Path) -> Non
 
 def test_run_no_plot_imports_neither_pandas_nor_matplotlib(tmp_path: Path) -> None:
     """A simulator run keeps its tables as numpy columns and writes Parquet with pyarrow
-    alone: of the heavy four it loads pyarrow only. Its files read back with pandas."""
+    alone: it loads numpy and pyarrow, not pandas, matplotlib or dask. Its files read back with pandas."""
     args = ["run", "lab10-reno-vs-reno", "--set", "duration=1s", "--set", "measure.from=0s"]
     rc, out, err, heavy = _run(CLI_BODY, [*args, "--no-plot", "-o", "r"], tmp_path)
     assert rc == 0, err
-    assert heavy == ["pyarrow"]
+    assert heavy == ["numpy", "pyarrow"]
     assert "JFI" in out
     assert not (tmp_path / "r" / "throughput.png").exists()
     from tcpfair.result import RunResult
@@ -109,7 +110,7 @@ def test_run_json_imports_no_pandas(tmp_path: Path) -> None:
     args = ["run", "lab10-reno-vs-reno", "--set", "duration=1s", "--no-plot", "--format", "json"]
     rc, out, err, heavy = _run(CLI_BODY, [*args, "--set", "measure.from=0s", "-o", "r"], tmp_path)
     assert rc == 0, err
-    assert heavy == ["pyarrow"]
+    assert heavy == ["numpy", "pyarrow"]
     assert json.loads(out)["metrics"]["n_flows"] == 2
 
 
@@ -121,7 +122,7 @@ def test_import_tcpfair_is_light_and_names_load_on_use(tmp_path: Path) -> None:
     rc, out, err, heavy = _run(body, [], tmp_path)
     assert rc == 0, err
     assert out.split() == ["tcpfair.result", "tcpfair.spec"]
-    assert heavy == []  # RunResult loads pandas when a caller reads a table as a DataFrame
+    assert heavy == ["numpy"]  # pandas loads when a caller reads a table as a DataFrame
 
 
 def test_unknown_attribute_is_an_attribute_error() -> None:
@@ -129,3 +130,52 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
 
     with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
         tcpfair.nonsense  # noqa: B018
+
+
+THREADS_AFTER_NUMPY = """
+import os
+def threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+{setup}
+before = threads()
+import numpy
+print(threads() - before)
+"""
+
+
+def _extra_threads_from_numpy(setup: str) -> int:
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    code = THREADS_AFTER_NUMPY.format(setup=setup)
+    p = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert p.returncode == 0, p.stderr
+    return int(p.stdout)
+
+
+def test_the_cli_starts_no_blas_worker_threads() -> None:
+    """numpy's OpenBLAS starts a worker per extra core at import, which spins (~0.1 s of
+    CPU per command, docs/performance.md); the CLI asks for one thread before numpy loads."""
+    setup = "from tcpfair.cli import limit_blas_threads; limit_blas_threads(os.environ)"
+    assert _extra_threads_from_numpy(setup) == 0
+    if (os.cpu_count() or 1) > 1:  # the control: without it, numpy does start workers
+        assert _extra_threads_from_numpy("") > 0
+
+
+def test_the_cli_leaves_a_users_blas_setting_alone(tmp_path: Path) -> None:
+    body = (
+        "import atexit; atexit.register(lambda: print(os.environ['OPENBLAS_NUM_THREADS']))\n"
+        + CLI_BODY
+    )
+    for given, seen in ((None, "1"), ("3", "3")):
+        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+        if given is not None:
+            env["OPENBLAS_NUM_THREADS"] = given
+        p = subprocess.run(
+            [sys.executable, "-c", "import os, sys\n" + body, "--version"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+        assert p.stdout.split()[-1] == seen, p.stdout + p.stderr

@@ -23,11 +23,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from .distributions import KEY_CODES, Varied, rng_for
+
+if TYPE_CHECKING:  # numpy loads when arrivals are drawn, not when a spec is read
+    import numpy as np
 
 __all__ = [
     "PROCESSES",
@@ -112,6 +113,8 @@ def parse_arrivals(v: Any) -> Arrivals:
 
 def arrival_times(a: Arrivals, start_ns: int, stop_ns: int, seed: int, entry: int) -> np.ndarray:
     """Arrival times in [start, stop), ns, increasing (int64)."""
+    import numpy as np
+
     mean_ns = 1e9 / a.rate
     if a.process == "fixed":
         n = math.ceil((stop_ns - start_ns) / mean_ns)
@@ -156,6 +159,8 @@ class Schedule:
 def per_flow(v: int | Varied, n: int, seed: int, entry: int, key: str) -> np.ndarray:
     """``n`` values of ``rtt`` or ``size`` for an entry's short flows (the k-th draw of the
     key's stream to the k-th arrival; one value repeated)."""
+    import numpy as np
+
     if isinstance(v, Varied):
         return np.asarray(v.draw(n, rng_for(seed, entry, key)), dtype=np.int64)
     return np.full(n, v, dtype=np.int64)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from typing import Any
 
 import click
@@ -115,12 +115,22 @@ def _print_version(ctx: click.Context, value: bool) -> None:
     ctx.exit()
 
 
+def limit_blas_threads(env: MutableMapping[str, str]) -> None:
+    """One BLAS thread unless the user says otherwise. numpy's OpenBLAS starts a worker
+    thread per extra core when numpy is imported, and those threads spin for a while
+    looking for work: ~0.1 s of CPU on every command that imports numpy, on this 2-core
+    machine (docs/performance.md, Start-up). tcpfair does no linear algebra, so they never
+    get any. Set before numpy is imported; child processes (Dask workers) inherit it."""
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def main(argv: list[str] | None = None) -> Any:
     """The console entry point. Errors users cause are turned into one line where they are
     raised (``commands.friendly_errors``); anything that still escapes is a bug in tcpfair,
     and is reported as one line too — the traceback only with ``TCPFAIR_DEBUG=1``."""
     import os
 
+    limit_blas_threads(os.environ)
     try:
         return cli.main(args=argv, prog_name="tcpfair")
     except Exception as e:  # noqa: BLE001 — the last guard between a bug and a traceback

@@ -30,9 +30,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads when values are drawn, not when a spec is read
+    import numpy as np
 
 __all__ = ["Varied", "DISTS", "KEY_CODES", "parse_varied", "rng_for"]
 
@@ -102,6 +103,8 @@ class Varied:
 
     def draw(self, n: int, rng: np.random.Generator) -> list[int]:
         """``n`` values, one per connection, in the entry's connection order."""
+        import numpy as np
+
         if self.kind == "list":
             return [self.values[i % len(self.values)] for i in range(n)]
         if self.kind == "cdf":  # inverse transform, linear between the points
@@ -124,6 +127,8 @@ class Varied:
 
 
 def rng_for(seed: int, entry: int, key: str) -> np.random.Generator:
+    import numpy as np
+
     return np.random.Generator(
         np.random.PCG64(np.random.SeedSequence([seed, entry, KEY_CODES[key]]))
     )

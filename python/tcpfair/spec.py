@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import numpy as np
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -698,6 +697,8 @@ class Scenario(_Strict):
             return sum(f.rtt if isinstance(f.rtt, int) else f.rtt.mean() for f in self.flows) / len(
                 self.flows
             )
+        import numpy as np
+
         per_entry = [
             f.rtt if isinstance(f.rtt, int) else float(np.mean(self.entry_values(g)["rtt"]))
             for g, f in enumerate(self.flows)
