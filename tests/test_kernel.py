@@ -23,21 +23,14 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from kernel_support import KERNEL_MARKS
 
-from tcpfair.kernel import capabilities as cap
 from tcpfair.kernel.procs import STATE_DIR, list_namespaces
 from tcpfair.kernel.topology import PREFIX
 from tcpfair.result import RunResult
 from tcpfair.spec import from_dict
 
-_CAPS = cap.detect() if sys.platform.startswith("linux") else None
-_PROBLEMS = cap.machine_problems(_CAPS) if _CAPS else ["not Linux"]
-pytestmark = [
-    pytest.mark.kernel,
-    pytest.mark.skipif(
-        bool(_PROBLEMS), reason="kernel backend unavailable: " + "; ".join(_PROBLEMS)
-    ),
-]
+pytestmark = KERNEL_MARKS
 
 TCPFAIR = Path(sys.executable).with_name("tcpfair")
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from badinput import fails_cleanly_subprocess
+from kernel_support import KERNEL_MARKS
 
 from tcpfair.executors import DaskExecutor
 from tcpfair.kernel import capabilities as cap
@@ -30,14 +31,7 @@ from tcpfair.result import RunResult
 from tcpfair.store import Store
 from tcpfair.sweep import sweep_from_dict
 
-_CAPS = cap.detect() if sys.platform.startswith("linux") else None
-_PROBLEMS = cap.machine_problems(_CAPS) if _CAPS else ["not Linux"]
-pytestmark = [
-    pytest.mark.kernel,
-    pytest.mark.skipif(
-        bool(_PROBLEMS), reason="kernel backend unavailable: " + "; ".join(_PROBLEMS)
-    ),
-]
+pytestmark = KERNEL_MARKS
 
 DASK = Path(sys.executable).with_name("dask")
 BASE = {

@@ -5,26 +5,18 @@ built tcpfair-linkem; skips with the reason otherwise. Nothing of ours may be le
 from __future__ import annotations
 
 import csv
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from kernel_support import KERNEL_MARKS
 from test_kernel import _ours  # namespaces of this process or of dead ones, not a live sweep's
 
 from tcpfair.cli import cli
-from tcpfair.kernel import capabilities as cap
 from tcpfair.kernel.procs import list_namespaces
 
-_CAPS = cap.detect() if sys.platform.startswith("linux") else None
-_PROBLEMS = cap.machine_problems(_CAPS) if _CAPS else ["not Linux"]
-pytestmark = [
-    pytest.mark.kernel,
-    pytest.mark.skipif(
-        bool(_PROBLEMS), reason="kernel backend unavailable: " + "; ".join(_PROBLEMS)
-    ),
-]
+pytestmark = KERNEL_MARKS
 
 
 @pytest.fixture(autouse=True)
