@@ -290,6 +290,9 @@ class Bottleneck(_Strict):
     #: tbf's token bucket (``tc … tbf burst``): the link becomes a token-bucket shaper in
     #: front of an infinitely fast wire (a Mininet veth); None = a wire serializing at rate
     burst: Size | None = None
+    #: the labs' tree: ``netem delay`` at the root, the tbf (``burst``) its child, so the
+    #: packets netem releases at one instant all enter the tbf's backlog before it sends any
+    netem_root: bool = False
 
     @field_validator("mtu")
     @classmethod
@@ -306,6 +309,16 @@ class Bottleneck(_Strict):
             raise ValueError(
                 f"{v}B is outside what tbf can pass; allowed: from the mtu ({mtu}B, one "
                 f"full packet) to {MAX_BURST_BYTES}B (1 GB)"
+            )
+        return v
+
+    @field_validator("netem_root")
+    @classmethod
+    def _netem_root(cls, v: bool, info: ValidationInfo) -> bool:
+        if v and info.data.get("burst") is None:
+            raise ValueError(
+                "true needs bottleneck.burst: netem's child in the labs' tree is a tbf "
+                "(set burst, e.g. burst = \"5000000B\" as the labs do), or drop netem_root"
             )
         return v
 
@@ -828,6 +841,7 @@ class Scenario(_Strict):
                 "mtu_bytes": b.mtu,
                 # present only when used (earlier scenarios keep their hash)
                 **({"burst_bytes": b.burst} if b.burst is not None else {}),
+                **({"netem_root": True} if b.netem_root else {}),
             },
             "flows": self.connections(),
             "measure": {
@@ -991,6 +1005,8 @@ def _as_written(s: Scenario) -> dict[str, Any]:
     }
     if b.burst is not None:
         bottleneck["burst"] = f"{b.burst}B"
+    if b.netem_root:
+        bottleneck["netem_root"] = True
     if b.reverse is not None:
         r = b.reverse
         bottleneck["reverse"] = {

@@ -764,6 +764,14 @@ fn validate(cfg: &Config) -> Result<(), SimError> {
         ));
     }
     validate_link(b, "bottleneck")?;
+    if b.netem_root && b.burst_bytes.is_none() {
+        return Err(err(
+            "bottleneck.netem_root",
+            "true needs bottleneck.burst (netem's child is the tbf; without a bucket the \
+             link is a serializing wire, which netem does not feed in clumps)"
+                .into(),
+        ));
+    }
     if let Some(r) = b.reverse_config(false) {
         validate_link(&r, "bottleneck.reverse")?;
     }

@@ -58,6 +58,7 @@ fn vegas_net(flows: Vec<FlowConfig>) -> Config {
             mtu_bytes: 1040,
             reverse: None,
             burst_bytes: None,
+            netem_root: false,
         },
         flows,
         measure: MeasureConfig {

@@ -51,6 +51,7 @@ pub fn dumbbell(
             mtu_bytes: 1500,
             reverse: None,
             burst_bytes: None,
+            netem_root: false,
         },
         flows,
         measure: MeasureConfig {
