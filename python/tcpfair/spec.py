@@ -88,6 +88,7 @@ MIN_SOCKBUF_BYTES, MAX_SOCKBUF_BYTES = 4096, 2**31 - 1  # Linux: tcp_wmem min, I
 MAX_BUFFER_BYTES, MAX_BUFFER_PKTS, MAX_BUFFER_BDP = 10**12, 10**9, 1000
 MAX_CWND_CLAMP = 2**32 - 1  # segments (the simulator's u32)
 MAX_BURST_BYTES = 10**9  # tbf's token bucket (bottleneck.burst); tc takes a u32
+MAX_NETEM_LATENCY_NS = 10**9  # bottleneck.netem_latency: a timer a second late is a stall
 #: The most rows a run may record (connections × intervals + link samples): ~0.5 GB of
 #: tables. ``measure.interval = "1ns"`` would otherwise fill the memory.
 MAX_SAMPLE_ROWS = 10_000_000
@@ -293,6 +294,9 @@ class Bottleneck(_Strict):
     #: the labs' tree: ``netem delay`` at the root, the tbf (``burst``) its child, so the
     #: packets netem releases at one instant all enter the tbf's backlog before it sends any
     netem_root: bool = False
+    #: with netem_root: how late netem's watchdog runs after a packet is due; every packet
+    #: due by then enters the tbf with it (0: at the due time, the slack the kernel asks for)
+    netem_latency: Time = 0
 
     @field_validator("mtu")
     @classmethod
@@ -318,9 +322,30 @@ class Bottleneck(_Strict):
         if v and info.data.get("burst") is None:
             raise ValueError(
                 "true needs bottleneck.burst: netem's child in the labs' tree is a tbf "
-                "(set burst, e.g. burst = \"5000000B\" as the labs do), or drop netem_root"
+                '(set burst, e.g. burst = "5000000B" as the labs do), or drop netem_root'
             )
         return v
+
+    @field_validator("netem_latency")
+    @classmethod
+    def _netem_latency(cls, v: int, info: ValidationInfo) -> int:
+        if v and not info.data.get("netem_root"):
+            raise ValueError("needs netem_root = true (it is the latency of netem's watchdog)")
+        if v > MAX_NETEM_LATENCY_NS:
+            raise ValueError(
+                f"{v / 1e6:g} ms is longer than netem's watchdog could run late; allowed: "
+                f"0 to {MAX_NETEM_LATENCY_NS / 1e6:g} ms"
+            )
+        return v
+
+    @model_validator(mode="after")
+    def _netem_forward_only(self) -> Bottleneck:
+        if self.netem_root and self.reverse is not None:
+            raise ValueError(
+                "bottleneck.netem_root is for the forward link only: drop bottleneck.reverse "
+                "or netem_root"
+            )
+        return self
 
 
 class Flow(_Strict):
@@ -842,6 +867,7 @@ class Scenario(_Strict):
                 # present only when used (earlier scenarios keep their hash)
                 **({"burst_bytes": b.burst} if b.burst is not None else {}),
                 **({"netem_root": True} if b.netem_root else {}),
+                **({"netem_latency_ns": b.netem_latency} if b.netem_latency else {}),
             },
             "flows": self.connections(),
             "measure": {
@@ -1007,6 +1033,8 @@ def _as_written(s: Scenario) -> dict[str, Any]:
         bottleneck["burst"] = f"{b.burst}B"
     if b.netem_root:
         bottleneck["netem_root"] = True
+    if b.netem_latency:
+        bottleneck["netem_latency"] = f"{b.netem_latency}ns"
     if b.reverse is not None:
         r = b.reverse
         bottleneck["reverse"] = {

@@ -89,6 +89,10 @@ pub struct BottleneckConfig {
     /// stands when it arrives (every earlier scenario).
     #[serde(default)]
     pub netem_root: bool,
+    /// With `netem_root`: how long after a packet is due netem's watchdog runs; every packet
+    /// due by then enters the tbf with it. 0: at the due time (the kernel asks for no slack).
+    #[serde(default)]
+    pub netem_latency_ns: u64,
 }
 
 /// One direction's link parameters (`BottleneckConfig` less the shared MTU).
@@ -128,6 +132,7 @@ impl BottleneckConfig {
             reverse: None,
             burst_bytes: None,
             netem_root: false,
+            netem_latency_ns: 0,
         })
     }
 }

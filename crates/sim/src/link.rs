@@ -129,6 +129,10 @@ pub struct Bottleneck<T: Wire = Packet> {
     /// for packets arriving at that same instant (bytes, packets).
     netem_root: bool,
     left: (SimTime, u64, u64),
+    /// `netem_latency`: packets netem holds until its watchdog runs at `release_at`.
+    netem_latency: SimTime,
+    netem_held: Vec<T>,
+    release_at: Option<SimTime>,
     /// Per connection: its packets in the queue or in service (grown on demand). A short
     /// flow's connection slot is reused only when none is left here (sim/short.rs).
     held: Vec<u32>,
@@ -181,6 +185,9 @@ impl<T: Wire> Bottleneck<T> {
             reserved_pkts: 0,
             netem_root: cfg.netem_root,
             left: (SimTime::ZERO, 0, 0),
+            netem_latency: SimTime(cfg.netem_latency_ns),
+            netem_held: Vec::new(),
+            release_at: None,
             held: Vec::new(),
         }
     }
@@ -314,6 +321,32 @@ impl<T: Wire> Bottleneck<T> {
         }
     }
 
+    /// Does netem hold arriving packets until its watchdog runs (`netem_latency` > 0)?
+    pub fn netem_holds(&self) -> bool {
+        self.netem_root && self.netem_latency > SimTime::ZERO
+    }
+
+    /// netem takes `pkt` at `now`. If no release is pending, the watchdog will run
+    /// `netem_latency` from now: returns that time, for the caller to `netem_release` then.
+    /// A packet due before the pending release goes with it.
+    pub fn netem_hold(&mut self, now: SimTime, pkt: T) -> Option<SimTime> {
+        self.netem_held.push(pkt);
+        match self.release_at {
+            Some(r) if r >= now => None,
+            _ => {
+                let r = now + self.netem_latency;
+                self.release_at = Some(r);
+                Some(r)
+            }
+        }
+    }
+
+    /// netem's watchdog runs: every packet it holds, in order, to be `arrive`d now.
+    pub fn netem_release(&mut self) -> Vec<T> {
+        self.release_at = None;
+        std::mem::take(&mut self.netem_held)
+    }
+
     /// A packet reaches the bottleneck at `now`.
     pub fn arrive(&mut self, now: SimTime, pkt: T, rng: &mut Rng) -> Arrival {
         if pkt.agg() == 0 {
@@ -417,6 +450,7 @@ mod tests {
             reverse: None,
             burst_bytes: None,
             netem_root: false,
+            netem_latency_ns: 0,
         }
     }
 
@@ -800,5 +834,31 @@ mod tests {
         let fates = clump(&mut l, t, &[pkt(2), pkt(3)]);
         assert_ne!(fates[0], Arrival::Dropped);
         assert_eq!(fates[1], Arrival::Dropped);
+    }
+
+    #[test]
+    fn netem_latency_releases_everything_due_by_the_watchdog_at_once() {
+        // Watchdog 50 µs late: the packet due at 0 opens a release at 50 µs; those due at
+        // 30 µs and at exactly 50 µs go with it; one due at 50.001 µs waits for the next.
+        let c = BottleneckConfig {
+            burst_bytes: Some(5_000_000),
+            netem_root: true,
+            netem_latency_ns: 50_000,
+            ..cfg(Some(160_000), None)
+        };
+        let mut l: Bottleneck = Bottleneck::new(&c, (SimTime(0), SimTime::MAX));
+        assert!(l.netem_holds());
+        assert_eq!(l.netem_hold(SimTime(0), pkt(0)), Some(SimTime(50_000)));
+        assert_eq!(l.netem_hold(SimTime(30_000), pkt(1)), None);
+        assert_eq!(l.netem_hold(SimTime(50_000), pkt(2)), None);
+        let first: Vec<u64> = l.netem_release().iter().map(|p| p.seg).collect();
+        assert_eq!(first, vec![0, 1, 2]);
+        assert_eq!(
+            l.netem_hold(SimTime(50_001), pkt(3)),
+            Some(SimTime(100_001))
+        );
+        assert_eq!(l.netem_release().len(), 1);
+        // Without a latency netem holds nothing: packets meet the tbf when they are due.
+        assert!(!lab_tbf(true).netem_holds());
     }
 }

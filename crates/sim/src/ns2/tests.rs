@@ -59,6 +59,7 @@ fn vegas_net(flows: Vec<FlowConfig>) -> Config {
             reverse: None,
             burst_bytes: None,
             netem_root: false,
+            netem_latency_ns: 0,
         },
         flows,
         measure: MeasureConfig {

@@ -52,6 +52,7 @@ pub fn dumbbell(
             reverse: None,
             burst_bytes: None,
             netem_root: false,
+            netem_latency_ns: 0,
         },
         flows,
         measure: MeasureConfig {
