@@ -22,7 +22,7 @@ table outside the blocks carries a *Recorded (kernel backend, …)* line. Every 
 table of docs/validation.md is a block.
 
 Time (2 cores shared with other builds, load average 4-9, 2026-11-23): the validation
-blocks take ~18 min together (validation-10g 5 min and validation-gso 5 min at 10 Gbit/s,
+blocks take ~21 min together (validation-10g 5 min and validation-gso 8 min at 10 Gbit/s,
 validation-burst 3 min, validation-fig9 / -fig8 2 min each, the rest under 20 s each;
 simulator runs made for one block are reused by the next in the same process, so
 validation-disagreements alone repeats ~7 min of them), reproductions ~7 min,

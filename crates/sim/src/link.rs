@@ -192,9 +192,11 @@ impl<T: Wire> Bottleneck<T> {
         }
     }
 
-    /// Does the link hold a packet of connection `flow` (queued or in service)?
+    /// Does the link hold a packet of connection `flow` (queued or in service, or held by
+    /// netem until its next release)?
     pub fn holds(&self, flow: u32) -> bool {
         self.held.get(flow as usize).is_some_and(|&n| n > 0)
+            || self.netem_held.iter().any(|p| p.flow() == flow)
     }
 
     pub fn rate(&self) -> Rate {
@@ -851,6 +853,7 @@ mod tests {
         assert_eq!(l.netem_hold(SimTime(0), pkt(0)), Some(SimTime(50_000)));
         assert_eq!(l.netem_hold(SimTime(30_000), pkt(1)), None);
         assert_eq!(l.netem_hold(SimTime(50_000), pkt(2)), None);
+        assert!(l.holds(0)); // a short flow's slot is not reused while netem holds its packet
         let first: Vec<u64> = l.netem_release().iter().map(|p| p.seg).collect();
         assert_eq!(first, vec![0, 1, 2]);
         assert_eq!(
