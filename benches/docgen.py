@@ -655,6 +655,15 @@ def netem_cell(cca: str, jitter: str, latency: str) -> str:
     return f"{thr[0] / 1e9:.3f} ({thr[0] / 1e9 / lab:.1f}×)"
 
 
+def netem_control(cca: str, burst: bool) -> float:
+    """§3 h1 without netem_root at the shipped jitter (one frame time): GSO on, tbf as a
+    wire, or with the lab's 5 MB bucket."""
+    over = [*GSO_ON[1], *(f"flows.{i}.jitter=1280ns" for i in (0, 1))]
+    over += [f"bottleneck.burst={LAB_BURST}"] if burst else []
+    thr, _ = lab11_h1("100mtu", cca, ("", tuple(over)))
+    return thr[0] / 1e9
+
+
 def validation_netem() -> list[str]:
     head = " | ".join(f"L = {x.removesuffix('us')} µs" for x in NETEM_LATENCIES)
     rows = [
@@ -674,8 +683,15 @@ def validation_netem() -> list[str]:
         "|---|---|---|---|---|",
         *rows,
         "",
-        f"h1 alone (the scenario without h3), as run: {'; '.join(alone)}. "
-        f"Simulator: seed 1, {stamp()}.",
+        f"h1 alone (the scenario without h3), as run: {'; '.join(alone)}. Without "
+        "`netem_root`, at the same 1 280 ns jitter (`lab11-100mtu-10g.toml --set "
+        "flows.N.gso=true --set flows.N.jitter=1280ns [--set bottleneck.burst=5000000B]`): "
+        + "; ".join(
+            f"{cca} {netem_control(cca, False):.3f} (tbf as a wire), "
+            f"{netem_control(cca, True):.3f} (burst 5 MB)"
+            for cca in ("cubic", "reno")
+        )
+        + f" Gbit/s. Simulator: seed 1, {stamp()}.",
     ]
 
 
