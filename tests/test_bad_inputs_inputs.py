@@ -168,6 +168,38 @@ CASES: dict[str, Case] = {
     "burst-1e30B": Case(
         scenario({"bottleneck.burst": "1e30B"}), ("bottleneck.burst", "1000000000B")
     ),
+    "netem_root-without-burst": Case(
+        scenario({"bottleneck.netem_root": True}),
+        ("bottleneck.netem_root", "needs bottleneck.burst"),
+    ),
+    "netem_root-a-string": Case(
+        scenario({"bottleneck.burst": "5000000B", "bottleneck.netem_root": "yes"}),
+        ("bottleneck.netem_root", "yes"),
+    ),
+    "netem_latency-without-netem_root": Case(
+        scenario({"bottleneck.burst": "5000000B", "bottleneck.netem_latency": "50us"}),
+        ("bottleneck.netem_latency", "50us", "netem_root = true"),
+    ),
+    "netem_latency-2s": Case(
+        scenario(
+            {
+                "bottleneck.burst": "5000000B",
+                "bottleneck.netem_root": True,
+                "bottleneck.netem_latency": "2s",
+            }
+        ),
+        ("bottleneck.netem_latency", "2000 ms", "0 to 1000 ms"),
+    ),
+    "netem_root-with-a-reverse-link": Case(
+        scenario(
+            {
+                "bottleneck.burst": "5000000B",
+                "bottleneck.netem_root": True,
+                "bottleneck.reverse": Raw('{ rate = "100Mbit" }'),
+            }
+        ),
+        ("bottleneck.netem_root", "forward link only"),
+    ),
     "cwnd_clamp-2^40": Case(scenario({"flows.0.cwnd_clamp": 2**40}), ("cwnd_clamp", "4294967295")),
     "streams-1e6": Case(scenario({"flows.0.streams": 10**6}), ("flows.0.streams", "1024")),
     "vegas-alpha-1e9": Case(

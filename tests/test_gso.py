@@ -76,10 +76,25 @@ def test_gso_variants_are_the_labs_as_run(path: Path) -> None:
     plain = load_scenario(ROOT / "scenarios" / path.name.replace("-gso", ""))
     assert all(f.gso for f in sc.flows) and not any(f.gso for f in plain.flows)
     assert sc.name == plain.name + "-gso"
+    # the labs' full tree: netem at the root above a tbf with a 5 MB bucket, netem's
+    # watchdog up to 55 µs late, and host jitter of one frame time at 10 Gbit/s
+    b = sc.resolved()["bottleneck"]
+    frame_ns = b["mtu_bytes"] * 8 * 10**9 // b["rate_bps"]
+    assert {k: b.pop(k) for k in ("burst_bytes", "netem_root", "netem_latency_ns")} == {
+        "burst_bytes": 5_000_000,
+        "netem_root": True,
+        "netem_latency_ns": 55_000,
+    }
+    assert all(f["jitter_ns"] == frame_ns for f in sc.resolved()["flows"])
     # the same set-up otherwise
-    strip = [{k: v for k, v in f.items() if k != "gso"} for f in sc.resolved()["flows"]]
-    assert strip == plain.resolved()["flows"]
-    assert sc.resolved()["bottleneck"] == plain.resolved()["bottleneck"]
+    strip = [
+        {k: v for k, v in f.items() if k not in ("gso", "jitter_ns")}
+        for f in sc.resolved()["flows"]
+    ]
+    assert strip == [
+        {k: v for k, v in f.items() if k != "jitter_ns"} for f in plain.resolved()["flows"]
+    ]
+    assert b == plain.resolved()["bottleneck"]
     assert "as run" in path.read_text().splitlines()[0]
 
 

@@ -87,6 +87,7 @@ MIN_SOCKBUF_BYTES, MAX_SOCKBUF_BYTES = 4096, 2**31 - 1  # Linux: tcp_wmem min, I
 MAX_BUFFER_BYTES, MAX_BUFFER_PKTS, MAX_BUFFER_BDP = 10**12, 10**9, 1000
 MAX_CWND_CLAMP = 2**32 - 1  # segments (the simulator's u32)
 MAX_BURST_BYTES = 10**9  # tbf's token bucket (bottleneck.burst); tc takes a u32
+MAX_NETEM_LATENCY_NS = 10**9  # bottleneck.netem_latency: a timer a second late is a stall
 #: The most rows a run may record (connections × intervals + link samples): ~0.5 GB of
 #: tables. ``measure.interval = "1ns"`` would otherwise fill the memory.
 MAX_SAMPLE_ROWS = 10_000_000
@@ -289,6 +290,12 @@ class Bottleneck(_Strict):
     #: tbf's token bucket (``tc … tbf burst``): the link becomes a token-bucket shaper in
     #: front of an infinitely fast wire (a Mininet veth); None = a wire serializing at rate
     burst: Size | None = None
+    #: the labs' tree: ``netem delay`` at the root, the tbf (``burst``) its child, so the
+    #: packets netem releases at one instant all enter the tbf's backlog before it sends any
+    netem_root: bool = False
+    #: with netem_root: how late netem's watchdog runs after a packet is due; every packet
+    #: due by then enters the tbf with it (0: at the due time, the slack the kernel asks for)
+    netem_latency: Time = 0
 
     @field_validator("mtu")
     @classmethod
@@ -307,6 +314,37 @@ class Bottleneck(_Strict):
                 f"full packet) to {MAX_BURST_BYTES}B (1 GB)"
             )
         return v
+
+    @field_validator("netem_root")
+    @classmethod
+    def _netem_root(cls, v: bool, info: ValidationInfo) -> bool:
+        if v and info.data.get("burst") is None:
+            raise ValueError(
+                "true needs bottleneck.burst: netem's child in the labs' tree is a tbf "
+                '(set burst, e.g. burst = "5000000B" as the labs do), or drop netem_root'
+            )
+        return v
+
+    @field_validator("netem_latency")
+    @classmethod
+    def _netem_latency(cls, v: int, info: ValidationInfo) -> int:
+        if v and not info.data.get("netem_root"):
+            raise ValueError("needs netem_root = true (it is the latency of netem's watchdog)")
+        if v > MAX_NETEM_LATENCY_NS:
+            raise ValueError(
+                f"{v / 1e6:g} ms is longer than netem's watchdog could run late; allowed: "
+                f"0 to {MAX_NETEM_LATENCY_NS / 1e6:g} ms"
+            )
+        return v
+
+    @model_validator(mode="after")
+    def _netem_forward_only(self) -> Bottleneck:
+        if self.netem_root and self.reverse is not None:
+            raise ValueError(
+                "bottleneck.netem_root is for the forward link only: drop bottleneck.reverse "
+                "or netem_root"
+            )
+        return self
 
 
 class Flow(_Strict):
@@ -829,6 +867,8 @@ class Scenario(_Strict):
                 "mtu_bytes": b.mtu,
                 # present only when used (earlier scenarios keep their hash)
                 **({"burst_bytes": b.burst} if b.burst is not None else {}),
+                **({"netem_root": True} if b.netem_root else {}),
+                **({"netem_latency_ns": b.netem_latency} if b.netem_latency else {}),
             },
             "flows": self.connections(),
             "measure": {
@@ -992,6 +1032,10 @@ def _as_written(s: Scenario) -> dict[str, Any]:
     }
     if b.burst is not None:
         bottleneck["burst"] = f"{b.burst}B"
+    if b.netem_root:
+        bottleneck["netem_root"] = True
+    if b.netem_latency:
+        bottleneck["netem_latency"] = f"{b.netem_latency}ns"
     if b.reverse is not None:
         r = b.reverse
         bottleneck["reverse"] = {

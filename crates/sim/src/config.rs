@@ -83,6 +83,16 @@ pub struct BottleneckConfig {
     /// serializes at `rate`. Absent: a FIFO server at `rate` (every earlier scenario).
     #[serde(default)]
     pub burst_bytes: Option<u64>,
+    /// `netem delay` at the root with the tbf (`burst_bytes`) as its child, as in the labs:
+    /// packets reaching the link at one instant all enter the tbf's backlog before it sends
+    /// any (link.rs). Needs `burst_bytes`. False: each packet meets the backlog as it
+    /// stands when it arrives (every earlier scenario).
+    #[serde(default)]
+    pub netem_root: bool,
+    /// With `netem_root`: how long after a packet is due netem's watchdog runs; every packet
+    /// due by then enters the tbf with it. 0: at the due time (the kernel asks for no slack).
+    #[serde(default)]
+    pub netem_latency_ns: u64,
 }
 
 /// One direction's link parameters (`BottleneckConfig` less the shared MTU).
@@ -121,6 +131,8 @@ impl BottleneckConfig {
             mtu_bytes: self.mtu_bytes,
             reverse: None,
             burst_bytes: None,
+            netem_root: false,
+            netem_latency_ns: 0,
         })
     }
 }

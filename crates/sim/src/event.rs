@@ -17,6 +17,9 @@ pub enum Ev {
     RevArrive(u32),
     /// A bottleneck (0 forward, 1 reverse) finished serializing its head packet.
     LinkDone(u8),
+    /// netem's watchdog runs (`netem_latency` after the first packet it holds was due):
+    /// every packet it holds enters the bottleneck (index) at once.
+    NetemRelease(u8),
     /// A flow timer fired (lazy: checked against the timer's generation).
     Timer(u32, TimerKind, u32),
     /// Take a measurement sample.

@@ -21,6 +21,14 @@
 //! while tokens last), and the queue limit counts the backlog behind the bucket as before.
 //! Segments of an aggregate take tokens one frame at a time (tbf takes a whole skb's at
 //! once); with tokens to spare both leave together.
+//!
+//! With `netem_root` (the labs' tree: `netem delay` at the root, the tbf its child) the
+//! packets that reach the link at one instant are all in the tbf's backlog before it sends
+//! any: Linux's `netem_dequeue` moves every packet whose delay has expired into its child
+//! qdisc before it dequeues from the child. So a packet that arrives at `now` is checked
+//! against the limit with every packet that left the link at `now` still counted (they
+//! arrived at `now`, or earlier and waited for tokens until `now`): a clump is cut at the
+//! limit even when the bucket would have passed it all.
 
 use crate::aqm::Red;
 use crate::config::{AqmConfig, BottleneckConfig};
@@ -117,6 +125,14 @@ pub struct Bottleneck<T: Wire = Packet> {
     /// Buffer space reserved for accepted aggregates' segments still to arrive.
     reserved_bytes: u64,
     reserved_pkts: u64,
+    /// `netem_root`: packets that left the link at `left.0` still count in the backlog
+    /// for packets arriving at that same instant (bytes, packets).
+    netem_root: bool,
+    left: (SimTime, u64, u64),
+    /// `netem_latency`: packets netem holds until its watchdog runs at `release_at`.
+    netem_latency: SimTime,
+    netem_held: Vec<T>,
+    release_at: Option<SimTime>,
     /// Per connection: its packets in the queue or in service (grown on demand). A short
     /// flow's connection slot is reused only when none is left here (sim/short.rs).
     held: Vec<u32>,
@@ -167,13 +183,20 @@ impl<T: Wire> Bottleneck<T> {
             aggs: Vec::new(),
             reserved_bytes: 0,
             reserved_pkts: 0,
+            netem_root: cfg.netem_root,
+            left: (SimTime::ZERO, 0, 0),
+            netem_latency: SimTime(cfg.netem_latency_ns),
+            netem_held: Vec::new(),
+            release_at: None,
             held: Vec::new(),
         }
     }
 
-    /// Does the link hold a packet of connection `flow` (queued or in service)?
+    /// Does the link hold a packet of connection `flow` (queued or in service, or held by
+    /// netem until its next release)?
     pub fn holds(&self, flow: u32) -> bool {
         self.held.get(flow as usize).is_some_and(|&n| n > 0)
+            || self.netem_held.iter().any(|p| p.flow() == flow)
     }
 
     pub fn rate(&self) -> Rate {
@@ -208,10 +231,16 @@ impl<T: Wire> Bottleneck<T> {
 
     /// The packet at the head of a tbf that waits for tokens: still in the qdisc's backlog
     /// (tbf dequeues only what the bucket pays for), unlike one on a serializing wire.
+    /// Under `netem_root` also what leaves at `now` and what already left at `now`: netem
+    /// puts everything due at `now` into the tbf before the tbf sends any of it.
     fn waiting_for_tokens(&self, now: SimTime) -> (u64, u64) {
-        match (&self.bucket, &self.in_service) {
-            (Some(_), Some(p)) if self.busy_until > now => (p.wire() as u64, 1),
+        let head = match (&self.bucket, &self.in_service) {
+            (Some(_), Some(p)) if self.busy_until > now || self.netem_root => (p.wire() as u64, 1),
             _ => (0, 0),
+        };
+        match self.left {
+            (at, bytes, pkts) if self.netem_root && at == now => (head.0 + bytes, head.1 + pkts),
+            _ => head,
         }
     }
 
@@ -294,6 +323,32 @@ impl<T: Wire> Bottleneck<T> {
         }
     }
 
+    /// Does netem hold arriving packets until its watchdog runs (`netem_latency` > 0)?
+    pub fn netem_holds(&self) -> bool {
+        self.netem_root && self.netem_latency > SimTime::ZERO
+    }
+
+    /// netem takes `pkt` at `now`. If no release is pending, the watchdog will run
+    /// `netem_latency` from now: returns that time, for the caller to `netem_release` then.
+    /// A packet due before the pending release goes with it.
+    pub fn netem_hold(&mut self, now: SimTime, pkt: T) -> Option<SimTime> {
+        self.netem_held.push(pkt);
+        match self.release_at {
+            Some(r) if r >= now => None,
+            _ => {
+                let r = now + self.netem_latency;
+                self.release_at = Some(r);
+                Some(r)
+            }
+        }
+    }
+
+    /// netem's watchdog runs: every packet it holds, in order, to be `arrive`d now.
+    pub fn netem_release(&mut self) -> Vec<T> {
+        self.release_at = None;
+        std::mem::take(&mut self.netem_held)
+    }
+
     /// A packet reaches the bottleneck at `now`.
     pub fn arrive(&mut self, now: SimTime, pkt: T, rng: &mut Rng) -> Arrival {
         if pkt.agg() == 0 {
@@ -348,6 +403,13 @@ impl<T: Wire> Bottleneck<T> {
             .expect("link completion without a packet");
         self.held[pkt.flow() as usize] -= 1;
         let wire = pkt.wire() as u64;
+        if self.netem_root {
+            if self.left.0 != now {
+                self.left = (now, 0, 0);
+            }
+            self.left.1 += wire;
+            self.left.2 += 1;
+        }
         let t = &mut self.totals;
         t.tx_packets += 1;
         t.tx_bytes += wire;
@@ -389,6 +451,8 @@ mod tests {
             mtu_bytes: 1500,
             reverse: None,
             burst_bytes: None,
+            netem_root: false,
+            netem_latency_ns: 0,
         }
     }
 
@@ -682,5 +746,122 @@ mod tests {
             l.arrive(SimTime(0), b[0], &mut rng),
             Arrival::Started(SimTime(0))
         );
+    }
+
+    /// Packets arriving one after another at the same instant `at`, the link sending what
+    /// it can at `at` before the next arrives (the order the event loop gives same-time
+    /// events: a packet's completion is scheduled after the arrivals already due).
+    fn clump(l: &mut Bottleneck, at: SimTime, pkts: &[Packet]) -> Vec<Arrival> {
+        let mut rng = Rng::new(1);
+        let mut pending = None;
+        let mut out = Vec::new();
+        for &p in pkts {
+            let a = l.arrive(at, p, &mut rng);
+            if let Arrival::Started(t) = a {
+                pending = Some(t);
+            }
+            out.push(a);
+            while pending == Some(at) {
+                pending = l.done(at).1;
+            }
+        }
+        out
+    }
+
+    /// A lab tbf: 5 MB bucket, 160 000 B limit, with or without netem above it.
+    fn lab_tbf(netem_root: bool) -> Bottleneck {
+        let c = BottleneckConfig {
+            burst_bytes: Some(5_000_000),
+            netem_root,
+            ..cfg(Some(160_000), None)
+        };
+        Bottleneck::new(&c, (SimTime(0), SimTime::MAX))
+    }
+
+    /// Four 42-segment aggregates (63 000 B each) then 30 single frames, all at one instant.
+    fn lab_clump() -> Vec<Packet> {
+        let mut pkts: Vec<Packet> = (0..4).flat_map(|k| agg(42 * k, 42)).collect();
+        pkts.extend((168..198).map(pkt));
+        pkts
+    }
+
+    #[test]
+    fn under_netem_a_clump_is_cut_at_the_limit_though_the_bucket_would_pass_it() {
+        // Full bucket (5 MB ≫ the clump's 213 000 B): every packet could leave at once.
+        // Under netem all of them are in the tbf's backlog together: aggregates 1 and 2
+        // fit (126 000 B), 3 and 4 (189 000 B, 252 000 B) are dropped whole; then single
+        // frames fill 126 000 + 22 × 1500 = 159 000 B and the 23rd (160 500 B) is dropped.
+        let mut l = lab_tbf(true);
+        let fates = clump(&mut l, SimTime(0), &lab_clump());
+        let kept = |r: std::ops::Range<usize>| {
+            fates[r]
+                .iter()
+                .filter(|a| !matches!(a, Arrival::Dropped))
+                .count()
+        };
+        assert_eq!(kept(0..84), 84);
+        assert_eq!(kept(84..168), 0);
+        assert_eq!(kept(168..190), 22);
+        assert_eq!(kept(190..198), 0);
+        assert_eq!(l.totals.drops, 84 + 8);
+        assert_eq!(l.totals.tx_bytes, 159_000); // the kept ones all left at once
+                                                // One nanosecond later the backlog is empty again: an aggregate goes through.
+        let later = clump(&mut l, SimTime(1), &agg(198, 42));
+        assert!(later.iter().all(|a| !matches!(a, Arrival::Dropped)));
+    }
+
+    #[test]
+    fn without_netem_the_same_clump_passes_undropped() {
+        // Today's behaviour: each packet meets the backlog as the bucket has drained it.
+        let mut l = lab_tbf(false);
+        let fates = clump(&mut l, SimTime(0), &lab_clump());
+        assert!(fates.iter().all(|a| !matches!(a, Arrival::Dropped)));
+        assert_eq!((l.totals.drops, l.totals.tx_bytes), (0, 198 * 1500));
+    }
+
+    #[test]
+    fn under_netem_a_packet_that_waited_for_tokens_counts_at_its_departure_instant() {
+        // A 1-frame bucket: packet 0 leaves at 0, packet 1 waits for tokens until 120 µs.
+        // At 120 µs netem releases a 3000 B clump into a 3000 B limit: packet 1 is still in
+        // the backlog when the clump is enqueued, so only one of the two new frames fits.
+        let c = BottleneckConfig {
+            burst_bytes: Some(1500),
+            netem_root: true,
+            ..cfg(Some(3000), None)
+        };
+        let mut l = Bottleneck::new(&c, (SimTime(0), SimTime::MAX));
+        clump(&mut l, SimTime(0), &[pkt(0), pkt(1)]);
+        assert_eq!(l.done(SimTime(120_000)).1, None); // packet 1 left at 120 µs
+        let t = SimTime(120_000);
+        let fates = clump(&mut l, t, &[pkt(2), pkt(3)]);
+        assert_ne!(fates[0], Arrival::Dropped);
+        assert_eq!(fates[1], Arrival::Dropped);
+    }
+
+    #[test]
+    fn netem_latency_releases_everything_due_by_the_watchdog_at_once() {
+        // Watchdog 50 µs late: the packet due at 0 opens a release at 50 µs; those due at
+        // 30 µs and at exactly 50 µs go with it; one due at 50.001 µs waits for the next.
+        let c = BottleneckConfig {
+            burst_bytes: Some(5_000_000),
+            netem_root: true,
+            netem_latency_ns: 50_000,
+            ..cfg(Some(160_000), None)
+        };
+        let mut l: Bottleneck = Bottleneck::new(&c, (SimTime(0), SimTime::MAX));
+        assert!(l.netem_holds());
+        assert_eq!(l.netem_hold(SimTime(0), pkt(0)), Some(SimTime(50_000)));
+        assert_eq!(l.netem_hold(SimTime(30_000), pkt(1)), None);
+        assert_eq!(l.netem_hold(SimTime(50_000), pkt(2)), None);
+        assert!(l.holds(0)); // a short flow's slot is not reused while netem holds its packet
+        let first: Vec<u64> = l.netem_release().iter().map(|p| p.seg).collect();
+        assert_eq!(first, vec![0, 1, 2]);
+        assert_eq!(
+            l.netem_hold(SimTime(50_001), pkt(3)),
+            Some(SimTime(100_001))
+        );
+        assert_eq!(l.netem_release().len(), 1);
+        // Without a latency netem holds nothing: packets meet the tbf when they are due.
+        assert!(!lab_tbf(true).netem_holds());
     }
 }

@@ -369,9 +369,25 @@ impl Sim {
                     self.syn_arrives(now, pkt);
                     return;
                 }
-                let fate = self.links[d].arrive(now, Frame::Data(pkt), &mut self.rng);
+                let link = &mut self.links[d];
+                if link.netem_holds() {
+                    if let Some(at) = link.netem_hold(now, Frame::Data(pkt)) {
+                        self.q.push(at, Ev::NetemRelease(d as u8));
+                    }
+                    return;
+                }
+                let fate = link.arrive(now, Frame::Data(pkt), &mut self.rng);
                 if let Arrival::Started(done) = fate {
                     self.q.push(done, Ev::LinkDone(d as u8));
+                }
+            }
+            Ev::NetemRelease(d) => {
+                // All of them enter the tbf before the first one's completion is handled.
+                for frame in self.links[d as usize].netem_release() {
+                    let fate = self.links[d as usize].arrive(now, frame, &mut self.rng);
+                    if let Arrival::Started(done) = fate {
+                        self.q.push(done, Ev::LinkDone(d));
+                    }
                 }
             }
             Ev::LinkDone(d) => {
@@ -764,6 +780,35 @@ fn validate(cfg: &Config) -> Result<(), SimError> {
         ));
     }
     validate_link(b, "bottleneck")?;
+    if b.netem_latency_ns > 0 && !b.netem_root {
+        return Err(err(
+            "bottleneck.netem_latency",
+            "needs bottleneck.netem_root = true (it is netem's watchdog latency)".into(),
+        ));
+    }
+    if b.netem_root
+        && (b.reverse.is_some()
+            || cfg.flows.iter().any(|f| f.direction == Direction::Reverse)
+            || cfg
+                .short_flows
+                .iter()
+                .any(|f| f.direction == Direction::Reverse))
+    {
+        return Err(err(
+            "bottleneck.netem_root",
+            "is for the forward link only: not with a reverse bottleneck or reverse flows \
+             (their ACKs would cross the forward tbf without netem)"
+                .into(),
+        ));
+    }
+    if b.netem_root && b.burst_bytes.is_none() {
+        return Err(err(
+            "bottleneck.netem_root",
+            "true needs bottleneck.burst (netem's child is the tbf; without a bucket the \
+             link is a serializing wire, which netem does not feed in clumps)"
+                .into(),
+        ));
+    }
     if let Some(r) = b.reverse_config(false) {
         validate_link(&r, "bottleneck.reverse")?;
     }

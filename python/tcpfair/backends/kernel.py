@@ -90,6 +90,12 @@ class KernelBackend:
                     "machine, so they cannot be set per flow; the kernel backend runs the "
                     "defaults only (use --backend sim)"
                 )
+        if scenario.bottleneck.netem_root:
+            raise BackendError(
+                "kernel backend: bottleneck.netem_root = true models the labs' netem qdisc at "
+                "the root above the tbf, but the kernel backend delays in linkem after the "
+                "tbf (no netem above it): drop netem_root or use --backend sim"
+            )
         if scenario.bottleneck.burst is not None and linkem_is_bottleneck(scenario, self.options):
             raise BackendError(
                 "kernel backend: bottleneck.burst is tbf's token bucket, but this run's "

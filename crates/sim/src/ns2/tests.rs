@@ -58,6 +58,8 @@ fn vegas_net(flows: Vec<FlowConfig>) -> Config {
             mtu_bytes: 1040,
             reverse: None,
             burst_bytes: None,
+            netem_root: false,
+            netem_latency_ns: 0,
         },
         flows,
         measure: MeasureConfig {

@@ -51,6 +51,8 @@ pub fn dumbbell(
             mtu_bytes: 1500,
             reverse: None,
             burst_bytes: None,
+            netem_root: false,
+            netem_latency_ns: 0,
         },
         flows,
         measure: MeasureConfig {
