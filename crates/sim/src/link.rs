@@ -804,8 +804,9 @@ mod tests {
         assert_eq!(kept(168..190), 22);
         assert_eq!(kept(190..198), 0);
         assert_eq!(l.totals.drops, 84 + 8);
-        assert_eq!(l.totals.tx_bytes, 159_000); // the kept ones all left at once
-                                                // One nanosecond later the backlog is empty again: an aggregate goes through.
+        // The kept ones all left at once.
+        assert_eq!(l.totals.tx_bytes, 159_000);
+        // One nanosecond later the backlog is empty again: an aggregate goes through.
         let later = clump(&mut l, SimTime(1), &agg(198, 42));
         assert!(later.iter().all(|a| !matches!(a, Arrival::Dropped)));
     }
