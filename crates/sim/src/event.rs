@@ -291,28 +291,35 @@ impl Timer {
 /// [0, J], from its own seeded generator, and never less than the previous item's arrival
 /// time, so the path stays FIFO (a flow's packets are never reordered).
 ///
-/// Layout for many flows (issue 13): the head item lives inline, next to the line's other
-/// fields, and only the items behind it in a ring; the jitter generator (rarely used) is
-/// boxed. With thousands of connections a line mostly holds zero or one item, so taking
-/// the head touches the line and nothing else — one cache miss instead of two or three.
+/// Layout for many flows (issue 13): the oldest `N` items live inline, at the front of
+/// the line, with the head always first (`near[0]`), and only items beyond those in a
+/// separate ring (`rest`); the jitter generator (rarely used) is boxed. With thousands of
+/// connections a line mostly holds zero to two items (a sender answers an ACK with one or
+/// two segments), so taking the head or appending touches the first cache lines of the
+/// line and nothing else — no second allocation. Invariant: `rest` holds items only when
+/// `near` is full (a pop refills `near` from `rest`), so items leave in arrival order.
 #[derive(Debug)]
-pub struct DelayLine<T> {
-    head: Option<(SimTime, T)>,
-    rest: VecDeque<(SimTime, T)>,
+#[repr(C)]
+pub struct DelayLine<T, const N: usize = 3> {
+    /// Items inline (the first `near_len` of `near`).
+    near_len: u8,
     jitter: Option<Box<(u64, Rng)>>,
+    near: [(SimTime, T); N],
+    rest: VecDeque<(SimTime, T)>,
 }
 
-impl<T> Default for DelayLine<T> {
+impl<T: Copy + Default, const N: usize> Default for DelayLine<T, N> {
     fn default() -> Self {
         DelayLine {
-            head: None,
-            rest: VecDeque::new(),
+            near_len: 0,
             jitter: None,
+            near: [(SimTime::ZERO, T::default()); N],
+            rest: VecDeque::new(),
         }
     }
 }
 
-impl<T: Copy> DelayLine<T> {
+impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
     pub fn new() -> Self {
         Self::default()
     }
@@ -328,20 +335,39 @@ impl<T: Copy> DelayLine<T> {
 
     /// Arrival time of the last item on the line.
     fn back_time(&self) -> Option<SimTime> {
-        match self.rest.back() {
-            Some(b) => Some(b.0),
-            None => self.head.as_ref().map(|h| h.0),
+        let n = self.near_len as usize;
+        if n < N {
+            return n.checked_sub(1).map(|k| self.near[k].0);
         }
+        Some(self.rest.back().unwrap_or(&self.near[N - 1]).0)
     }
 
     /// Append an item (the line's order is its arrival order).
     fn append(&mut self, at: SimTime, item: T) {
-        if self.head.is_none() {
-            debug_assert!(self.rest.is_empty());
-            self.head = Some((at, item));
+        let n = self.near_len as usize;
+        if n < N {
+            self.near[n] = (at, item);
+            self.near_len += 1;
         } else {
             self.rest.push_back((at, item));
         }
+    }
+
+    /// Take the oldest item, if any.
+    fn take_front(&mut self) -> Option<(SimTime, T)> {
+        let n = self.near_len as usize;
+        if n == 0 {
+            return None;
+        }
+        let front = self.near[0];
+        for k in 1..n {
+            self.near[k - 1] = self.near[k]; // a few items: moves, not a memmove call
+        }
+        match if n == N { self.rest.pop_front() } else { None } {
+            Some(next) => self.near[N - 1] = next,
+            None => self.near_len -= 1,
+        }
+        Some(front)
     }
 
     /// Put `item` on the line to arrive at `at` (plus the line's random delay, if any);
@@ -362,7 +388,7 @@ impl<T: Copy> DelayLine<T> {
             self.back_time().is_none_or(|b| b <= at),
             "delay line out of order"
         );
-        if self.head.is_none() {
+        if self.is_empty() {
             q.push(at, ev);
         }
         self.append(at, item);
@@ -373,40 +399,35 @@ impl<T: Copy> DelayLine<T> {
     /// segments share its jitter). The line must not be empty.
     pub fn push_behind(&mut self, item: T) {
         let at = self.back_time().expect("push_behind on an empty line");
-        self.rest.push_back((at, item));
+        self.append(at, item);
     }
 
     /// Take the head (its event fired); schedules `ev` for the next one.
     pub fn pop(&mut self, q: &mut EventQueue, ev: Ev) -> T {
-        let (_, item) = self.head.take().expect("delay-line event without an item");
-        if let Some(next) = self.rest.pop_front() {
-            q.push(next.0, ev);
-            self.head = Some(next);
+        let (_, item) = self.take_front().expect("delay-line event without an item");
+        if self.near_len > 0 {
+            q.push(self.near[0].0, ev);
         }
         item
     }
 
     pub fn len(&self) -> usize {
-        usize::from(self.head.is_some()) + self.rest.len()
+        self.near_len as usize + self.rest.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.head.is_none()
+        self.near_len == 0
     }
 
     /// Take everything on the line (tests drive senders without the event loop).
     pub fn drain(&mut self) -> Vec<T> {
-        let head = self.head.take().map(|(_, x)| x);
-        head.into_iter()
-            .chain(self.rest.drain(..).map(|(_, x)| x))
-            .collect()
+        std::iter::from_fn(|| self.take_front().map(|(_, x)| x)).collect()
     }
 
     /// Take everything on the line with the time each item reaches its end (tests).
     #[cfg(test)]
     pub fn drain_with_times(&mut self) -> Vec<(SimTime, T)> {
-        let head = self.head.take();
-        head.into_iter().chain(self.rest.drain(..)).collect()
+        std::iter::from_fn(|| self.take_front()).collect()
     }
 }
 
@@ -567,6 +588,41 @@ mod tests {
             got.push((now.0, d.pop(&mut q, Ev::FwdArrive(0))));
         }
         assert_eq!(got, vec![(100, 0), (101, 1), (102, 2), (103, 3), (104, 4)]);
+    }
+
+    /// Lines of 0 to 12 items, pushed and popped in a random interleaving: the inline ring
+    /// of two and the overflow ring behind it together give back every item, in order,
+    /// each at its time, with one queue entry per line at most (a plain FIFO as model).
+    #[test]
+    fn delay_line_overflowing_its_inline_ring_stays_fifo() {
+        let mut rng = Rng::new(11);
+        let mut q = EventQueue::new();
+        let mut d: DelayLine<u32, 2> = DelayLine::new();
+        let mut model: VecDeque<(u64, u32)> = VecDeque::new();
+        let (mut now, mut next) = (0u64, 0u32);
+        for _ in 0..100_000 {
+            if model.len() < 12 && (model.is_empty() || rng.uniform() < 0.5) {
+                let at = model.back().map_or(now, |b| b.0) + (rng.uniform() * 3.0) as u64;
+                if rng.uniform() < 0.2 && !model.is_empty() {
+                    d.push_behind(next);
+                    model.push_back((model.back().expect("non-empty").0, next));
+                } else {
+                    d.push(&mut q, SimTime(at), next, Ev::FwdArrive(0));
+                    model.push_back((at, next));
+                }
+                next += 1;
+            } else {
+                let (t, _) = q.pop().expect("an entry for the line's head");
+                now = t.0;
+                let want = model.pop_front().expect("model non-empty");
+                assert_eq!((t.0, d.pop(&mut q, Ev::FwdArrive(0))), want);
+            }
+            assert_eq!(d.len(), model.len());
+            assert_eq!(q.len(), usize::from(!model.is_empty()));
+        }
+        let rest: Vec<u32> = model.iter().map(|m| m.1).collect();
+        assert_eq!(d.drain(), rest);
+        assert!(d.is_empty());
     }
 
     #[test]
