@@ -225,33 +225,47 @@ impl EventQueue {
     }
 }
 
-/// A lazily cancelled timer. `deadline` is when it should fire; `scheduled` is the time of
-/// the live heap entry (if any), which may be earlier than `deadline`.
+/// A lazily cancelled timer: when it should fire (its deadline, if armed) and the time of
+/// its live queue entry (if any), which may be earlier than the deadline. 24 bytes (two
+/// times, their flags and the generation), so a connection's timers share few cache lines.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Timer {
-    pub deadline: Option<SimTime>,
-    scheduled: Option<SimTime>,
+    deadline: u64,
+    scheduled: u64,
     gen: u32,
+    armed: bool,
+    has_entry: bool,
 }
 
 impl Timer {
+    /// When the timer fires, if armed.
+    pub fn deadline(&self) -> Option<SimTime> {
+        self.armed.then_some(SimTime(self.deadline))
+    }
+
     /// Arm (or re-arm) the timer for `t`. Pushes a heap entry only when `t` is earlier than
     /// the live entry.
     pub fn arm(&mut self, q: &mut EventQueue, t: SimTime, flow: u32, kind: TimerKind) {
-        self.deadline = Some(t);
-        if self.scheduled.is_none_or(|s| t < s) {
-            self.gen = self.gen.wrapping_add(1);
-            self.scheduled = Some(t);
-            q.push(t, Ev::Timer(flow, kind, self.gen));
+        self.deadline = t.0;
+        self.armed = true;
+        if !self.has_entry || t.0 < self.scheduled {
+            self.schedule(q, t.0, flow, kind);
         }
     }
 
+    fn schedule(&mut self, q: &mut EventQueue, t: u64, flow: u32, kind: TimerKind) {
+        self.gen = self.gen.wrapping_add(1);
+        self.scheduled = t;
+        self.has_entry = true;
+        q.push(SimTime(t), Ev::Timer(flow, kind, self.gen));
+    }
+
     pub fn cancel(&mut self) {
-        self.deadline = None;
+        self.armed = false;
     }
 
     pub fn is_armed(&self) -> bool {
-        self.deadline.is_some()
+        self.armed
     }
 
     /// A heap entry of this timer came out at `now`. Returns true when the timer fires;
@@ -267,20 +281,16 @@ impl Timer {
         if gen != self.gen {
             return false; // superseded entry
         }
-        self.scheduled = None;
-        match self.deadline {
-            None => false,
-            Some(d) if d <= now => {
-                self.deadline = None;
-                true
-            }
-            Some(d) => {
-                self.gen = self.gen.wrapping_add(1);
-                self.scheduled = Some(d);
-                q.push(d, Ev::Timer(flow, kind, self.gen));
-                false
-            }
+        self.has_entry = false;
+        if !self.armed {
+            return false;
         }
+        if self.deadline <= now.0 {
+            self.armed = false;
+            return true;
+        }
+        self.schedule(q, self.deadline, flow, kind);
+        false
     }
 }
 

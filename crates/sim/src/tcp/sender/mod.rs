@@ -243,7 +243,7 @@ impl Sender {
         format!(
             "srtt={:?} rttvar={} rto={:?} una={} nxt={} out={} sacked={} lost={} retrans={} cwnd={} ssthresh={} state={:?} high_seq={} rto_armed={:?} retx_hint={} tlp={:?}",
             self.rtt.srtt(), self.rtt.rttvar, self.rtt.rto(), self.snd_una, self.snd_nxt, self.packets_out(), self.sacked_out, self.lost_out, self.retrans_out,
-            self.tcp.cwnd, self.tcp.ssthresh, self.tcp.ca_state, self.high_seq, self.rto_timer.deadline, self.retx_hint, self.tlp_high_seq
+            self.tcp.cwnd, self.tcp.ssthresh, self.tcp.ca_state, self.high_seq, self.rto_timer.deadline(), self.retx_hint, self.tlp_high_seq
         )
     }
 
