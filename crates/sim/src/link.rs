@@ -341,6 +341,7 @@ impl<T: Wire> Bottleneck<T> {
 
     /// The packet in service finished serializing at `now`. Returns it, and the completion
     /// time of the next one if the queue was not empty.
+    #[inline]
     pub fn done(&mut self, now: SimTime) -> (T, Option<SimTime>) {
         let pkt = self
             .in_service
