@@ -600,8 +600,8 @@ mod tests {
         assert_eq!(got, vec![(100, 0), (101, 1), (102, 2), (103, 3), (104, 4)]);
     }
 
-    /// Lines of 0 to 12 items, pushed and popped in a random interleaving: the inline ring
-    /// of two and the overflow ring behind it together give back every item, in order,
+    /// Lines of 0 to 12 items, pushed and popped in a random interleaving: the two inline
+    /// slots and the overflow ring behind them together give back every item, in order,
     /// each at its time, with one queue entry per line at most (a plain FIFO as model).
     #[test]
     fn delay_line_overflowing_its_inline_ring_stays_fifo() {
