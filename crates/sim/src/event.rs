@@ -202,7 +202,16 @@ impl EventQueue {
 
     /// Remove the next event and advance the clock to it. Time never goes backwards.
     pub fn pop(&mut self) -> Option<(SimTime, Ev)> {
+        self.pop_until(SimTime(u64::MAX))
+    }
+
+    /// `pop` if the next event is at or before `limit` (one look at the queue instead of
+    /// `peek_time` then `pop`).
+    pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, Ev)> {
         let e = *self.settle()?;
+        if e.time > limit.0 {
+            return None;
+        }
         self.front += 1;
         assert!(
             e.time >= self.now,
@@ -462,6 +471,22 @@ mod tests {
                 Ev::FwdArrive(4)
             ]
         );
+    }
+
+    #[test]
+    fn pop_until_takes_events_up_to_the_limit_and_leaves_the_rest() {
+        let mut q = EventQueue::new();
+        for (t, l) in [(5, 1), (9, 2), (5, 3), (7, 4)] {
+            q.push(SimTime(t), Ev::FwdArrive(l));
+        }
+        let mut got = vec![];
+        while let Some((t, ev)) = q.pop_until(SimTime(7)) {
+            got.push((t.0, ev));
+        }
+        let want = [(5, 1), (5, 3), (7, 4)].map(|(t, l)| (t, Ev::FwdArrive(l)));
+        assert_eq!(got, want);
+        assert_eq!((q.len(), q.now(), q.popped), (1, SimTime(7), 3));
+        assert_eq!(q.pop(), Some((SimTime(9), Ev::FwdArrive(2))));
     }
 
     #[test]

@@ -345,11 +345,7 @@ impl Sim {
 
     pub fn run_until(&mut self, t: SimTime) -> bool {
         let limit = t.min(self.end);
-        while let Some(next) = self.q.peek_time() {
-            if next > limit {
-                break;
-            }
-            let (now, ev) = self.q.pop().expect("peeked");
+        while let Some((now, ev)) = self.q.pop_until(limit) {
             // At the very end only the last sample is taken: the run covers [0, end).
             if now < self.end || ev == Ev::Sample {
                 self.dispatch(now, ev);
