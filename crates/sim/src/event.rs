@@ -129,6 +129,7 @@ impl EventQueue {
     }
 
     /// Schedule `ev` at `t` (never before the current time).
+    #[inline]
     pub fn push(&mut self, t: SimTime, ev: Ev) {
         debug_assert!(
             t.0 >= self.now,
@@ -148,6 +149,8 @@ impl EventQueue {
 
     /// Re-bucket every entry relative to a new, lower minimum `t` (rare: see `push`). Each
     /// bucket is re-put in order, so entries of equal time keep their order.
+    #[cold]
+    #[inline(never)]
     fn rebase(&mut self, t: u64) {
         let front = std::mem::take(&mut self.front);
         let mut all: Vec<Entry> = self.buckets[0].drain(..).skip(front).collect();
