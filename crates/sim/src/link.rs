@@ -254,6 +254,7 @@ impl<T: Wire> Bottleneck<T> {
     }
 
     /// Put an accepted packet on the idle link or at the back of the queue.
+    #[inline]
     fn admit(&mut self, now: SimTime, pkt: T) -> Arrival {
         self.accepted += 1;
         let i = pkt.flow() as usize;
@@ -327,6 +328,7 @@ impl<T: Wire> Bottleneck<T> {
         self.admit(now, pkt)
     }
 
+    #[inline]
     fn start(&mut self, now: SimTime, pkt: T) -> SimTime {
         let tx = self.rate.tx_time(pkt.wire() as u64);
         self.totals.busy_ns += tx.0;

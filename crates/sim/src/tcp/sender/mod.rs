@@ -555,6 +555,7 @@ impl Sender {
         self.transmit(now, i, len, io);
     }
 
+    #[inline]
     fn transmit(&mut self, now: SimTime, seg: u64, len: u32, io: &mut Io) {
         self.rack_sent(now, seg);
         let pkt = Packet {
