@@ -132,6 +132,7 @@ impl EventQueue {
     }
 
     /// Schedule `ev` at `t` (never before the current time).
+    #[inline]
     pub fn push(&mut self, t: SimTime, ev: Ev) {
         debug_assert!(
             t.0 >= self.now,
@@ -151,6 +152,8 @@ impl EventQueue {
 
     /// Re-bucket every entry relative to a new, lower minimum `t` (rare: see `push`). Each
     /// bucket is re-put in order, so entries of equal time keep their order.
+    #[cold]
+    #[inline(never)]
     fn rebase(&mut self, t: u64) {
         let front = std::mem::take(&mut self.front);
         let mut all: Vec<Entry> = self.buckets[0].drain(..).skip(front).collect();
@@ -205,7 +208,16 @@ impl EventQueue {
 
     /// Remove the next event and advance the clock to it. Time never goes backwards.
     pub fn pop(&mut self) -> Option<(SimTime, Ev)> {
+        self.pop_until(SimTime(u64::MAX))
+    }
+
+    /// `pop` if the next event is at or before `limit` (one look at the queue instead of
+    /// `peek_time` then `pop`).
+    pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, Ev)> {
         let e = *self.settle()?;
+        if e.time > limit.0 {
+            return None;
+        }
         self.front += 1;
         assert!(
             e.time >= self.now,
@@ -228,33 +240,47 @@ impl EventQueue {
     }
 }
 
-/// A lazily cancelled timer. `deadline` is when it should fire; `scheduled` is the time of
-/// the live heap entry (if any), which may be earlier than `deadline`.
+/// A lazily cancelled timer: when it should fire (its deadline, if armed) and the time of
+/// its live queue entry (if any), which may be earlier than the deadline. 24 bytes (two
+/// times, their flags and the generation), so a connection's timers share few cache lines.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Timer {
-    pub deadline: Option<SimTime>,
-    scheduled: Option<SimTime>,
+    deadline: u64,
+    scheduled: u64,
     gen: u32,
+    armed: bool,
+    has_entry: bool,
 }
 
 impl Timer {
+    /// When the timer fires, if armed.
+    pub fn deadline(&self) -> Option<SimTime> {
+        self.armed.then_some(SimTime(self.deadline))
+    }
+
     /// Arm (or re-arm) the timer for `t`. Pushes a heap entry only when `t` is earlier than
     /// the live entry.
     pub fn arm(&mut self, q: &mut EventQueue, t: SimTime, flow: u32, kind: TimerKind) {
-        self.deadline = Some(t);
-        if self.scheduled.is_none_or(|s| t < s) {
-            self.gen = self.gen.wrapping_add(1);
-            self.scheduled = Some(t);
-            q.push(t, Ev::Timer(flow, kind, self.gen));
+        self.deadline = t.0;
+        self.armed = true;
+        if !self.has_entry || t.0 < self.scheduled {
+            self.schedule(q, t.0, flow, kind);
         }
     }
 
+    fn schedule(&mut self, q: &mut EventQueue, t: u64, flow: u32, kind: TimerKind) {
+        self.gen = self.gen.wrapping_add(1);
+        self.scheduled = t;
+        self.has_entry = true;
+        q.push(SimTime(t), Ev::Timer(flow, kind, self.gen));
+    }
+
     pub fn cancel(&mut self) {
-        self.deadline = None;
+        self.armed = false;
     }
 
     pub fn is_armed(&self) -> bool {
-        self.deadline.is_some()
+        self.armed
     }
 
     /// A heap entry of this timer came out at `now`. Returns true when the timer fires;
@@ -270,20 +296,16 @@ impl Timer {
         if gen != self.gen {
             return false; // superseded entry
         }
-        self.scheduled = None;
-        match self.deadline {
-            None => false,
-            Some(d) if d <= now => {
-                self.deadline = None;
-                true
-            }
-            Some(d) => {
-                self.gen = self.gen.wrapping_add(1);
-                self.scheduled = Some(d);
-                q.push(d, Ev::Timer(flow, kind, self.gen));
-                false
-            }
+        self.has_entry = false;
+        if !self.armed {
+            return false;
         }
+        if self.deadline <= now.0 {
+            self.armed = false;
+            return true;
+        }
+        self.schedule(q, self.deadline, flow, kind);
+        false
     }
 }
 
@@ -294,28 +316,35 @@ impl Timer {
 /// [0, J], from its own seeded generator, and never less than the previous item's arrival
 /// time, so the path stays FIFO (a flow's packets are never reordered).
 ///
-/// Layout for many flows (issue 13): the head item lives inline, next to the line's other
-/// fields, and only the items behind it in a ring; the jitter generator (rarely used) is
-/// boxed. With thousands of connections a line mostly holds zero or one item, so taking
-/// the head touches the line and nothing else — one cache miss instead of two or three.
+/// Layout for many flows (issue 13): the oldest `N` items live inline, at the front of
+/// the line, with the head always first (`near[0]`), and only items beyond those in a
+/// separate ring (`rest`); the jitter generator (rarely used) is boxed. With thousands of
+/// connections a line mostly holds zero to two items (a sender answers an ACK with one or
+/// two segments), so taking the head or appending touches the first cache lines of the
+/// line and nothing else — no second allocation. Invariant: `rest` holds items only when
+/// `near` is full (a pop refills `near` from `rest`), so items leave in arrival order.
 #[derive(Debug)]
-pub struct DelayLine<T> {
-    head: Option<(SimTime, T)>,
-    rest: VecDeque<(SimTime, T)>,
+#[repr(C)]
+pub struct DelayLine<T, const N: usize = 3> {
+    /// Items inline (the first `near_len` of `near`).
+    near_len: u8,
     jitter: Option<Box<(u64, Rng)>>,
+    near: [(SimTime, T); N],
+    rest: VecDeque<(SimTime, T)>,
 }
 
-impl<T> Default for DelayLine<T> {
+impl<T: Copy + Default, const N: usize> Default for DelayLine<T, N> {
     fn default() -> Self {
         DelayLine {
-            head: None,
-            rest: VecDeque::new(),
+            near_len: 0,
             jitter: None,
+            near: [(SimTime::ZERO, T::default()); N],
+            rest: VecDeque::new(),
         }
     }
 }
 
-impl<T: Copy> DelayLine<T> {
+impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
     pub fn new() -> Self {
         Self::default()
     }
@@ -331,24 +360,44 @@ impl<T: Copy> DelayLine<T> {
 
     /// Arrival time of the last item on the line.
     fn back_time(&self) -> Option<SimTime> {
-        match self.rest.back() {
-            Some(b) => Some(b.0),
-            None => self.head.as_ref().map(|h| h.0),
+        let n = self.near_len as usize;
+        if n < N {
+            return n.checked_sub(1).map(|k| self.near[k].0);
         }
+        Some(self.rest.back().unwrap_or(&self.near[N - 1]).0)
     }
 
     /// Append an item (the line's order is its arrival order).
     fn append(&mut self, at: SimTime, item: T) {
-        if self.head.is_none() {
-            debug_assert!(self.rest.is_empty());
-            self.head = Some((at, item));
+        let n = self.near_len as usize;
+        if n < N {
+            self.near[n] = (at, item);
+            self.near_len += 1;
         } else {
             self.rest.push_back((at, item));
         }
     }
 
+    /// Take the oldest item, if any.
+    fn take_front(&mut self) -> Option<(SimTime, T)> {
+        let n = self.near_len as usize;
+        if n == 0 {
+            return None;
+        }
+        let front = self.near[0];
+        for k in 1..n {
+            self.near[k - 1] = self.near[k]; // a few items: moves, not a memmove call
+        }
+        match if n == N { self.rest.pop_front() } else { None } {
+            Some(next) => self.near[N - 1] = next,
+            None => self.near_len -= 1,
+        }
+        Some(front)
+    }
+
     /// Put `item` on the line to arrive at `at` (plus the line's random delay, if any);
     /// schedules `ev` if the line was empty.
+    #[inline]
     pub fn push(&mut self, q: &mut EventQueue, at: SimTime, item: T, ev: Ev) {
         let at = match self.jitter.as_deref_mut() {
             None => at,
@@ -365,7 +414,7 @@ impl<T: Copy> DelayLine<T> {
             self.back_time().is_none_or(|b| b <= at),
             "delay line out of order"
         );
-        if self.head.is_none() {
+        if self.is_empty() {
             q.push(at, ev);
         }
         self.append(at, item);
@@ -376,40 +425,35 @@ impl<T: Copy> DelayLine<T> {
     /// segments share its jitter). The line must not be empty.
     pub fn push_behind(&mut self, item: T) {
         let at = self.back_time().expect("push_behind on an empty line");
-        self.rest.push_back((at, item));
+        self.append(at, item);
     }
 
     /// Take the head (its event fired); schedules `ev` for the next one.
     pub fn pop(&mut self, q: &mut EventQueue, ev: Ev) -> T {
-        let (_, item) = self.head.take().expect("delay-line event without an item");
-        if let Some(next) = self.rest.pop_front() {
-            q.push(next.0, ev);
-            self.head = Some(next);
+        let (_, item) = self.take_front().expect("delay-line event without an item");
+        if self.near_len > 0 {
+            q.push(self.near[0].0, ev);
         }
         item
     }
 
     pub fn len(&self) -> usize {
-        usize::from(self.head.is_some()) + self.rest.len()
+        self.near_len as usize + self.rest.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.head.is_none()
+        self.near_len == 0
     }
 
     /// Take everything on the line (tests drive senders without the event loop).
     pub fn drain(&mut self) -> Vec<T> {
-        let head = self.head.take().map(|(_, x)| x);
-        head.into_iter()
-            .chain(self.rest.drain(..).map(|(_, x)| x))
-            .collect()
+        std::iter::from_fn(|| self.take_front().map(|(_, x)| x)).collect()
     }
 
     /// Take everything on the line with the time each item reaches its end (tests).
     #[cfg(test)]
     pub fn drain_with_times(&mut self) -> Vec<(SimTime, T)> {
-        let head = self.head.take();
-        head.into_iter().chain(self.rest.drain(..)).collect()
+        std::iter::from_fn(|| self.take_front()).collect()
     }
 }
 
@@ -434,6 +478,22 @@ mod tests {
                 Ev::FwdArrive(4)
             ]
         );
+    }
+
+    #[test]
+    fn pop_until_takes_events_up_to_the_limit_and_leaves_the_rest() {
+        let mut q = EventQueue::new();
+        for (t, l) in [(5, 1), (9, 2), (5, 3), (7, 4)] {
+            q.push(SimTime(t), Ev::FwdArrive(l));
+        }
+        let mut got = vec![];
+        while let Some((t, ev)) = q.pop_until(SimTime(7)) {
+            got.push((t.0, ev));
+        }
+        let want = [(5, 1), (5, 3), (7, 4)].map(|(t, l)| (t, Ev::FwdArrive(l)));
+        assert_eq!(got, want);
+        assert_eq!((q.len(), q.now(), q.popped), (1, SimTime(7), 3));
+        assert_eq!(q.pop(), Some((SimTime(9), Ev::FwdArrive(2))));
     }
 
     #[test]
@@ -570,6 +630,41 @@ mod tests {
             got.push((now.0, d.pop(&mut q, Ev::FwdArrive(0))));
         }
         assert_eq!(got, vec![(100, 0), (101, 1), (102, 2), (103, 3), (104, 4)]);
+    }
+
+    /// Lines of 0 to 12 items, pushed and popped in a random interleaving: the two inline
+    /// slots and the overflow ring behind them together give back every item, in order,
+    /// each at its time, with one queue entry per line at most (a plain FIFO as model).
+    #[test]
+    fn delay_line_overflowing_its_inline_ring_stays_fifo() {
+        let mut rng = Rng::new(11);
+        let mut q = EventQueue::new();
+        let mut d: DelayLine<u32, 2> = DelayLine::new();
+        let mut model: VecDeque<(u64, u32)> = VecDeque::new();
+        let (mut now, mut next) = (0u64, 0u32);
+        for _ in 0..100_000 {
+            if model.len() < 12 && (model.is_empty() || rng.uniform() < 0.5) {
+                let at = model.back().map_or(now, |b| b.0) + (rng.uniform() * 3.0) as u64;
+                if rng.uniform() < 0.2 && !model.is_empty() {
+                    d.push_behind(next);
+                    model.push_back((model.back().expect("non-empty").0, next));
+                } else {
+                    d.push(&mut q, SimTime(at), next, Ev::FwdArrive(0));
+                    model.push_back((at, next));
+                }
+                next += 1;
+            } else {
+                let (t, _) = q.pop().expect("an entry for the line's head");
+                now = t.0;
+                let want = model.pop_front().expect("model non-empty");
+                assert_eq!((t.0, d.pop(&mut q, Ev::FwdArrive(0))), want);
+            }
+            assert_eq!(d.len(), model.len());
+            assert_eq!(q.len(), usize::from(!model.is_empty()));
+        }
+        let rest: Vec<u32> = model.iter().map(|m| m.1).collect();
+        assert_eq!(d.drain(), rest);
+        assert!(d.is_empty());
     }
 
     #[test]

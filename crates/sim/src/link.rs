@@ -283,6 +283,7 @@ impl<T: Wire> Bottleneck<T> {
     }
 
     /// Put an accepted packet on the idle link or at the back of the queue.
+    #[inline]
     fn admit(&mut self, now: SimTime, pkt: T) -> Arrival {
         self.accepted += 1;
         let i = pkt.flow() as usize;
@@ -382,6 +383,7 @@ impl<T: Wire> Bottleneck<T> {
         self.admit(now, pkt)
     }
 
+    #[inline]
     fn start(&mut self, now: SimTime, pkt: T) -> SimTime {
         let tx = self.rate.tx_time(pkt.wire() as u64);
         self.totals.busy_ns += tx.0;
@@ -396,6 +398,7 @@ impl<T: Wire> Bottleneck<T> {
 
     /// The packet in service finished serializing at `now`. Returns it, and the completion
     /// time of the next one if the queue was not empty.
+    #[inline]
     pub fn done(&mut self, now: SimTime) -> (T, Option<SimTime>) {
         let pkt = self
             .in_service

@@ -9,7 +9,7 @@ use crate::units::SimTime;
 pub const MAX_SACK_BLOCKS: usize = 3;
 
 /// A data segment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Packet {
     pub flow: u32,
     /// Segment number.

@@ -334,7 +334,7 @@ impl Sender {
             return;
         }
         // Linux has one timer for both: a due loss probe goes first and re-arms the RTO.
-        if self.tlp_timer.deadline.is_some_and(|d| d <= now) {
+        if self.tlp_timer.deadline().is_some_and(|d| d <= now) {
             self.tlp_timer.cancel();
             self.on_tlp(now, io);
             return;

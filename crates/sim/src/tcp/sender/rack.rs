@@ -276,7 +276,7 @@ impl Sender {
             } else {
                 TIMEOUT_MIN
             };
-        if let Some(rto_at) = self.rto_timer.deadline {
+        if let Some(rto_at) = self.rto_timer.deadline() {
             pto = pto.min(rto_at.saturating_sub(now));
         }
         self.tlp_timer

@@ -235,7 +235,7 @@ fn rto_marks_everything_lost_sets_cwnd_one_and_backs_off() {
     h.sent();
     // Nothing comes back. First the loss probe (2·SRTT + 2 ms): one new segment.
     h.advance(SimTime::from_millis(202));
-    assert_eq!(h.s.tlp_timer.deadline, Some(h.now));
+    assert_eq!(h.s.tlp_timer.deadline(), Some(h.now));
     h.tlp();
     assert_eq!(h.sent(), vec![10]);
     h.advance(SimTime::from_secs(1));
@@ -282,12 +282,12 @@ fn tail_loss_probe_retransmits_the_last_segment_before_the_rto() {
     // Two segments out: PTO = 2·SRTT + 2 ms, well before the RTO (SRTT + 200 ms).
     let srtt = h.s.srtt();
     assert_eq!(
-        h.s.tlp_timer.deadline,
+        h.s.tlp_timer.deadline(),
         Some(h.now + SimTime(2 * srtt.0) + SimTime::from_millis(2))
     );
     h.ack(9, &[]);
     // One segment out: 2·SRTT + 200 ms (room for a delayed ACK), but never after the RTO.
-    assert_eq!(h.s.tlp_timer.deadline, h.s.rto_timer.deadline);
+    assert_eq!(h.s.tlp_timer.deadline(), h.s.rto_timer.deadline());
     h.advance(h.s.rto());
     // Both are due; as in Linux (one timer), the probe goes first and re-arms the RTO.
     h.rto();
@@ -309,7 +309,7 @@ fn rack_reordering_timer_recovers_a_loss_with_one_dupack() {
     assert_eq!(h.s.tcp.ca_state, CaState::Disorder);
     // reo_wnd = min_rtt/4 = 25 ms; the timer adds Linux's 2 ms.
     assert_eq!(
-        h.s.reo_timer.deadline,
+        h.s.reo_timer.deadline(),
         Some(h.now + SimTime::from_millis(27))
     );
     h.advance(SimTime::from_millis(27));
@@ -339,7 +339,7 @@ fn pacing_spaces_segments_after_the_first_ten() {
     // Linux's departure stamp had to jump from 0 (the IW) to now: up to half a gap of
     // credit, so the next segment may leave after 0.5 ms.
     assert_eq!(
-        h.s.pacing_timer.deadline,
+        h.s.pacing_timer.deadline(),
         Some(RTT + SimTime::from_micros(500))
     );
     h.advance(SimTime::from_micros(500));
@@ -353,7 +353,7 @@ fn pacing_spaces_segments_after_the_first_ten() {
     assert_eq!(h.sent(), vec![11]);
     // On time: a full 1 ms gap.
     assert_eq!(
-        h.s.pacing_timer.deadline,
+        h.s.pacing_timer.deadline(),
         Some(h.now + SimTime::from_millis(1))
     );
 }
