@@ -16,7 +16,7 @@ from tcpfair.backends import BackendError
 from tcpfair.backends.kernel import KernelBackend
 from tcpfair.backends.sim import SimBackend
 from tcpfair.kernel.runner import KernelOptions
-from tcpfair.spec import from_dict, load_scenario
+from tcpfair.spec import SpecError, from_dict, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 LAB = ROOT / "scenarios/lab11-100mtu.toml"
@@ -108,3 +108,12 @@ def test_kernel_refusal_on_the_command_line(tmp_path: Path) -> None:
         unchanged=[tmp_path],
         code=None,
     )
+
+
+def test_a_refused_netem_root_is_the_only_problem_reported() -> None:
+    """netem_latency is checked against netem_root only when netem_root itself was valid:
+    a bad netem_root with a latency set is one problem, not two."""
+    with pytest.raises(SpecError) as e:
+        from_dict(lab_tree(netem_root="maybe", netem_latency="55us"))
+    assert "bottleneck.netem_root" in str(e.value)
+    assert "netem_latency" not in str(e.value)

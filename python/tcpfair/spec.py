@@ -328,7 +328,8 @@ class Bottleneck(_Strict):
     @field_validator("netem_latency")
     @classmethod
     def _netem_latency(cls, v: int, info: ValidationInfo) -> int:
-        if v and not info.data.get("netem_root"):
+        # no second error when netem_root itself was refused (it is then absent here)
+        if v and info.data.get("netem_root", True) is False:
             raise ValueError("needs netem_root = true (it is the latency of netem's watchdog)")
         if v > MAX_NETEM_LATENCY_NS:
             raise ValueError(
