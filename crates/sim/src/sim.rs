@@ -391,18 +391,13 @@ impl Sim {
                     }
                     return;
                 }
-                let fate = link.arrive(now, Frame::Data(pkt), &mut self.rng);
-                if let Arrival::Started(done) = fate {
-                    self.q.push(done, Ev::LinkDone(d as u8));
-                }
+                enter_link(&mut self.q, link, d, now, Frame::Data(pkt), &mut self.rng);
             }
             Ev::NetemRelease(d) => {
                 // All of them enter the tbf before the first one's completion is handled.
-                for frame in self.links[d as usize].netem_release() {
-                    let fate = self.links[d as usize].arrive(now, frame, &mut self.rng);
-                    if let Arrival::Started(done) = fate {
-                        self.q.push(done, Ev::LinkDone(d));
-                    }
+                let link = &mut self.links[d as usize];
+                for frame in link.netem_release() {
+                    enter_link(&mut self.q, link, d as usize, now, frame, &mut self.rng);
                 }
             }
             Ev::LinkDone(d) => {
@@ -730,7 +725,28 @@ fn send_ack(
         None => linux_ack_bytes(&ack),
     };
     let d = 1 - path.dir;
-    if let Arrival::Started(done) = links[d].arrive(now, Frame::Ack(Box::new((ack, wire))), rng) {
+    enter_link(
+        q,
+        &mut links[d],
+        d,
+        now,
+        Frame::Ack(Box::new((ack, wire))),
+        rng,
+    );
+}
+
+/// `frame` reaches bottleneck `d` at `now`; if the link was idle it starts serializing at
+/// once, and its completion is scheduled.
+#[inline]
+fn enter_link(
+    q: &mut EventQueue,
+    link: &mut Bottleneck<Frame>,
+    d: usize,
+    now: SimTime,
+    frame: Frame,
+    rng: &mut Rng,
+) {
+    if let Arrival::Started(done) = link.arrive(now, frame, rng) {
         q.push(done, Ev::LinkDone(d as u8));
     }
 }
