@@ -33,8 +33,7 @@ impl Sender {
                 }
             }
             for i in s..e.max(s) {
-                let una = self.snd_una;
-                let seg = &mut self.ring[(i - una) as usize];
+                let seg = self.board.get_mut(i);
                 if seg.flags & SACKED != 0 {
                     continue;
                 }
@@ -118,10 +117,7 @@ impl Sender {
         if cum > self.snd_una {
             let mut acked: u64 = 0;
             for i in self.snd_una..cum {
-                let seg = self
-                    .ring
-                    .pop_front()
-                    .expect("scoreboard shorter than the window");
+                let seg = *self.board.get(i);
                 acked += 1;
                 if seg.flags & SACKED != 0 {
                     self.sacked_out -= 1;
@@ -346,7 +342,8 @@ impl Sender {
             hooks::on_timeout(&mut self.cc, &mut self.tcp);
         }
         // tcp_timeout_mark_lost: everything not SACKed is lost; retransmissions forgotten.
-        for s in self.ring.iter_mut() {
+        for i in self.snd_una..self.snd_nxt {
+            let s = self.board.get_mut(i);
             if s.flags & SACKED == 0 {
                 if s.flags & LOST == 0 {
                     s.flags |= LOST;

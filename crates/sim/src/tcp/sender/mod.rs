@@ -36,6 +36,7 @@ use crate::units::SimTime;
 use std::collections::VecDeque;
 
 mod ack;
+mod board;
 pub mod gso;
 mod rack;
 #[cfg(test)]
@@ -132,7 +133,8 @@ pub struct Sender {
     prr_out: u64,
     /// Bytes the application will ever write, once known (finite flow, or stopped).
     data_end: Option<u64>,
-    ring: VecDeque<Seg>,
+    /// The scoreboard: an entry per outstanding segment.
+    board: board::Board,
     rtt: RttEstimator,
     next_send: SimTime,
     first_tx: SimTime,
@@ -173,7 +175,7 @@ impl Sender {
             data_end,
             snd_una: 0,
             snd_nxt: 0,
-            ring: VecDeque::with_capacity(64),
+            board: board::Board::new(64),
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,
@@ -254,12 +256,11 @@ impl Sender {
     }
 
     fn seg_mut(&mut self, i: u64) -> &mut Seg {
-        let una = self.snd_una;
-        &mut self.ring[(i - una) as usize]
+        self.board.get_mut(i)
     }
 
     fn seg(&self, i: u64) -> &Seg {
-        &self.ring[(i - self.snd_una) as usize]
+        self.board.get(i)
     }
 
     /// Linux `tcp_is_cwnd_limited`.
@@ -498,11 +499,15 @@ impl Sender {
     fn send_new(&mut self, now: SimTime, len: u32, io: &mut Io) {
         let snap = self.snapshot(now);
         let i = self.snd_nxt;
-        self.ring.push_back(Seg {
-            tx_time: now,
-            snap,
-            flags: 0,
-        });
+        self.board.push(
+            self.snd_una,
+            i,
+            Seg {
+                tx_time: now,
+                snap,
+                flags: 0,
+            },
+        );
         self.snd_nxt += 1;
         self.stats.bytes_sent += len as u64;
         if !self.rto_timer.is_armed() {
