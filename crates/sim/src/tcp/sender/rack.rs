@@ -132,22 +132,74 @@ impl Sender {
     }
 
     /// `tcp_rack_detect_loss`: mark what RACK deems lost; returns the longest remaining
-    /// wait of the segments not yet deemed lost.
-    ///
-    /// Walks the sorted queue from its oldest entry up to the first candidate sent after
-    /// the RACK segment (all later ones are later still). Entries that are no longer
-    /// candidates, or are marked lost now, leave the queue; the others walked (still within
-    /// their reordering window) are kept, in order.
+    /// wait of the segments not yet deemed lost. Its common case (nothing sent before the
+    /// RACK segment is still outstanding) is inline; tests always take the checked path.
+    #[inline]
     fn rack_detect_loss(&mut self, now: SimTime) -> Option<SimTime> {
         if !self.rack.valid {
             return None;
         }
+        #[cfg(not(test))]
+        if self.rack_front_sent_after() {
+            return None;
+        }
+        self.rack_detect_walk(now)
+    }
+
+    /// `rack_detect_loss` beyond its common case.
+    #[inline(never)]
+    fn rack_detect_walk(&mut self, now: SimTime) -> Option<SimTime> {
         let reo = self.rack_reo_wnd();
-        let (mstamp, end_seq, rtt) = (self.rack.mstamp, self.rack.end_seq, self.rack.rtt);
         #[cfg(test)]
         let expected = self.rack_detect_reference(now, reo);
         #[cfg(test)]
         let mut marked = Vec::new();
+        let wait = if self.rack_front_sent_after() {
+            0
+        } else {
+            self.rack_walk(
+                now,
+                reo,
+                #[cfg(test)]
+                &mut marked,
+            )
+        };
+        #[cfg(test)]
+        {
+            marked.sort_unstable();
+            assert_eq!(
+                (marked, wait),
+                expected,
+                "RACK queue disagrees with the window walk"
+            );
+            tests::RACK_CHECKS.with(|c| c.set(c.get() + 1));
+        }
+        (wait > 0).then_some(SimTime(wait))
+    }
+
+    /// The start of every detection, which is all of it on most ACKs: drop the entries at
+    /// the front of the queue that are no longer candidates; true when no candidate is
+    /// left or the oldest one was sent after the RACK segment (so are all later ones:
+    /// nothing is lost and nothing waits).
+    #[inline]
+    fn rack_front_sent_after(&mut self) -> bool {
+        let (mstamp, end_seq) = (self.rack.mstamp, self.rack.end_seq);
+        while let Some(&(tx, i)) = self.rack.tsorted.front() {
+            if self.rack_candidate(tx, i) {
+                return sent_after(tx, i + 1, mstamp, end_seq);
+            }
+            self.rack.tsorted.pop_front();
+        }
+        true
+    }
+
+    /// The rest of the detection: walks the sorted queue from its oldest entry up to the
+    /// first candidate sent after the RACK segment (all later ones are later still).
+    /// Entries that are no longer candidates, or are marked lost now, leave the queue; the
+    /// others walked (still within their reordering window) are kept, in order. Returns the
+    /// longest wait, in ns.
+    fn rack_walk(&mut self, now: SimTime, reo: SimTime, #[cfg(test)] marked: &mut Vec<u64>) -> u64 {
+        let (mstamp, end_seq, rtt) = (self.rack.mstamp, self.rack.end_seq, self.rack.rtt);
         let mut q = std::mem::take(&mut self.rack.tsorted);
         let mut wait = 0u64;
         // [0, kept): entries walked and kept; [kept, r): entries to drop; r: next to look at.
@@ -185,17 +237,7 @@ impl Sender {
             q.drain(kept..r);
         }
         self.rack.tsorted = q;
-        #[cfg(test)]
-        {
-            marked.sort_unstable();
-            assert_eq!(
-                (marked, wait),
-                expected,
-                "RACK queue disagrees with the window walk"
-            );
-            tests::RACK_CHECKS.with(|c| c.set(c.get() + 1));
-        }
-        (wait > 0).then_some(SimTime(wait))
+        wait
     }
 
     /// The window walk the queue replaced (seq order from `snd_una`, every outstanding
