@@ -140,7 +140,8 @@ impl Receiver {
         if pkt.len < self.mss {
             self.short = Some((s, pkt.len));
         }
-        if s < self.rcv_nxt || self.holds(s) {
+        // The held ranges all lie above rcv_nxt, so the next expected segment needs no look.
+        if s < self.rcv_nxt || (s > self.rcv_nxt && self.holds(s)) {
             self.dup_segments += 1;
             self.unacked = 0;
             return (AckDecision::Now(self.ack(s, false)), 0);
