@@ -283,7 +283,7 @@ impl<T: Wire> Bottleneck<T> {
     }
 
     /// Put an accepted packet on the idle link or at the back of the queue.
-    #[inline]
+    #[inline(always)]
     fn admit(&mut self, now: SimTime, pkt: T) -> Arrival {
         self.accepted += 1;
         let i = pkt.flow() as usize;

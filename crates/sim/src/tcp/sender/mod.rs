@@ -496,6 +496,7 @@ impl Sender {
         }
     }
 
+    #[inline(always)]
     fn send_new(&mut self, now: SimTime, len: u32, io: &mut Io) {
         let snap = self.snapshot(now);
         let i = self.snd_nxt;
@@ -560,7 +561,7 @@ impl Sender {
         self.transmit(now, i, len, io);
     }
 
-    #[inline]
+    #[inline(always)]
     fn transmit(&mut self, now: SimTime, seg: u64, len: u32, io: &mut Io) {
         self.rack_sent(now, seg);
         let pkt = Packet {
