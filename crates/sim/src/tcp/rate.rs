@@ -23,7 +23,7 @@ pub struct TxSnapshot {
 }
 
 /// The sample being assembled while one ACK is processed.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RateAcc {
     /// Baseline: (prior_delivered, prior_mstamp), from the most recently sent delivered segment.
     prior: Option<(u64, SimTime)>,

@@ -2,7 +2,19 @@
 //! `tcp_sacktag_write_queue`, `tcp_clean_rtx_queue`, `tcp_fastretrans_alert`,
 //! `tcp_cwnd_reduction`, `tcp_retransmit_timer`). See the parent module for the rules.
 
+#[cfg(test)]
+use super::tests;
 use super::*;
+
+/// What the segments a cumulative ACK acknowledged give the RTT estimators: the send times
+/// of the oldest and newest that were neither SACKed before nor ever retransmitted, and
+/// whether any was retransmitted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Cleaned {
+    oldest: Option<SimTime>,
+    newest: Option<SimTime>,
+    retrans: bool,
+}
 
 impl Sender {
     // ------------------------------------------------------------------ ACK processing
@@ -94,6 +106,148 @@ impl Sender {
         }
     }
 
+    /// Linux `tcp_clean_rtx_queue`: segments `snd_una..cum` are acknowledged.
+    ///
+    /// A plain segment (sent once, never SACKed or marked lost) is only counted; of a run
+    /// of them the newest alone goes to RACK and the rate sample, when the run ends: they
+    /// were sent in sequence order, and both keep the most recently sent of what they are
+    /// given (RACK also the RTT of the last one), so the others would change nothing.
+    #[inline]
+    fn clean_acked(&mut self, now: SimTime, cum: u64, acc: &mut RateAcc) -> Cleaned {
+        #[cfg(test)]
+        let expected = self.clean_reference(now, cum, *acc);
+        let c = self.clean_runs(now, cum, acc);
+        #[cfg(test)]
+        {
+            let got = (self.rack.marks(), *acc, self.first_tx, c);
+            assert_eq!(
+                got, expected,
+                "runs of plain segments differ from the segment loop"
+            );
+            let plain = (self.snd_una..cum)
+                .filter(|&i| self.board.get(i).flags == 0)
+                .count() as u64;
+            let mixed = u64::from(plain > 0 && plain < cum - self.snd_una);
+            tests::CLEANS.with(|n| n.set((n.get().0 + 1, n.get().1 + mixed)));
+        }
+        let acked = cum - self.snd_una;
+        self.snd_una = cum;
+        if !self.p.sack {
+            // tcp_remove_reno_sacks: one ACK filled a hole, the rest ate dupACKs.
+            self.tcp.delivered += acked.saturating_sub(self.sacked_out).max(1);
+            self.sacked_out = self.sacked_out.saturating_sub(acked - 1);
+        }
+        self.rto_count = 0;
+        c
+    }
+
+    /// `clean_acked`'s walk over the acknowledged segments.
+    #[inline]
+    fn clean_runs(&mut self, now: SimTime, cum: u64, acc: &mut RateAcc) -> Cleaned {
+        let mut c = Cleaned::default();
+        let (mut run, mut plain) = (None, 0u64);
+        for i in self.snd_una..cum {
+            let (flags, tx) = {
+                let s = self.board.get(i);
+                (s.flags, s.tx_time)
+            };
+            if flags == 0 {
+                c.oldest.get_or_insert(tx);
+                c.newest = Some(tx);
+                run = Some(i);
+                plain += 1;
+                continue;
+            }
+            if let Some(p) = run.take() {
+                self.plain_delivered(now, p, acc);
+            }
+            let seg = *self.board.get(i);
+            if flags & SACKED != 0 {
+                self.sacked_out -= 1;
+            } else {
+                if self.p.sack {
+                    self.tcp.delivered += 1;
+                    self.rack_advance(now, i, tx, flags & EVER_RETRANS != 0);
+                }
+                if flags & RATE_DONE == 0 {
+                    if let Some(t) = acc.delivered(i, tx, &seg.snap, flags & EVER_RETRANS != 0) {
+                        self.first_tx = t;
+                    }
+                }
+            }
+            if flags & LOST != 0 {
+                self.lost_out -= 1;
+            }
+            if flags & RETRANS != 0 {
+                self.retrans_out -= 1;
+            }
+            if flags & EVER_RETRANS != 0 {
+                c.retrans = true;
+            } else if flags & SACKED == 0 {
+                c.oldest.get_or_insert(tx);
+                c.newest = Some(tx);
+            }
+        }
+        if let Some(p) = run {
+            self.plain_delivered(now, p, acc);
+        }
+        if self.p.sack {
+            self.tcp.delivered += plain;
+        }
+        c
+    }
+
+    /// What `clean_runs` must leave in RACK, the rate sample and `first_tx`, and return:
+    /// every acknowledged segment passed on one by one, as Linux does.
+    #[cfg(test)]
+    fn clean_reference(
+        &self,
+        now: SimTime,
+        cum: u64,
+        mut acc: RateAcc,
+    ) -> (
+        (SimTime, u64, SimTime, bool, bool),
+        RateAcc,
+        SimTime,
+        Cleaned,
+    ) {
+        let (mut rack, mut first_tx, mut c) =
+            (self.rack.clone(), self.first_tx, Cleaned::default());
+        for i in self.snd_una..cum {
+            let seg = *self.board.get(i);
+            let ever = seg.flags & EVER_RETRANS != 0;
+            if seg.flags & SACKED == 0 {
+                if self.p.sack {
+                    rack.advance(self.tcp.min_rtt, now, i, seg.tx_time, ever);
+                }
+                if seg.flags & RATE_DONE == 0 {
+                    if let Some(t) = acc.delivered(i, seg.tx_time, &seg.snap, ever) {
+                        first_tx = t;
+                    }
+                }
+            }
+            if ever {
+                c.retrans = true;
+            } else if seg.flags & SACKED == 0 {
+                c.oldest.get_or_insert(seg.tx_time);
+                c.newest = Some(seg.tx_time);
+            }
+        }
+        (rack.marks(), acc, first_tx, c)
+    }
+
+    /// The newest of a run of plain segments was delivered (`clean_acked`).
+    #[inline]
+    fn plain_delivered(&mut self, now: SimTime, i: u64, acc: &mut RateAcc) {
+        let seg = *self.board.get(i);
+        if self.p.sack {
+            self.rack_advance(now, i, seg.tx_time, false);
+        }
+        if let Some(t) = acc.delivered(i, seg.tx_time, &seg.snap, false) {
+            self.first_tx = t;
+        }
+    }
+
     pub fn on_ack(&mut self, now: SimTime, ack: &Ack, io: &mut Io) {
         if !self.active {
             return;
@@ -112,51 +266,17 @@ impl Sender {
 
         // Cumulative ACK (tcp_clean_rtx_queue).
         let cum = ack.cum.min(self.snd_nxt);
-        let (mut cum_old, mut cum_new): (Option<SimTime>, Option<SimTime>) = (None, None);
-        let mut retrans_acked = false;
+        let mut cleaned = Cleaned::default();
         if cum > self.snd_una {
-            let mut acked: u64 = 0;
-            for i in self.snd_una..cum {
-                let seg = *self.board.get(i);
-                acked += 1;
-                if seg.flags & SACKED != 0 {
-                    self.sacked_out -= 1;
-                } else {
-                    if self.p.sack {
-                        self.tcp.delivered += 1;
-                        self.rack_advance(now, i, seg.tx_time, seg.flags & EVER_RETRANS != 0);
-                    }
-                    if seg.flags & RATE_DONE == 0 {
-                        if let Some(t) =
-                            acc.delivered(i, seg.tx_time, &seg.snap, seg.flags & EVER_RETRANS != 0)
-                        {
-                            self.first_tx = t;
-                        }
-                    }
-                }
-                if seg.flags & LOST != 0 {
-                    self.lost_out -= 1;
-                }
-                if seg.flags & RETRANS != 0 {
-                    self.retrans_out -= 1;
-                }
-                if seg.flags & EVER_RETRANS != 0 {
-                    retrans_acked = true;
-                } else if seg.flags & SACKED == 0 {
-                    cum_old.get_or_insert(seg.tx_time);
-                    cum_new = Some(seg.tx_time);
-                }
-            }
-            self.snd_una = cum;
-            if !self.p.sack {
-                // tcp_remove_reno_sacks: one ACK filled a hole, the rest ate dupACKs.
-                self.tcp.delivered += acked.saturating_sub(self.sacked_out).max(1);
-                self.sacked_out = self.sacked_out.saturating_sub(acked - 1);
-            }
-            self.rto_count = 0;
+            cleaned = self.clean_acked(now, cum, &mut acc);
         } else if !self.p.sack && cum == self.snd_una && self.packets_out() > 0 {
             self.add_reno_sack();
         }
+        let Cleaned {
+            oldest: mut cum_old,
+            newest: mut cum_new,
+            retrans: retrans_acked,
+        } = cleaned;
         let una_adv = self.snd_una > prior_una;
 
         // RTT (Linux tcp_clean_rtx_queue + tcp_ack_update_rtt): the RTO estimator's sample

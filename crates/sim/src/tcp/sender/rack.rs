@@ -39,6 +39,43 @@ pub(super) struct Rack {
     tsorted: VecDeque<(SimTime, u64)>,
 }
 
+impl Rack {
+    /// `tcp_rack_advance` (see `Sender::rack_advance`), given the connection's min RTT.
+    pub(super) fn advance(
+        &mut self,
+        min_rtt: SimTime,
+        now: SimTime,
+        seg: u64,
+        tx: SimTime,
+        ever_retrans: bool,
+    ) {
+        let rtt = now.saturating_sub(tx);
+        // An ACK of a retransmitted segment faster than min_rtt acknowledges the original.
+        if ever_retrans && rtt < min_rtt {
+            return;
+        }
+        self.advanced = true;
+        self.rtt = rtt;
+        if !self.valid || sent_after(tx, seg + 1, self.mstamp, self.end_seq) {
+            self.mstamp = tx;
+            self.end_seq = seg + 1;
+            self.valid = true;
+        }
+    }
+
+    /// Everything but the queue, for tests to compare.
+    #[cfg(test)]
+    pub(super) fn marks(&self) -> (SimTime, u64, SimTime, bool, bool) {
+        (
+            self.mstamp,
+            self.end_seq,
+            self.rtt,
+            self.valid,
+            self.advanced,
+        )
+    }
+}
+
 /// `tcp_skb_sent_after`: was (t1, seq1) sent after (t2, seq2)?
 fn sent_after(t1: SimTime, seq1: u64, t2: SimTime, seq2: u64) -> bool {
     t1 > t2 || (t1 == t2 && seq1 > seq2)
@@ -109,19 +146,8 @@ impl Sender {
 
     /// `tcp_rack_advance`: segment `seg`, last sent at `tx`, was just delivered.
     pub(super) fn rack_advance(&mut self, now: SimTime, seg: u64, tx: SimTime, ever_retrans: bool) {
-        let rtt = now.saturating_sub(tx);
-        // An ACK of a retransmitted segment faster than min_rtt acknowledges the original.
-        if ever_retrans && rtt < self.tcp.min_rtt {
-            return;
-        }
-        let r = &mut self.rack;
-        r.advanced = true;
-        r.rtt = rtt;
-        if !r.valid || sent_after(tx, seg + 1, r.mstamp, r.end_seq) {
-            r.mstamp = tx;
-            r.end_seq = seg + 1;
-            r.valid = true;
-        }
+        self.rack
+            .advance(self.tcp.min_rtt, now, seg, tx, ever_retrans);
     }
 
     fn rack_reo_wnd(&self) -> SimTime {

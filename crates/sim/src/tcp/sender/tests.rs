@@ -407,6 +407,9 @@ fn gso_sender_defers_a_small_aggregate_until_a_third_of_cwnd_is_free() {
 thread_local! {
     /// RACK detections checked against the window walk (`rack_detect_reference`).
     pub(super) static RACK_CHECKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Cumulative ACKs checked against the segment loop (`clean_reference`), and those of
+    /// them that acknowledged plain segments and others (SACKed, lost or retransmitted).
+    pub(super) static CLEANS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
 }
 
 /// A two-flow SACK dumbbell as JSON (the Python side's `sim_json`).
@@ -453,4 +456,42 @@ fn rack_queue_marks_what_the_window_walk_marks() {
             "{rate} bit/s: {checks} detections for {lost} losses"
         );
     }
+}
+
+/// Cumulative ACKs that cover runs of plain segments, alone or among SACKed, lost and
+/// retransmitted ones (losses in recovery, at the start-up overshoot, random loss), leave
+/// RACK, the rate sample and the RTT samples exactly as passing every segment on would
+/// (`clean_acked` checks each against `clean_reference`).
+#[test]
+fn runs_of_plain_segments_change_nothing() {
+    for (rate, rtt, buf, loss, secs) in [
+        (1_000_000_000, 100, 12_500_000, 0.0, 4),
+        (100_000_000, 100, 1_250_000, 0.001, 20),
+    ] {
+        let cfg = crate::Config::from_json(&sack_dumbbell(rate, rtt, buf, loss, secs)).unwrap();
+        CLEANS.with(|c| c.set((0, 0)));
+        crate::run(&cfg).unwrap();
+        let (all, mixed) = CLEANS.with(|c| c.get());
+        assert!(all > 10_000, "{rate} bit/s: only {all} cumulative ACKs");
+        assert!(
+            mixed > 10,
+            "{rate} bit/s: only {mixed} mixed cumulative ACKs"
+        );
+    }
+}
+
+/// A cumulative ACK of a run of plain segments and then the probe that retransmitted the
+/// last one: RACK keeps the probe's RTT (the run is passed on before the segment after it).
+#[test]
+fn a_run_of_plain_segments_goes_before_the_retransmission_after_it() {
+    let mut h = H::with_size(true, Some(10 * MSS as u64));
+    assert_eq!(h.sent(), (0..10).collect::<Vec<_>>());
+    h.advance(SimTime(2 * RTT.0));
+    h.tlp();
+    assert_eq!(h.sent(), vec![9], "the probe retransmits the last segment");
+    h.advance(RTT + SimTime::from_millis(5));
+    h.ack(10, &[]);
+    let (mstamp, end_seq, rtt, _, _) = h.s.rack.marks();
+    assert_eq!((mstamp, end_seq), (SimTime::from_millis(200), 10));
+    assert_eq!(rtt, SimTime::from_millis(105));
 }
