@@ -349,8 +349,10 @@ impl Sender {
                 self.stats.completion = Some(now);
             }
         }
-        self.try_send(now, io);
-        self.schedule_tlp(now, io);
+        // When new data went out the probe timer was just scheduled from the same state.
+        if !self.send_allowed(now, io) {
+            self.schedule_tlp(now, io);
+        }
     }
 
     /// Linux `tcp_fastretrans_alert`, reduced to what the simulator needs: leave Recovery or

@@ -377,8 +377,13 @@ impl Sender {
     /// Send what cwnd, rwnd, the send buffer, the application and pacing allow
     /// (Linux `tcp_xmit_retransmit_queue` then `tcp_write_xmit`).
     pub fn try_send(&mut self, now: SimTime, io: &mut Io) {
+        self.send_allowed(now, io);
+    }
+
+    /// `try_send`; returns whether new data went out (the probe timer was then scheduled).
+    pub(super) fn send_allowed(&mut self, now: SimTime, io: &mut Io) -> bool {
         if !self.active {
-            return;
+            return false;
         }
         let mut sent = 0;
         let mut sent_new = false;
@@ -443,6 +448,7 @@ impl Sender {
         if sent_new {
             self.schedule_tlp(now, io);
         }
+        sent_new
     }
 
     /// First transmission with nothing in flight: slow start after idle
