@@ -16,11 +16,25 @@ pub const RTO_MIN: SimTime = SimTime::from_millis(200);
 pub const RTO_MAX: SimTime = SimTime::from_secs(120);
 pub const RTO_INIT: SimTime = SimTime::from_secs(1);
 
-#[derive(Clone, Copy, Debug, Default)]
+/// `srtt` and `rttvar` change only through `sample`, which also keeps the RTO before
+/// backoff (read on every ACK that re-arms the timer).
+#[derive(Clone, Copy, Debug)]
 pub struct RttEstimator {
-    pub srtt: u64,
+    srtt: u64,
     pub rttvar: u64,
     pub backoff: u32,
+    base_rto: SimTime,
+}
+
+impl Default for RttEstimator {
+    fn default() -> Self {
+        RttEstimator {
+            srtt: 0,
+            rttvar: 0,
+            backoff: 0,
+            base_rto: RTO_INIT,
+        }
+    }
 }
 
 impl RttEstimator {
@@ -35,6 +49,7 @@ impl RttEstimator {
             self.srtt = (7 * self.srtt + r) / 8;
         }
         self.backoff = 0;
+        self.base_rto = SimTime(self.srtt + (4 * self.rttvar).max(RTO_MIN.0)).min(RTO_MAX);
     }
 
     pub fn srtt(&self) -> SimTime {
@@ -43,14 +58,15 @@ impl RttEstimator {
 
     /// RTO before backoff.
     pub fn base_rto(&self) -> SimTime {
-        if self.srtt == 0 {
-            return RTO_INIT;
-        }
-        SimTime(self.srtt + (4 * self.rttvar).max(RTO_MIN.0)).min(RTO_MAX)
+        self.base_rto
     }
 
     /// RTO including exponential backoff.
+    #[inline]
     pub fn rto(&self) -> SimTime {
+        if self.backoff == 0 {
+            return self.base_rto; // at most RTO_MAX already
+        }
         let b = self.base_rto().0;
         SimTime(
             b.checked_shl(self.backoff)
@@ -85,6 +101,8 @@ mod tests {
         e.sample(SimTime(1600));
         // RTTVAR = 3/4·400 + 1/4·800 = 500; SRTT = 7/8·800 + 1/8·1600 = 900.
         assert_eq!((e.srtt, e.rttvar), (900, 500));
+        // Linux: SRTT + max(4·RTTVAR, 200 ms).
+        assert_eq!(e.base_rto(), SimTime(900 + 200_000_000));
     }
 
     #[test]
