@@ -147,45 +147,14 @@ impl Sender {
         let mut c = Cleaned::default();
         let (mut run, mut plain) = (None, 0u64);
         for i in self.snd_una..cum {
-            let (flags, tx) = {
-                let s = self.board.get(i);
-                (s.flags, s.tx_time)
-            };
-            if flags == 0 {
-                c.oldest.get_or_insert(tx);
-                c.newest = Some(tx);
+            let s = self.board.get(i);
+            if s.flags == 0 {
+                c.oldest.get_or_insert(s.tx_time);
+                c.newest = Some(s.tx_time);
                 run = Some(i);
                 plain += 1;
-                continue;
-            }
-            if let Some(p) = run.take() {
-                self.plain_delivered(now, p, acc);
-            }
-            let seg = *self.board.get(i);
-            if flags & SACKED != 0 {
-                self.sacked_out -= 1;
             } else {
-                if self.p.sack {
-                    self.tcp.delivered += 1;
-                    self.rack_advance(now, i, tx, flags & EVER_RETRANS != 0);
-                }
-                if flags & RATE_DONE == 0 {
-                    if let Some(t) = acc.delivered(i, tx, &seg.snap, flags & EVER_RETRANS != 0) {
-                        self.first_tx = t;
-                    }
-                }
-            }
-            if flags & LOST != 0 {
-                self.lost_out -= 1;
-            }
-            if flags & RETRANS != 0 {
-                self.retrans_out -= 1;
-            }
-            if flags & EVER_RETRANS != 0 {
-                c.retrans = true;
-            } else if flags & SACKED == 0 {
-                c.oldest.get_or_insert(tx);
-                c.newest = Some(tx);
+                self.clean_flagged(now, run.take(), i, acc, &mut c);
             }
         }
         if let Some(p) = run {
@@ -195,6 +164,50 @@ impl Sender {
             self.tcp.delivered += plain;
         }
         c
+    }
+
+    /// `clean_runs` for a segment that is not plain (SACKed, lost or retransmitted), after
+    /// the run of plain segments before it (the newest of which is `run`). Out of line: the
+    /// loop over plain segments stays small.
+    #[inline(never)]
+    fn clean_flagged(
+        &mut self,
+        now: SimTime,
+        run: Option<u64>,
+        i: u64,
+        acc: &mut RateAcc,
+        c: &mut Cleaned,
+    ) {
+        if let Some(p) = run {
+            self.plain_delivered(now, p, acc);
+        }
+        let seg = *self.board.get(i);
+        let (flags, tx) = (seg.flags, seg.tx_time);
+        if flags & SACKED != 0 {
+            self.sacked_out -= 1;
+        } else {
+            if self.p.sack {
+                self.tcp.delivered += 1;
+                self.rack_advance(now, i, tx, flags & EVER_RETRANS != 0);
+            }
+            if flags & RATE_DONE == 0 {
+                if let Some(t) = acc.delivered(i, tx, &seg.snap, flags & EVER_RETRANS != 0) {
+                    self.first_tx = t;
+                }
+            }
+        }
+        if flags & LOST != 0 {
+            self.lost_out -= 1;
+        }
+        if flags & RETRANS != 0 {
+            self.retrans_out -= 1;
+        }
+        if flags & EVER_RETRANS != 0 {
+            c.retrans = true;
+        } else if flags & SACKED == 0 {
+            c.oldest.get_or_insert(tx);
+            c.newest = Some(tx);
+        }
     }
 
     /// What `clean_runs` must leave in RACK, the rate sample and `first_tx`, and return:
