@@ -337,8 +337,14 @@ impl Sender {
     }
 
     fn new_data(&self, now: SimTime) -> NewData {
+        self.new_data_upto(self.written(now))
+    }
+
+    /// `new_data` when the application has written `w` bytes (`written(now)`, which a
+    /// send loop reads once).
+    #[inline]
+    fn new_data_upto(&self, w: u64) -> NewData {
         let start = self.snd_nxt * self.p.mss as u64;
-        let w = self.written(now);
         if start >= w {
             return NewData::NoData;
         }
@@ -389,6 +395,7 @@ impl Sender {
         let mut sent_new = false;
         let mut cwnd_limited = false;
         self.batching = self.p.gso;
+        let written = self.written(now);
         loop {
             // Under GSO an aggregate is paced as one: only its first segment waits.
             if self.tcp.pacing
@@ -409,7 +416,7 @@ impl Sender {
                 sent += 1;
                 continue;
             }
-            match self.new_data(now) {
+            match self.new_data_upto(written) {
                 NewData::Yes(len) => {
                     if self.batching && self.agg.is_empty() && self.tso_should_defer(now) {
                         cwnd_limited = true;
