@@ -329,15 +329,20 @@ impl Sender {
         if newly > 0 {
             self.tcp.delivered_time = now;
         }
-        let mut rs = RateSample {
-            losses: newly_lost as u32,
-            acked_sacked: newly as u32,
-            prior_in_flight,
-            rtt: ca_rtt,
-            is_ack_delayed: ack.delayed,
-            ..RateSample::default()
-        };
-        acc.finish(now, self.tcp.delivered, self.tcp.min_rtt, &mut rs);
+        // Only an algorithm with its own control path (BBR) reads the sample
+        // (`hooks::on_ack` passes it to `cong_control` alone).
+        let mut rs = RateSample::default();
+        if self.cc.has_cong_control() {
+            rs = RateSample {
+                losses: newly_lost as u32,
+                acked_sacked: newly as u32,
+                prior_in_flight,
+                rtt: ca_rtt,
+                is_ack_delayed: ack.delayed,
+                ..RateSample::default()
+            };
+            acc.finish(now, self.tcp.delivered, self.tcp.min_rtt, &mut rs);
+        }
 
         // Congestion control (tcp_cong_control).
         self.sync(now);
