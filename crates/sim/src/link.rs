@@ -245,21 +245,28 @@ impl<T: Wire> Bottleneck<T> {
     }
 
     /// Remember the fate of `pkt`'s aggregate for the segments that follow it.
+    #[inline]
     fn decide(&mut self, pkt: &T, fate: Arrival) -> Arrival {
         if pkt.agg() > 1 {
-            let i = pkt.flow() as usize;
-            if self.aggs.len() <= i {
-                self.aggs.resize(i + 1, (Arrival::Queued, 0, 0));
-            }
-            debug_assert_eq!(self.aggs[i].1, 0, "aggregate started before the last ended");
-            let (agg, wire) = (pkt.agg(), pkt.wire());
-            self.aggs[i] = (fate, agg - 1, wire);
-            if fate == Arrival::Queued {
-                self.reserved_bytes += (agg - 1) as u64 * wire as u64;
-                self.reserved_pkts += (agg - 1) as u64;
-            }
+            self.decide_aggregate(pkt, fate);
         }
         fate
+    }
+
+    /// `decide` for the head of a GSO aggregate of more than one segment.
+    #[cold]
+    fn decide_aggregate(&mut self, pkt: &T, fate: Arrival) {
+        let i = pkt.flow() as usize;
+        if self.aggs.len() <= i {
+            self.aggs.resize(i + 1, (Arrival::Queued, 0, 0));
+        }
+        debug_assert_eq!(self.aggs[i].1, 0, "aggregate started before the last ended");
+        let (agg, wire) = (pkt.agg(), pkt.wire());
+        self.aggs[i] = (fate, agg - 1, wire);
+        if fate == Arrival::Queued {
+            self.reserved_bytes += (agg - 1) as u64 * wire as u64;
+            self.reserved_pkts += (agg - 1) as u64;
+        }
     }
 
     /// A segment that follows the first of its GSO aggregate: it shares that one's fate.
