@@ -188,13 +188,8 @@ impl Sender {
         } else {
             if self.p.sack {
                 self.tcp.delivered += 1;
-                self.rack_advance(now, i, tx, flags & EVER_RETRANS != 0);
             }
-            if flags & RATE_DONE == 0 {
-                if let Some(t) = acc.delivered(i, tx, &seg.snap, flags & EVER_RETRANS != 0) {
-                    self.first_tx = t;
-                }
-            }
+            self.seg_delivered(now, i, &seg, acc);
         }
         if flags & LOST != 0 {
             self.lost_out -= 1;
@@ -253,11 +248,21 @@ impl Sender {
     #[inline]
     fn plain_delivered(&mut self, now: SimTime, i: u64, acc: &mut RateAcc) {
         let seg = *self.board.get(i);
+        self.seg_delivered(now, i, &seg, acc);
+    }
+
+    /// Segment `i`, not SACKed before, was cumulatively acknowledged: RACK (with SACK) and
+    /// the rate sample learn of it.
+    #[inline]
+    fn seg_delivered(&mut self, now: SimTime, i: u64, seg: &Seg, acc: &mut RateAcc) {
+        let ever_retrans = seg.flags & EVER_RETRANS != 0;
         if self.p.sack {
-            self.rack_advance(now, i, seg.tx_time, false);
+            self.rack_advance(now, i, seg.tx_time, ever_retrans);
         }
-        if let Some(t) = acc.delivered(i, seg.tx_time, &seg.snap, false) {
-            self.first_tx = t;
+        if seg.flags & RATE_DONE == 0 {
+            if let Some(t) = acc.delivered(i, seg.tx_time, &seg.snap, ever_retrans) {
+                self.first_tx = t;
+            }
         }
     }
 
