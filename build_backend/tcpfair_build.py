@@ -6,13 +6,21 @@ emulator ``tcpfair-linkem``) in ``tcpfair/_bin/``, and the sdist carries their c
 ``pip install .``, ``pip install tcpfair-X.tar.gz`` and ``./dev wheel`` all give a package
 with the emulator. docs/packaging.md.
 
-Also a command for ``./dev wheel``, which calls maturin itself (for its progress lines and
-the portable manylinux tag): ``python build_backend/tcpfair_build.py stage | unstage | sdist
-DIR``.
+The native module is built with profile-guided optimisation: it is first built instrumented
+(``-Cprofile-generate``), runs the training configurations of
+``crates/sim/pgo/`` (benches/pgo_training.py writes them), and the release build uses the
+merged profile (``-Cprofile-use``): ``pgo_rustflags``. Without ``llvm-profdata`` (rustup's
+``llvm-tools`` or Debian's ``llvm-N`` of rustc's LLVM) the build says so and goes on without
+it; the results are the same either way, only the speed differs (docs/performance.md).
+
+Also a command for ``./dev``, which calls maturin itself (for its progress lines and the
+portable manylinux tag): ``python build_backend/tcpfair_build.py stage | unstage | sdist DIR
+| pgo FILE``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -21,6 +29,7 @@ import subprocess
 import sys
 import tarfile
 import tomllib
+import zipfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,6 +44,8 @@ from maturin import (  # noqa: F401  (the hooks maturin implements unchanged)
 
 ROOT = Path(__file__).resolve().parents[1]
 STAGED = ROOT / "python" / "tcpfair" / "_bin"
+#: the simulator's profile-guided-optimisation training runs (benches/pgo_training.py)
+TRAINING = ROOT / "crates" / "sim" / "pgo"
 
 
 def binaries() -> list[str]:
@@ -85,12 +96,152 @@ def _staged() -> Iterator[None]:
         unstage()
 
 
+def _say(message: str) -> None:
+    print(f"tcpfair_build: {message}", file=sys.stderr, flush=True)
+
+
+def _rustc_facts() -> tuple[Path, str, str]:
+    """rustc's sysroot, host triple and LLVM major version."""
+    sysroot = subprocess.run(
+        ["rustc", "--print", "sysroot"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    facts = dict(
+        line.split(": ", 1)
+        for line in subprocess.run(
+            ["rustc", "-vV"], check=True, capture_output=True, text=True
+        ).stdout.splitlines()
+        if ": " in line
+    )
+    return Path(sysroot), facts["host"], facts["LLVM version"].split(".")[0]
+
+
+def _profdata_tool() -> Path | None:
+    """``llvm-profdata`` of rustc's own LLVM: rustup's ``llvm-tools`` component (added when
+    rustup is there), else Debian's ``llvm-N`` of the same major version."""
+    sysroot, host, major = _rustc_facts()
+    rustup_tool = sysroot / "lib" / "rustlib" / host / "bin" / "llvm-profdata"
+    if not rustup_tool.is_file() and shutil.which("rustup"):
+        _say("adding rustup's llvm-tools component (llvm-profdata, for the profiled build)")
+        subprocess.run(["rustup", "component", "add", "llvm-tools"], capture_output=True)
+    for tool in (rustup_tool, Path(f"/usr/lib/llvm-{major}/bin/llvm-profdata")):
+        if tool.is_file():
+            return tool
+    return None
+
+
+def _digest(paths: list[Path]) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+#: Runs each training configuration in the instrumented module (no numpy needed: the runs
+#: are advanced to their end and not collected).
+_TRAINER = """
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("_core", sys.argv[1])
+core = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(core)
+for path in sys.argv[2:]:
+    with open(path) as f:
+        core.Simulation(f.read()).advance(2**63)
+"""
+
+
+def pgo_profile() -> Path | None:
+    """The simulator's merged profile (target/pgo/sim-<digest>.profdata), made if needed.
+
+    The native module is built instrumented (target/pgo/gen, with maturin as for the real
+    build, so that every function has the same name in both builds: a profile of another
+    binary, such as the `run_json` example, names tcpfair-sim's functions differently and
+    is silently ignored) and runs every training configuration; a profile already made by
+    the same module from the same configurations is reused. None (and a note on stderr)
+    when no ``llvm-profdata`` is available."""
+    tool = _profdata_tool()
+    if tool is None:
+        _say(
+            "llvm-profdata not found (rustup component add llvm-tools, or apt-get install "
+            "llvm-N for rustc's LLVM N): building without profile-guided optimisation "
+            "(same results, slower simulator; docs/performance.md)"
+        )
+        return None
+    work = ROOT / "target" / "pgo"
+    raw, wheels = work / "raw", work / "wheel"
+    shutil.rmtree(wheels, ignore_errors=True)
+    flags = os.environ.get("RUSTFLAGS", "")
+    env = dict(os.environ, RUSTFLAGS=f"{flags} -Cprofile-generate={raw}".strip())
+    _say("building the instrumented native module (target/pgo/gen)")
+    subprocess.run(
+        [
+            sys.executable, "-m", "maturin", "build", "--release", "--locked",
+            f"--interpreter={sys.executable}", f"--target-dir={work / 'gen'}",
+            f"--out={wheels}",
+        ],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )  # fmt: skip
+    (wheel,) = wheels.glob("*.whl")
+    module = work / "_core.abi3.so"
+    with zipfile.ZipFile(wheel) as z:
+        module.write_bytes(z.read("tcpfair/_core.abi3.so"))
+    runs = sorted(TRAINING.glob("*.json"))
+    if not runs:
+        raise SystemExit(f"no training runs in {TRAINING}: run python benches/pgo_training.py")
+    key = _digest([module, *runs])
+    stamp = work / "stamp.json"
+    if stamp.is_file():
+        made = json.loads(stamp.read_text())
+        if made.get("key") == key and Path(made["profile"]).is_file():
+            return Path(made["profile"])
+    shutil.rmtree(raw, ignore_errors=True)  # also what the build scripts above wrote
+    raw.mkdir(parents=True)
+    _say(f"profiling the simulator: {len(runs)} training runs ({TRAINING.relative_to(ROOT)})")
+    subprocess.run(
+        [sys.executable, "-c", _TRAINER, module, *runs],
+        cwd=work,
+        env=dict(os.environ, LLVM_PROFILE_FILE=str(raw / "%m_%p.profraw")),
+        check=True,
+    )
+    merged = work / "merged.profdata"
+    subprocess.run([tool, "merge", "-o", merged, *sorted(raw.glob("*.profraw"))], check=True)
+    profile = work / f"sim-{_digest([merged])}.profdata"
+    merged.replace(profile)
+    stamp.write_text(json.dumps({"key": key, "profile": str(profile)}))
+    return profile
+
+
+def pgo_rustflags() -> str:
+    """RUSTFLAGS for the profiled release build (the caller's own RUSTFLAGS kept)."""
+    flags = os.environ.get("RUSTFLAGS", "")
+    profile = pgo_profile()
+    if profile is None:
+        return flags
+    return f"{flags} -Cprofile-use={profile}".strip()
+
+
+@contextmanager
+def _profiled() -> Iterator[None]:
+    """RUSTFLAGS set for the profiled build while maturin runs."""
+    before = os.environ.get("RUSTFLAGS")
+    os.environ["RUSTFLAGS"] = pgo_rustflags()
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["RUSTFLAGS"]
+        else:
+            os.environ["RUSTFLAGS"] = before
+
+
 def build_wheel(
     wheel_directory: str,
     config_settings: Mapping[str, Any] | None = None,
     metadata_directory: str | None = None,
 ) -> str:
-    with _staged():
+    with _staged(), _profiled():
         return str(maturin.build_wheel(wheel_directory, config_settings, metadata_directory))
 
 
@@ -100,7 +251,8 @@ def build_editable(
     metadata_directory: str | None = None,
 ) -> str:
     """Editable installs run from the checkout, which finds target/release's binaries."""
-    return str(maturin.build_editable(wheel_directory, config_settings, metadata_directory))
+    with _profiled():
+        return str(maturin.build_editable(wheel_directory, config_settings, metadata_directory))
 
 
 def build_sdist(sdist_directory: str, config_settings: Mapping[str, Any] | None = None) -> str:
@@ -167,8 +319,10 @@ def main(argv: list[str]) -> None:
         unstage()
     elif len(argv) == 2 and argv[0] == "sdist":
         print(Path(argv[1]) / build_sdist(argv[1]))
+    elif len(argv) == 2 and argv[0] == "pgo":
+        Path(argv[1]).write_text(pgo_rustflags() + "\n")
     else:
-        raise SystemExit("usage: tcpfair_build.py stage | unstage | sdist DIR")
+        raise SystemExit("usage: tcpfair_build.py stage | unstage | sdist DIR | pgo FILE")
 
 
 if __name__ == "__main__":

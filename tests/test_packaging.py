@@ -272,7 +272,7 @@ def test_the_build_backend_names_what_is_wrong_in_one_line(tmp_path: Path) -> No
                        r"is named 'tcpfair-nope'$"):  # fmt: skip
         backend._crate_dir("tcpfair-nope")
     with pytest.raises(
-        SystemExit, match=r"^usage: tcpfair_build.py stage \| unstage \| sdist DIR$"
+        SystemExit, match=r"^usage: tcpfair_build.py stage \| unstage \| sdist DIR \| pgo FILE$"
     ):
         backend.main(["build"])
     assert backend._with_members('[workspace]\nmembers = ["crates/sim", "crates/py"]\n', [

@@ -1,0 +1,82 @@
+"""The profile-guided build of the native module (build_backend/tcpfair_build.py ``pgo``).
+
+The training runs are generated from the scenarios users run (benches/pgo_training.py) and
+must stay what that script writes; every one must load in the engine of this build (the
+profiled build runs them all). Without ``llvm-profdata`` the build goes on unprofiled and
+says so. Same results either way: the pinned digests of test_sim_determinism.py and
+test_stack_ns2.py run against whichever build is installed (``./dev test``: the profiled one).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tcpfair._core
+
+ROOT = Path(__file__).resolve().parents[1]
+TRAINING = ROOT / "crates" / "sim" / "pgo"
+
+
+def _backend() -> Any:
+    pytest.importorskip("maturin")
+    spec = importlib.util.spec_from_file_location(
+        "tcpfair_build", ROOT / "build_backend" / "tcpfair_build.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_training_runs_are_what_the_script_writes() -> None:
+    script = ROOT / "benches" / "pgo_training.py"
+    out = subprocess.run(
+        [sys.executable, script, "--check"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_every_training_run_loads_and_they_cover_both_stacks_and_every_cca() -> None:
+    runs = sorted(TRAINING.glob("*.json"))
+    assert len(runs) >= 20
+    for run in runs:
+        tcpfair._core.Simulation(run.read_text())  # a config the engine refuses: ValueError
+    names = {p.stem for p in runs}
+    for cca in tcpfair._core.congestion_controls():
+        assert f"cca-linux-{cca}" in names, cca
+    assert {"cca-ns2-vegas", "cca-ns2-reno", "seed001-bic", "bench-A1-sack-10g"} <= names
+
+
+def test_without_llvm_profdata_the_build_says_so_and_keeps_the_callers_flags(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    backend = _backend()
+    monkeypatch.setattr(backend, "_profdata_tool", lambda: None)
+    monkeypatch.setenv("RUSTFLAGS", "-Ctarget-cpu=x86-64")
+    assert backend.pgo_rustflags() == "-Ctarget-cpu=x86-64"
+    err = capsys.readouterr().err
+    assert "llvm-profdata not found" in err
+    assert "building without profile-guided optimisation" in err
+
+
+def test_the_profile_tool_is_rustcs_own_llvm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """rustup's llvm-tools of the active toolchain, else Debian's llvm-N of rustc's LLVM N
+    (a profile written by another LLVM major version is not readable)."""
+    backend = _backend()
+    seen: list[Path] = []
+    monkeypatch.setattr(backend, "_rustc_facts", lambda: (Path("/sysroot"), "host-x", "22"))
+    monkeypatch.setattr(backend.shutil, "which", lambda name: None)  # no rustup
+
+    def is_file(p: Path) -> bool:
+        seen.append(p)
+        return p == Path("/usr/lib/llvm-22/bin/llvm-profdata")
+
+    monkeypatch.setattr(backend.Path, "is_file", is_file)
+    assert backend._profdata_tool() == Path("/usr/lib/llvm-22/bin/llvm-profdata")
+    assert seen[0] == Path("/sysroot/lib/rustlib/host-x/bin/llvm-profdata")
