@@ -34,17 +34,24 @@ def point(cca: str, rtt: str, buffer: str) -> str:
     ).sim_json()
 
 
+#: (flow 2's algorithm, RTT, buffer) of the 24 points
+POINTS = [
+    (cca, rtt, buffer)
+    for cca in ("reno", "bic", "cubic", "compound")
+    for rtt in ("25ms", "200ms", "400ms")
+    for buffer in ("0.2bdp", "1bdp")
+]
+
+
 def main() -> None:
     cpu, packets, runs = 0.0, 0, 0
-    for cca in ("reno", "bic", "cubic", "compound"):
-        for rtt in ("25ms", "200ms", "400ms"):
-            for buffer in ("0.2bdp", "1bdp"):
-                cfg = point(cca, rtt, buffer)
-                t0 = time.process_time()
-                out = simulate(cfg)
-                cpu += time.process_time() - t0
-                packets += int(out["stats"]["bottleneck_packets"])
-                runs += 1
+    for cca, rtt, buffer in POINTS:
+        cfg = point(cca, rtt, buffer)
+        t0 = time.process_time()
+        out = simulate(cfg)
+        cpu += time.process_time() - t0
+        packets += int(out["stats"]["bottleneck_packets"])
+        runs += 1
     print(
         f"{runs} seed-001 points: {cpu:.2f} CPU-s, {packets:,} bottleneck packets, "
         f"{packets / cpu / 1e6:.2f} M packets/CPU-s, {cpu / runs:.3f} s per run"
