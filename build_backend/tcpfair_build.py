@@ -219,7 +219,7 @@ def pgo_rustflags() -> str:
     profile = pgo_profile()
     if profile is None:
         return flags
-    return f"{flags} -Cprofile-use={profile}".strip()
+    return f"{flags} -Cprofile-use={profile} --cfg tcpfair_pgo".strip()
 
 
 @contextmanager

@@ -80,3 +80,19 @@ def test_the_profile_tool_is_rustcs_own_llvm(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(backend.Path, "is_file", is_file)
     assert backend._profdata_tool() == Path("/usr/lib/llvm-22/bin/llvm-profdata")
     assert seen[0] == Path("/sysroot/lib/rustlib/host-x/bin/llvm-profdata")
+
+
+def test_the_checkouts_module_is_the_build_dev_made() -> None:
+    """``./dev setup`` writes the RUSTFLAGS it built with to target/pgo/rustflags; the
+    module it installed says whether it was built with the profile (``tcpfair bench``
+    prints it), so a plain build cannot pass for the profiled one."""
+    flags = ROOT / "target" / "pgo" / "rustflags"
+    if Path(tcpfair._core.__file__).parent != ROOT / "python" / "tcpfair":
+        pytest.skip("the imported module is not the checkout's (an installed wheel)")
+    if not flags.is_file():
+        pytest.skip("./dev setup has not built this checkout")
+    profiled = "-Cprofile-use=" in flags.read_text()
+    assert tcpfair._core.PROFILE_GUIDED is profiled, (
+        f"target/pgo/rustflags says profile-guided={profiled}, the module says "
+        f"{tcpfair._core.PROFILE_GUIDED}: rebuild with ./dev setup"
+    )

@@ -1,6 +1,7 @@
 from typing import Any, final
 
 __all__ = [
+    "PROFILE_GUIDED",
     "Simulation",
     "__version__",
     "cc_registry",
@@ -9,6 +10,7 @@ __all__ = [
     "simulate",
 ]
 __version__: str
+PROFILE_GUIDED: bool
 
 def simulate(config_json: str) -> dict[str, Any]: ...
 def congestion_controls() -> list[str]: ...

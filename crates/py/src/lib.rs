@@ -271,6 +271,9 @@ fn check_cc_params(
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // Built with the simulator's profile (`--cfg tcpfair_pgo` next to `-Cprofile-use`:
+    // build_backend/tcpfair_build.py); `tcpfair bench` says which build it timed.
+    m.add("PROFILE_GUIDED", cfg!(tcpfair_pgo))?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
     m.add_function(wrap_pyfunction!(cc_registry, m)?)?;

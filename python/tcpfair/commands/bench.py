@@ -63,7 +63,10 @@ def bench(only: tuple[str, ...], duration: str, quick: bool, repeat: int, fmt: s
 def _print_results(results: list[BenchResult]) -> None:
     from rich.table import Table
 
-    t = Table(title="tcpfair bench (simulator)")
+    from .._core import PROFILE_GUIDED
+
+    build = "profile-guided build" if PROFILE_GUIDED else "build without a profile: slower"
+    t = Table(title=f"tcpfair bench (simulator, {build})")
     for col in (
         "scenario",
         "flows",
