@@ -10,8 +10,10 @@ The native module is built with profile-guided optimisation: it is first built i
 (``-Cprofile-generate``), runs the training configurations of
 ``crates/sim/pgo/`` (benches/pgo_training.py writes them), and the release build uses the
 merged profile (``-Cprofile-use``): ``pgo_rustflags``. Without ``llvm-profdata`` (rustup's
-``llvm-tools`` or Debian's ``llvm-N`` of rustc's LLVM) the build says so and goes on without
-it; the results are the same either way, only the speed differs (docs/performance.md).
+``llvm-tools`` or Debian's ``llvm-N`` of rustc's LLVM), or when a step fails (a rustc built
+without the profiler runtime), the build says so and goes on without it; the results are the
+same either way, only the speed differs (docs/performance.md). ``TCPFAIR_PGO=off`` builds
+plain, ``TCPFAIR_PGO=require`` fails instead.
 
 Also a command for ``./dev``, which calls maturin itself (for its progress lines and the
 portable manylinux tag): ``python build_backend/tcpfair_build.py stage | unstage | sdist DIR
@@ -150,30 +152,65 @@ for path in sys.argv[2:]:
 """
 
 
-def pgo_profile() -> Path | None:
-    """The simulator's merged profile (target/pgo/sim-<digest>.profdata), made if needed.
+#: ``TCPFAIR_PGO``: ``auto`` (the default: profile-guided when the tools are there, else a
+#: note and a plain build), ``off`` (plain build, faster to build), ``require`` (fail instead
+#: of building plain).
+PGO_MODES = ("auto", "off", "require")
 
-    The native module is built instrumented (target/pgo/gen, with maturin as for the real
-    build, so that every function has the same name in both builds: a profile of another
-    binary, such as the `run_json` example, names tcpfair-sim's functions differently and
-    is silently ignored) and runs every training configuration; a profile already made by
-    the same module from the same configurations is reused. None (and a note on stderr)
-    when no ``llvm-profdata`` is available."""
+
+class _PgoFailed(Exception):
+    pass
+
+
+def _step(what: str, cmd: list[Any], **kwargs: Any) -> None:
+    try:
+        subprocess.run(cmd, check=True, **kwargs)
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise _PgoFailed(f"{what} failed ({e}; its output is above)") from e
+
+
+def pgo_profile() -> Path | None:
+    """The simulator's merged profile (target/pgo/sim-<digest>.profdata), made if needed;
+    None for a plain build (``TCPFAIR_PGO=off``, no ``llvm-profdata``, or a failed step in
+    ``auto`` mode, each said on stderr)."""
+    mode = os.environ.get("TCPFAIR_PGO", "auto")
+    if mode not in PGO_MODES:
+        raise SystemExit(f"TCPFAIR_PGO={mode!r}: allowed: {', '.join(PGO_MODES)} (auto: default)")
+    if mode == "off":
+        _say("TCPFAIR_PGO=off: building without profile-guided optimisation")
+        return None
     tool = _profdata_tool()
-    if tool is None:
+    try:
+        if tool is None:
+            raise _PgoFailed(
+                "llvm-profdata not found (rustup component add llvm-tools, or apt-get install "
+                "llvm-N for rustc's LLVM N)"
+            )
+        return _make_profile(tool)
+    except _PgoFailed as e:
+        if mode == "require":
+            raise SystemExit(f"TCPFAIR_PGO=require: {e}") from None
         _say(
-            "llvm-profdata not found (rustup component add llvm-tools, or apt-get install "
-            "llvm-N for rustc's LLVM N): building without profile-guided optimisation "
-            "(same results, slower simulator; docs/performance.md)"
+            f"{e}: building without profile-guided optimisation (same results, slower "
+            "simulator; docs/performance.md)"
         )
         return None
+
+
+def _make_profile(tool: Path) -> Path:
+    """Build the module instrumented (target/pgo/gen, with maturin as for the real build, so
+    that every function has the same name in both builds: a profile of another binary, such
+    as the `run_json` example, names tcpfair-sim's functions differently and is silently
+    ignored), run every training configuration in it and merge the counts; a profile already
+    made by the same module from the same configurations is reused."""
     work = ROOT / "target" / "pgo"
     raw, wheels = work / "raw", work / "wheel"
     shutil.rmtree(wheels, ignore_errors=True)
     flags = os.environ.get("RUSTFLAGS", "")
     env = dict(os.environ, RUSTFLAGS=f"{flags} -Cprofile-generate={raw}".strip())
     _say("building the instrumented native module (target/pgo/gen)")
-    subprocess.run(
+    _step(
+        "the instrumented build",
         [
             sys.executable, "-m", "maturin", "build", "--release", "--locked",
             f"--interpreter={sys.executable}", f"--target-dir={work / 'gen'}",
@@ -181,7 +218,6 @@ def pgo_profile() -> Path | None:
         ],
         cwd=ROOT,
         env=env,
-        check=True,
     )  # fmt: skip
     (wheel,) = wheels.glob("*.whl")
     module = work / "_core.abi3.so"
@@ -199,14 +235,14 @@ def pgo_profile() -> Path | None:
     shutil.rmtree(raw, ignore_errors=True)  # also what the build scripts above wrote
     raw.mkdir(parents=True)
     _say(f"profiling the simulator: {len(runs)} training runs ({TRAINING.relative_to(ROOT)})")
-    subprocess.run(
+    _step(
+        "the training runs",
         [sys.executable, "-c", _TRAINER, module, *runs],
         cwd=work,
         env=dict(os.environ, LLVM_PROFILE_FILE=str(raw / "%m_%p.profraw")),
-        check=True,
     )
     merged = work / "merged.profdata"
-    subprocess.run([tool, "merge", "-o", merged, *sorted(raw.glob("*.profraw"))], check=True)
+    _step("llvm-profdata merge", [tool, "merge", "-o", merged, *sorted(raw.glob("*.profraw"))])
     profile = work / f"sim-{_digest([merged])}.profdata"
     merged.replace(profile)
     stamp.write_text(json.dumps({"key": key, "profile": str(profile)}))

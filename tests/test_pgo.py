@@ -65,6 +65,57 @@ def test_without_llvm_profdata_the_build_says_so_and_keeps_the_callers_flags(
     assert "building without profile-guided optimisation" in err
 
 
+def test_tcpfair_pgo_off_require_and_a_bad_value(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    backend = _backend()
+    monkeypatch.delenv("RUSTFLAGS", raising=False)
+    monkeypatch.setenv("TCPFAIR_PGO", "off")
+    monkeypatch.setattr(backend, "_profdata_tool", lambda: pytest.fail("off looked for tools"))
+    assert backend.pgo_rustflags() == ""
+    assert "TCPFAIR_PGO=off" in capsys.readouterr().err
+    monkeypatch.setattr(backend, "_profdata_tool", lambda: None)
+    monkeypatch.setenv("TCPFAIR_PGO", "require")
+    with pytest.raises(SystemExit, match=r"^TCPFAIR_PGO=require: llvm-profdata not found"):
+        backend.pgo_rustflags()
+    monkeypatch.setenv("TCPFAIR_PGO", "yes")
+    with pytest.raises(SystemExit, match=r"^TCPFAIR_PGO='yes': allowed: auto, off, require"):
+        backend.pgo_rustflags()
+
+
+def test_a_failed_step_builds_plain_in_auto_mode_and_fails_in_require_mode(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """E.g. a rustc without the profiler runtime: the instrumented build fails."""
+    backend = _backend()
+    monkeypatch.setattr(backend, "ROOT", tmp_path)
+    monkeypatch.setattr(backend, "_profdata_tool", lambda: Path("/usr/bin/true"))
+
+    def fails(cmd: list[Any], **kwargs: Any) -> None:
+        raise subprocess.CalledProcessError(1, cmd)
+
+    monkeypatch.setattr(backend.subprocess, "run", fails)
+    monkeypatch.setenv("RUSTFLAGS", "-Copt-level=3")
+    monkeypatch.setenv("TCPFAIR_PGO", "auto")
+    assert backend.pgo_rustflags() == "-Copt-level=3"
+    err = capsys.readouterr().err
+    assert "the instrumented build failed" in err
+    assert "building without profile-guided optimisation" in err
+    monkeypatch.setenv("TCPFAIR_PGO", "require")
+    with pytest.raises(SystemExit, match="TCPFAIR_PGO=require: the instrumented build failed"):
+        backend.pgo_rustflags()
+
+
+def test_where_the_tools_are_the_checkout_is_built_profile_guided() -> None:
+    """``./dev`` did not fall back to a plain build on a machine that can profile."""
+    flags = ROOT / "target" / "pgo" / "rustflags"
+    if not flags.is_file():
+        pytest.skip("./dev setup has not built this checkout")
+    if _backend()._profdata_tool() is None:
+        pytest.skip("no llvm-profdata here: the plain build is expected")
+    assert "-Cprofile-use=" in flags.read_text(), "see target/pgo/pgo.log for why"
+
+
 def test_the_profile_tool_is_rustcs_own_llvm(monkeypatch: pytest.MonkeyPatch) -> None:
     """rustup's llvm-tools of the active toolchain, else Debian's llvm-N of rustc's LLVM N
     (a profile written by another LLVM major version is not readable)."""
