@@ -316,18 +316,24 @@ impl Timer {
 /// [0, J], from its own seeded generator, and never less than the previous item's arrival
 /// time, so the path stays FIFO (a flow's packets are never reordered).
 ///
-/// Layout for many flows (issue 13): the oldest `N` items live inline, at the front of
-/// the line, with the head always first (`near[0]`), and only items beyond those in a
-/// separate ring (`rest`); the jitter generator (rarely used) is boxed. With thousands of
-/// connections a line mostly holds zero to two items (a sender answers an ACK with one or
-/// two segments), so taking the head or appending touches the first cache lines of the
-/// line and nothing else — no second allocation. Invariant: `rest` holds items only when
-/// `near` is full (a pop refills `near` from `rest`), so items leave in arrival order.
+/// Layout for many flows (issue 13): up to `N` items live inline (`near`, a ring: `near_head`
+/// is the oldest), items beyond those in a separate ring (`rest`); the jitter generator
+/// (rarely used) is boxed. With thousands of connections a line mostly holds zero to two
+/// items (a sender answers an ACK with one or two segments), so taking the head or appending
+/// touches the first cache lines of the line and nothing else — no second allocation.
+///
+/// An item that goes to `rest` stays there until it leaves (session 8): once `near` is full,
+/// every later item is appended to `rest` until `rest` has drained, so each item is written
+/// once and read once (a line of two flows holds thousands of packets; refilling `near` from
+/// `rest` at every pop copied each of them three times). Invariant: every item in `near` is
+/// older than every item in `rest`, so the line takes from `near` while it holds any, then
+/// from `rest`, and items leave in arrival order.
 #[derive(Debug)]
 #[repr(C)]
 pub struct DelayLine<T, const N: usize = 3> {
-    /// Items inline (the first `near_len` of `near`).
+    /// Items inline: `near_len` of them, the oldest at `near[near_head]`.
     near_len: u8,
+    near_head: u8,
     jitter: Option<Box<(u64, Rng)>>,
     near: [(SimTime, T); N],
     rest: VecDeque<(SimTime, T)>,
@@ -337,6 +343,7 @@ impl<T: Copy + Default, const N: usize> Default for DelayLine<T, N> {
     fn default() -> Self {
         DelayLine {
             near_len: 0,
+            near_head: 0,
             jitter: None,
             near: [(SimTime::ZERO, T::default()); N],
             rest: VecDeque::new(),
@@ -358,40 +365,58 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
         }
     }
 
-    /// Arrival time of the last item on the line.
-    fn back_time(&self) -> Option<SimTime> {
-        let n = self.near_len as usize;
-        if n < N {
-            return n.checked_sub(1).map(|k| self.near[k].0);
+    /// Index in `near` of the item `k` places behind the oldest inline one (`k` < `N`).
+    fn near_index(&self, k: usize) -> usize {
+        let i = self.near_head as usize + k;
+        if i >= N {
+            i - N
+        } else {
+            i
         }
-        Some(self.rest.back().unwrap_or(&self.near[N - 1]).0)
     }
 
-    /// Append an item (the line's order is its arrival order).
-    fn append(&mut self, at: SimTime, item: T) {
-        let n = self.near_len as usize;
-        if n < N {
-            self.near[n] = (at, item);
-            self.near_len += 1;
-        } else {
-            self.rest.push_back((at, item));
+    /// Arrival time of the last item on the line.
+    fn back_time(&self) -> Option<SimTime> {
+        if let Some(b) = self.rest.back() {
+            return Some(b.0);
         }
+        let n = self.near_len as usize;
+        n.checked_sub(1).map(|k| self.near[self.near_index(k)].0)
+    }
+
+    /// Arrival time of the oldest item on the line.
+    fn front_time(&self) -> Option<SimTime> {
+        if self.near_len > 0 {
+            return Some(self.near[self.near_head as usize].0);
+        }
+        self.rest.front().map(|f| f.0)
+    }
+
+    /// Append an item (the line's order is its arrival order); returns whether the line was
+    /// empty.
+    #[inline(always)]
+    fn append(&mut self, at: SimTime, item: T) -> bool {
+        let n = self.near_len as usize;
+        if n == N || !self.rest.is_empty() {
+            self.rest.push_back((at, item));
+            return false;
+        }
+        let i = self.near_index(n);
+        self.near[i] = (at, item);
+        self.near_len += 1;
+        n == 0
     }
 
     /// Take the oldest item, if any.
+    #[inline(always)]
     fn take_front(&mut self) -> Option<(SimTime, T)> {
-        let n = self.near_len as usize;
-        if n == 0 {
-            return None;
+        if self.near_len == 0 {
+            return self.rest.pop_front();
         }
-        let front = self.near[0];
-        for k in 1..n {
-            self.near[k - 1] = self.near[k]; // a few items: moves, not a memmove call
-        }
-        match if n == N { self.rest.pop_front() } else { None } {
-            Some(next) => self.near[N - 1] = next,
-            None => self.near_len -= 1,
-        }
+        let h = self.near_head as usize;
+        let front = self.near[h];
+        self.near_head = if h + 1 == N { 0 } else { h as u8 + 1 };
+        self.near_len -= 1;
         Some(front)
     }
 
@@ -414,10 +439,9 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
             self.back_time().is_none_or(|b| b <= at),
             "delay line out of order"
         );
-        if self.is_empty() {
+        if self.append(at, item) {
             q.push(at, ev);
         }
-        self.append(at, item);
     }
 
     /// Put `item` on the line right behind the last item, at the same time and without a
@@ -431,8 +455,8 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
     /// Take the head (its event fired); schedules `ev` for the next one.
     pub fn pop(&mut self, q: &mut EventQueue, ev: Ev) -> T {
         let (_, item) = self.take_front().expect("delay-line event without an item");
-        if self.near_len > 0 {
-            q.push(self.near[0].0, ev);
+        if let Some(t) = self.front_time() {
+            q.push(t, ev);
         }
         item
     }
@@ -442,7 +466,7 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.near_len == 0
+        self.near_len == 0 && self.rest.is_empty()
     }
 
     /// Take everything on the line (tests drive senders without the event loop).
@@ -632,18 +656,24 @@ mod tests {
         assert_eq!(got, vec![(100, 0), (101, 1), (102, 2), (103, 3), (104, 4)]);
     }
 
-    /// Lines of 0 to 12 items, pushed and popped in a random interleaving: the two inline
-    /// slots and the overflow ring behind them together give back every item, in order,
-    /// each at its time, with one queue entry per line at most (a plain FIFO as model).
-    #[test]
-    fn delay_line_overflowing_its_inline_ring_stays_fifo() {
-        let mut rng = Rng::new(11);
+    /// Drive a line with `N` inline slots and a plain FIFO (the model) with the same random
+    /// pushes, pushes behind and pops: lines of up to `max` items, filling with probability
+    /// `fill` per step, so they grow past the inline slots, drain to empty and grow again.
+    /// Every item comes back in order, each at its time, with one queue entry per line at
+    /// most; returns the line for checks of its layout.
+    fn check_delay_line_against_a_fifo<const N: usize>(
+        seed: u64,
+        steps: u32,
+        max: usize,
+        fill: f64,
+    ) -> DelayLine<u32, N> {
+        let mut rng = Rng::new(seed);
         let mut q = EventQueue::new();
-        let mut d: DelayLine<u32, 2> = DelayLine::new();
+        let mut d: DelayLine<u32, N> = DelayLine::new();
         let mut model: VecDeque<(u64, u32)> = VecDeque::new();
         let (mut now, mut next) = (0u64, 0u32);
-        for _ in 0..100_000 {
-            if model.len() < 12 && (model.is_empty() || rng.uniform() < 0.5) {
+        for _ in 0..steps {
+            if model.len() < max && (model.is_empty() || rng.uniform() < fill) {
                 let at = model.back().map_or(now, |b| b.0) + (rng.uniform() * 3.0) as u64;
                 if rng.uniform() < 0.2 && !model.is_empty() {
                     d.push_behind(next);
@@ -660,11 +690,41 @@ mod tests {
                 assert_eq!((t.0, d.pop(&mut q, Ev::FwdArrive(0))), want);
             }
             assert_eq!(d.len(), model.len());
+            assert_eq!(d.is_empty(), model.is_empty());
+            assert_eq!(d.back_time(), model.back().map(|b| SimTime(b.0)));
             assert_eq!(q.len(), usize::from(!model.is_empty()));
         }
+        let all: Vec<(SimTime, u32)> = model.iter().map(|m| (SimTime(m.0), m.1)).collect();
+        let mut copy: DelayLine<u32, N> = DelayLine::new();
+        for &(t, x) in &all {
+            copy.append(t, x);
+        }
+        assert_eq!(copy.drain_with_times(), all);
         let rest: Vec<u32> = model.iter().map(|m| m.1).collect();
         assert_eq!(d.drain(), rest);
         assert!(d.is_empty());
+        d
+    }
+
+    /// Lines of 0 to 12 items (two inline slots), and of up to 200 items that fill and
+    /// drain (three inline slots, the forward lines' size): the inline ring and the overflow
+    /// ring behind it together give back every item, in order, each at its time.
+    #[test]
+    fn delay_line_overflowing_its_inline_ring_stays_fifo() {
+        check_delay_line_against_a_fifo::<2>(11, 100_000, 12, 0.5);
+        check_delay_line_against_a_fifo::<3>(12, 100_000, 200, 0.5);
+        check_delay_line_against_a_fifo::<3>(13, 100_000, 200, 0.9);
+        check_delay_line_against_a_fifo::<1>(14, 100_000, 5, 0.6);
+    }
+
+    /// A line that never holds more than its inline slots (a connection among thousands)
+    /// never allocates its overflow ring.
+    #[test]
+    fn a_line_within_its_inline_slots_allocates_nothing() {
+        let d = check_delay_line_against_a_fifo::<3>(15, 100_000, 3, 0.5);
+        assert_eq!(d.rest.capacity(), 0);
+        let d = check_delay_line_against_a_fifo::<2>(16, 100_000, 2, 0.7);
+        assert_eq!(d.rest.capacity(), 0);
     }
 
     #[test]
