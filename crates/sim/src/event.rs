@@ -84,14 +84,14 @@ const BUCKETS: usize = 65;
 /// fires early, so re-arming costs no queue operation.
 #[derive(Debug)]
 pub struct EventQueue {
-    buckets: Vec<Vec<Entry>>,
+    /// An array, not a `Vec`: a bucket index (at most 64) needs no bounds check.
+    buckets: [Vec<Entry>; BUCKETS],
     /// Next entry of bucket 0 to take out (bucket 0 is consumed from the front).
     front: usize,
     /// Bit i - 1 is set when bucket i (1..=64) is non-empty.
     nonempty: u64,
     /// The last minimum time: every entry's time is greater or equal.
     last: u64,
-    len: usize,
     now: u64,
     pub popped: u64,
 }
@@ -105,11 +105,10 @@ impl Default for EventQueue {
 impl EventQueue {
     pub fn new() -> Self {
         EventQueue {
-            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            buckets: std::array::from_fn(|_| Vec::new()),
             front: 0,
             nonempty: 0,
             last: 0,
-            len: 0,
             now: 0,
             popped: 0,
         }
@@ -131,6 +130,16 @@ impl EventQueue {
         self.buckets[b].push(e);
     }
 
+    /// `put` for an entry of bucket `from` being redistributed into the lower buckets
+    /// `lower` (relative to the new minimum `last`: it lands below `from`).
+    fn put_below(lower: &mut [Vec<Entry>], nonempty: &mut u64, last: u64, e: Entry) {
+        let b = (64 - (e.time ^ last).leading_zeros()) as usize;
+        if b > 0 {
+            *nonempty |= 1 << (b - 1);
+        }
+        lower[b].push(e);
+    }
+
     /// Schedule `ev` at `t` (never before the current time).
     #[inline]
     pub fn push(&mut self, t: SimTime, ev: Ev) {
@@ -146,7 +155,6 @@ impl EventQueue {
             // not before `now`): rebuild around `time`.
             self.rebase(time);
         }
-        self.len += 1;
         self.put(Entry { time, ev });
     }
 
@@ -175,30 +183,57 @@ impl EventQueue {
             if self.nonempty == 0 {
                 return None;
             }
-            let b = self.nonempty.trailing_zeros() as usize + 1;
-            self.nonempty &= !(1 << (b - 1));
-            if self.buckets[b].len() == 1 {
-                // The common case with few entries: the bucket's one entry is the minimum.
-                let e = self.buckets[b].pop().expect("one entry");
-                self.last = e.time;
-                self.buckets[0].push(e);
-                return self.buckets[0].first();
-            }
-            let mut moved = std::mem::take(&mut self.buckets[b]);
-            self.last = moved
-                .iter()
-                .map(|e| e.time)
-                .min()
-                .expect("non-empty bucket");
-            // Every entry lands in a lower bucket (they share the bits above b - 1 with
-            // the new minimum), those at the minimum time in bucket 0; all of them were
-            // empty, so each keeps its entries in insertion order.
-            for e in moved.drain(..) {
-                self.put(e);
-            }
-            self.buckets[b] = moved; // keep the allocation
+            self.redistribute(self.nonempty.trailing_zeros() as usize + 1);
         }
         self.buckets[0].get(self.front)
+    }
+
+    /// Empty bucket `b`, the lowest non-empty one (bucket 0 is empty), into the buckets
+    /// below it around its minimum, which becomes `last`.
+    fn redistribute(&mut self, b: usize) {
+        self.nonempty &= !(1 << (b - 1));
+        let (lower, upper) = self.buckets.split_at_mut(b);
+        let moved = &mut upper[0];
+        let last = moved
+            .iter()
+            .map(|e| e.time)
+            .min()
+            .expect("non-empty bucket");
+        self.last = last;
+        // Every entry lands in a lower bucket (they share the bits above b - 1 with the new
+        // minimum), those at the minimum time in bucket 0; all of them were empty, so each
+        // keeps its entries in insertion order.
+        for e in moved.drain(..) {
+            Self::put_below(lower, &mut self.nonempty, last, e);
+        }
+    }
+
+    /// Bucket 0 is exhausted: take the minimum from the lowest non-empty bucket if it is
+    /// due by `limit`. A bucket of one entry (the common case with few entries) gives it
+    /// up directly, without a stop in bucket 0.
+    fn take_lowest(&mut self, limit: SimTime) -> Option<Entry> {
+        self.buckets[0].clear();
+        self.front = 0;
+        if self.nonempty == 0 {
+            return None;
+        }
+        let b = self.nonempty.trailing_zeros() as usize + 1;
+        if let [e] = self.buckets[b][..] {
+            if e.time > limit.0 {
+                return None;
+            }
+            self.buckets[b].clear();
+            self.nonempty &= !(1 << (b - 1));
+            self.last = e.time;
+            return Some(e);
+        }
+        self.redistribute(b);
+        let e = self.buckets[0][0];
+        if e.time > limit.0 {
+            return None;
+        }
+        self.front = 1;
+        Some(e)
     }
 
     /// Time of the next event, if any.
@@ -213,12 +248,16 @@ impl EventQueue {
 
     /// `pop` if the next event is at or before `limit` (one look at the queue instead of
     /// `peek_time` then `pop`).
+    #[inline(always)]
     pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, Ev)> {
-        let e = *self.settle()?;
-        if e.time > limit.0 {
-            return None;
-        }
-        self.front += 1;
+        let e = match self.buckets[0].get(self.front) {
+            Some(&e) if e.time > limit.0 => return None,
+            Some(&e) => {
+                self.front += 1;
+                e
+            }
+            None => self.take_lowest(limit)?,
+        };
         assert!(
             e.time >= self.now,
             "time went backwards: {} < {}",
@@ -226,17 +265,16 @@ impl EventQueue {
             self.now
         );
         self.now = e.time;
-        self.len -= 1;
         self.popped += 1;
         Some((SimTime(e.time), e.ev))
     }
 
     pub fn len(&self) -> usize {
-        self.len
+        self.buckets.iter().map(Vec::len).sum::<usize>() - self.front
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.nonempty == 0 && self.front == self.buckets[0].len()
     }
 }
 
