@@ -469,7 +469,7 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
 
     /// Put `item` on the line to arrive at `at` (plus the line's random delay, if any);
     /// schedules `ev` if the line was empty.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, q: &mut EventQueue, at: SimTime, item: T, ev: Ev) {
         let at = match self.jitter.as_deref_mut() {
             None => at,
