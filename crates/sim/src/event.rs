@@ -84,14 +84,14 @@ const BUCKETS: usize = 65;
 /// fires early, so re-arming costs no queue operation.
 #[derive(Debug)]
 pub struct EventQueue {
-    buckets: Vec<Vec<Entry>>,
+    /// An array, not a `Vec`: a bucket index (at most 64) needs no bounds check.
+    buckets: [Vec<Entry>; BUCKETS],
     /// Next entry of bucket 0 to take out (bucket 0 is consumed from the front).
     front: usize,
     /// Bit i - 1 is set when bucket i (1..=64) is non-empty.
     nonempty: u64,
     /// The last minimum time: every entry's time is greater or equal.
     last: u64,
-    len: usize,
     now: u64,
     pub popped: u64,
 }
@@ -105,11 +105,10 @@ impl Default for EventQueue {
 impl EventQueue {
     pub fn new() -> Self {
         EventQueue {
-            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            buckets: std::array::from_fn(|_| Vec::new()),
             front: 0,
             nonempty: 0,
             last: 0,
-            len: 0,
             now: 0,
             popped: 0,
         }
@@ -131,6 +130,16 @@ impl EventQueue {
         self.buckets[b].push(e);
     }
 
+    /// `put` for an entry of bucket `from` being redistributed into the lower buckets
+    /// `lower` (relative to the new minimum `last`: it lands below `from`).
+    fn put_below(lower: &mut [Vec<Entry>], nonempty: &mut u64, last: u64, e: Entry) {
+        let b = (64 - (e.time ^ last).leading_zeros()) as usize;
+        if b > 0 {
+            *nonempty |= 1 << (b - 1);
+        }
+        lower[b].push(e);
+    }
+
     /// Schedule `ev` at `t` (never before the current time).
     #[inline]
     pub fn push(&mut self, t: SimTime, ev: Ev) {
@@ -146,7 +155,6 @@ impl EventQueue {
             // not before `now`): rebuild around `time`.
             self.rebase(time);
         }
-        self.len += 1;
         self.put(Entry { time, ev });
     }
 
@@ -175,30 +183,66 @@ impl EventQueue {
             if self.nonempty == 0 {
                 return None;
             }
-            let b = self.nonempty.trailing_zeros() as usize + 1;
-            self.nonempty &= !(1 << (b - 1));
-            if self.buckets[b].len() == 1 {
-                // The common case with few entries: the bucket's one entry is the minimum.
-                let e = self.buckets[b].pop().expect("one entry");
-                self.last = e.time;
-                self.buckets[0].push(e);
-                return self.buckets[0].first();
-            }
-            let mut moved = std::mem::take(&mut self.buckets[b]);
-            self.last = moved
-                .iter()
-                .map(|e| e.time)
-                .min()
-                .expect("non-empty bucket");
-            // Every entry lands in a lower bucket (they share the bits above b - 1 with
-            // the new minimum), those at the minimum time in bucket 0; all of them were
-            // empty, so each keeps its entries in insertion order.
-            for e in moved.drain(..) {
-                self.put(e);
-            }
-            self.buckets[b] = moved; // keep the allocation
+            self.redistribute(self.nonempty.trailing_zeros() as usize + 1);
         }
         self.buckets[0].get(self.front)
+    }
+
+    /// Empty bucket `b`, the lowest non-empty one (bucket 0 is empty), into the buckets
+    /// below it around its minimum, which becomes `last`.
+    fn redistribute(&mut self, b: usize) {
+        self.nonempty &= !(1 << (b - 1));
+        let (lower, upper) = self.buckets.split_at_mut(b);
+        let moved = &mut upper[0];
+        let last = moved
+            .iter()
+            .map(|e| e.time)
+            .min()
+            .expect("non-empty bucket");
+        self.last = last;
+        // Every entry lands in a lower bucket (they share the bits above b - 1 with the new
+        // minimum), those at the minimum time in bucket 0; all of them were empty, so each
+        // keeps its entries in insertion order.
+        for e in moved.drain(..) {
+            Self::put_below(lower, &mut self.nonempty, last, e);
+        }
+    }
+
+    /// Bucket 0 is exhausted: take the minimum from the lowest non-empty bucket if it is
+    /// due by `limit`. The minimum (the first of equal ones: the oldest) leaves directly,
+    /// the bucket's other entries go below it around its time, without a stop in bucket 0
+    /// for the one taken — with few entries the bucket mostly holds one to three.
+    #[inline(always)]
+    fn take_lowest(&mut self, limit: SimTime) -> Option<Entry> {
+        self.buckets[0].clear();
+        self.front = 0;
+        if self.nonempty == 0 {
+            return None;
+        }
+        let b = self.nonempty.trailing_zeros() as usize + 1;
+        let (lower, upper) = self.buckets.split_at_mut(b);
+        let moved = &mut upper[0];
+        let mut m = 0;
+        for (i, e) in moved.iter().enumerate().skip(1) {
+            if e.time < moved[m].time {
+                m = i;
+            }
+        }
+        let last = moved[m].time;
+        if last > limit.0 {
+            return None;
+        }
+        self.last = last;
+        self.nonempty &= !(1 << (b - 1));
+        // As in `redistribute`: the others land below, in insertion order.
+        for (i, &e) in moved.iter().enumerate() {
+            if i != m {
+                Self::put_below(lower, &mut self.nonempty, last, e);
+            }
+        }
+        let first = moved[m];
+        moved.clear();
+        Some(first)
     }
 
     /// Time of the next event, if any.
@@ -213,12 +257,16 @@ impl EventQueue {
 
     /// `pop` if the next event is at or before `limit` (one look at the queue instead of
     /// `peek_time` then `pop`).
+    #[inline(always)]
     pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, Ev)> {
-        let e = *self.settle()?;
-        if e.time > limit.0 {
-            return None;
-        }
-        self.front += 1;
+        let e = match self.buckets[0].get(self.front) {
+            Some(&e) if e.time > limit.0 => return None,
+            Some(&e) => {
+                self.front += 1;
+                e
+            }
+            None => self.take_lowest(limit)?,
+        };
         assert!(
             e.time >= self.now,
             "time went backwards: {} < {}",
@@ -226,17 +274,16 @@ impl EventQueue {
             self.now
         );
         self.now = e.time;
-        self.len -= 1;
         self.popped += 1;
         Some((SimTime(e.time), e.ev))
     }
 
     pub fn len(&self) -> usize {
-        self.len
+        self.buckets.iter().map(Vec::len).sum::<usize>() - self.front
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.nonempty == 0 && self.front == self.buckets[0].len()
     }
 }
 
@@ -316,18 +363,24 @@ impl Timer {
 /// [0, J], from its own seeded generator, and never less than the previous item's arrival
 /// time, so the path stays FIFO (a flow's packets are never reordered).
 ///
-/// Layout for many flows (issue 13): the oldest `N` items live inline, at the front of
-/// the line, with the head always first (`near[0]`), and only items beyond those in a
-/// separate ring (`rest`); the jitter generator (rarely used) is boxed. With thousands of
-/// connections a line mostly holds zero to two items (a sender answers an ACK with one or
-/// two segments), so taking the head or appending touches the first cache lines of the
-/// line and nothing else — no second allocation. Invariant: `rest` holds items only when
-/// `near` is full (a pop refills `near` from `rest`), so items leave in arrival order.
+/// Layout for many flows (issue 13): up to `N` items live inline (`near`, a ring: `near_head`
+/// is the oldest), items beyond those in a separate ring (`rest`); the jitter generator
+/// (rarely used) is boxed. With thousands of connections a line mostly holds zero to two
+/// items (a sender answers an ACK with one or two segments), so taking the head or appending
+/// touches the first cache lines of the line and nothing else — no second allocation.
+///
+/// An item that goes to `rest` stays there until it leaves (session 8): once `near` is full,
+/// every later item is appended to `rest` until `rest` has drained, so each item is written
+/// once and read once (a line of two flows holds thousands of packets; refilling `near` from
+/// `rest` at every pop copied each of them three times). Invariant: every item in `near` is
+/// older than every item in `rest`, so the line takes from `near` while it holds any, then
+/// from `rest`, and items leave in arrival order.
 #[derive(Debug)]
 #[repr(C)]
 pub struct DelayLine<T, const N: usize = 3> {
-    /// Items inline (the first `near_len` of `near`).
+    /// Items inline: `near_len` of them, the oldest at `near[near_head]`.
     near_len: u8,
+    near_head: u8,
     jitter: Option<Box<(u64, Rng)>>,
     near: [(SimTime, T); N],
     rest: VecDeque<(SimTime, T)>,
@@ -337,6 +390,7 @@ impl<T: Copy + Default, const N: usize> Default for DelayLine<T, N> {
     fn default() -> Self {
         DelayLine {
             near_len: 0,
+            near_head: 0,
             jitter: None,
             near: [(SimTime::ZERO, T::default()); N],
             rest: VecDeque::new(),
@@ -358,46 +412,64 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
         }
     }
 
-    /// Arrival time of the last item on the line.
-    fn back_time(&self) -> Option<SimTime> {
-        let n = self.near_len as usize;
-        if n < N {
-            return n.checked_sub(1).map(|k| self.near[k].0);
+    /// Index in `near` of the item `k` places behind the oldest inline one (`k` < `N`).
+    fn near_index(&self, k: usize) -> usize {
+        let i = self.near_head as usize + k;
+        if i >= N {
+            i - N
+        } else {
+            i
         }
-        Some(self.rest.back().unwrap_or(&self.near[N - 1]).0)
     }
 
-    /// Append an item (the line's order is its arrival order).
-    fn append(&mut self, at: SimTime, item: T) {
-        let n = self.near_len as usize;
-        if n < N {
-            self.near[n] = (at, item);
-            self.near_len += 1;
-        } else {
-            self.rest.push_back((at, item));
+    /// Arrival time of the last item on the line.
+    fn back_time(&self) -> Option<SimTime> {
+        if let Some(b) = self.rest.back() {
+            return Some(b.0);
         }
+        let n = self.near_len as usize;
+        n.checked_sub(1).map(|k| self.near[self.near_index(k)].0)
+    }
+
+    /// Arrival time of the oldest item on the line.
+    fn front_time(&self) -> Option<SimTime> {
+        if self.near_len > 0 {
+            return Some(self.near[self.near_head as usize].0);
+        }
+        self.rest.front().map(|f| f.0)
+    }
+
+    /// Append an item (the line's order is its arrival order); returns whether the line was
+    /// empty.
+    #[inline(always)]
+    fn append(&mut self, at: SimTime, item: T) -> bool {
+        let n = self.near_len as usize;
+        if n == N || !self.rest.is_empty() {
+            self.rest.push_back((at, item));
+            return false;
+        }
+        let i = self.near_index(n);
+        self.near[i] = (at, item);
+        self.near_len += 1;
+        n == 0
     }
 
     /// Take the oldest item, if any.
+    #[inline(always)]
     fn take_front(&mut self) -> Option<(SimTime, T)> {
-        let n = self.near_len as usize;
-        if n == 0 {
-            return None;
+        if self.near_len == 0 {
+            return self.rest.pop_front();
         }
-        let front = self.near[0];
-        for k in 1..n {
-            self.near[k - 1] = self.near[k]; // a few items: moves, not a memmove call
-        }
-        match if n == N { self.rest.pop_front() } else { None } {
-            Some(next) => self.near[N - 1] = next,
-            None => self.near_len -= 1,
-        }
+        let h = self.near_head as usize;
+        let front = self.near[h];
+        self.near_head = if h + 1 == N { 0 } else { h as u8 + 1 };
+        self.near_len -= 1;
         Some(front)
     }
 
     /// Put `item` on the line to arrive at `at` (plus the line's random delay, if any);
     /// schedules `ev` if the line was empty.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, q: &mut EventQueue, at: SimTime, item: T, ev: Ev) {
         let at = match self.jitter.as_deref_mut() {
             None => at,
@@ -414,10 +486,9 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
             self.back_time().is_none_or(|b| b <= at),
             "delay line out of order"
         );
-        if self.is_empty() {
+        if self.append(at, item) {
             q.push(at, ev);
         }
-        self.append(at, item);
     }
 
     /// Put `item` on the line right behind the last item, at the same time and without a
@@ -431,8 +502,8 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
     /// Take the head (its event fired); schedules `ev` for the next one.
     pub fn pop(&mut self, q: &mut EventQueue, ev: Ev) -> T {
         let (_, item) = self.take_front().expect("delay-line event without an item");
-        if self.near_len > 0 {
-            q.push(self.near[0].0, ev);
+        if let Some(t) = self.front_time() {
+            q.push(t, ev);
         }
         item
     }
@@ -442,7 +513,7 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.near_len == 0
+        self.near_len == 0 && self.rest.is_empty()
     }
 
     /// Take everything on the line (tests drive senders without the event loop).
@@ -518,8 +589,9 @@ mod tests {
     }
 
     /// Drive the queue and a binary heap on (time, seq) with the same random operations:
-    /// pushes at or after the current time (delays from `delay`), peeks without pops, and
-    /// pushes after a peek; they must agree on every pop.
+    /// pushes at or after the current time (delays from `delay`), peeks without pops,
+    /// pushes after a peek, and pops up to a limit that may come before the next event;
+    /// they must agree on every pop.
     fn check_against_binary_heap(seed: u64, steps: u64, delay: impl Fn(&mut Rng) -> u64) {
         use std::cmp::Reverse;
         use std::collections::BinaryHeap;
@@ -541,15 +613,24 @@ mod tests {
                 assert_eq!(q.peek_time(), want);
                 continue;
             }
-            let got = q.pop();
-            let want = reference
-                .pop()
-                .map(|Reverse((t, s))| (SimTime(t), Ev::FwdArrive(s as u32)));
+            // Pop, or pop up to a limit that may fall before the minimum.
+            let limit = match step % 3 {
+                0 => u64::MAX,
+                _ => now + delay(&mut rng),
+            };
+            let got = q.pop_until(SimTime(limit));
+            let want = match reference.peek() {
+                Some(Reverse((t, _))) if *t <= limit => reference
+                    .pop()
+                    .map(|Reverse((t, s))| (SimTime(t), Ev::FwdArrive(s as u32))),
+                _ => None,
+            };
             assert_eq!(got, want, "step {step}");
             if let Some((t, _)) = got {
                 now = t.0;
             }
             assert_eq!(q.len(), reference.len());
+            assert_eq!(q.is_empty(), reference.is_empty());
         }
         while let Some(Reverse((t, s))) = reference.pop() {
             assert_eq!(q.pop(), Some((SimTime(t), Ev::FwdArrive(s as u32))));
@@ -632,18 +713,24 @@ mod tests {
         assert_eq!(got, vec![(100, 0), (101, 1), (102, 2), (103, 3), (104, 4)]);
     }
 
-    /// Lines of 0 to 12 items, pushed and popped in a random interleaving: the two inline
-    /// slots and the overflow ring behind them together give back every item, in order,
-    /// each at its time, with one queue entry per line at most (a plain FIFO as model).
-    #[test]
-    fn delay_line_overflowing_its_inline_ring_stays_fifo() {
-        let mut rng = Rng::new(11);
+    /// Drive a line with `N` inline slots and a plain FIFO (the model) with the same random
+    /// pushes, pushes behind and pops: lines of up to `max` items, filling with probability
+    /// `fill` per step, so they grow past the inline slots, drain to empty and grow again.
+    /// Every item comes back in order, each at its time, with one queue entry per line at
+    /// most; returns the line for checks of its layout.
+    fn check_delay_line_against_a_fifo<const N: usize>(
+        seed: u64,
+        steps: u32,
+        max: usize,
+        fill: f64,
+    ) -> DelayLine<u32, N> {
+        let mut rng = Rng::new(seed);
         let mut q = EventQueue::new();
-        let mut d: DelayLine<u32, 2> = DelayLine::new();
+        let mut d: DelayLine<u32, N> = DelayLine::new();
         let mut model: VecDeque<(u64, u32)> = VecDeque::new();
         let (mut now, mut next) = (0u64, 0u32);
-        for _ in 0..100_000 {
-            if model.len() < 12 && (model.is_empty() || rng.uniform() < 0.5) {
+        for _ in 0..steps {
+            if model.len() < max && (model.is_empty() || rng.uniform() < fill) {
                 let at = model.back().map_or(now, |b| b.0) + (rng.uniform() * 3.0) as u64;
                 if rng.uniform() < 0.2 && !model.is_empty() {
                     d.push_behind(next);
@@ -660,11 +747,41 @@ mod tests {
                 assert_eq!((t.0, d.pop(&mut q, Ev::FwdArrive(0))), want);
             }
             assert_eq!(d.len(), model.len());
+            assert_eq!(d.is_empty(), model.is_empty());
+            assert_eq!(d.back_time(), model.back().map(|b| SimTime(b.0)));
             assert_eq!(q.len(), usize::from(!model.is_empty()));
         }
+        let all: Vec<(SimTime, u32)> = model.iter().map(|m| (SimTime(m.0), m.1)).collect();
+        let mut copy: DelayLine<u32, N> = DelayLine::new();
+        for &(t, x) in &all {
+            copy.append(t, x);
+        }
+        assert_eq!(copy.drain_with_times(), all);
         let rest: Vec<u32> = model.iter().map(|m| m.1).collect();
         assert_eq!(d.drain(), rest);
         assert!(d.is_empty());
+        d
+    }
+
+    /// Lines of 0 to 12 items (two inline slots), and of up to 200 items that fill and
+    /// drain (three inline slots, the forward lines' size): the inline ring and the overflow
+    /// ring behind it together give back every item, in order, each at its time.
+    #[test]
+    fn delay_line_overflowing_its_inline_ring_stays_fifo() {
+        check_delay_line_against_a_fifo::<2>(11, 100_000, 12, 0.5);
+        check_delay_line_against_a_fifo::<3>(12, 100_000, 200, 0.5);
+        check_delay_line_against_a_fifo::<3>(13, 100_000, 200, 0.9);
+        check_delay_line_against_a_fifo::<1>(14, 100_000, 5, 0.6);
+    }
+
+    /// A line that never holds more than its inline slots (a connection among thousands)
+    /// never allocates its overflow ring.
+    #[test]
+    fn a_line_within_its_inline_slots_allocates_nothing() {
+        let d = check_delay_line_against_a_fifo::<3>(15, 100_000, 3, 0.5);
+        assert_eq!(d.rest.capacity(), 0);
+        let d = check_delay_line_against_a_fifo::<2>(16, 100_000, 2, 0.7);
+        assert_eq!(d.rest.capacity(), 0);
     }
 
     #[test]

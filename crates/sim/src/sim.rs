@@ -391,6 +391,9 @@ impl Sim {
         self.flows.iter().map(|f| f.sender.debug_state()).collect()
     }
 
+    /// One event. Always inlined into `run_until`: the event loop must stay one function
+    /// (tests/test_sim_build.py; LLVM's own choice flips with unrelated changes).
+    #[inline(always)]
     fn dispatch(&mut self, now: SimTime, ev: Ev) {
         match ev {
             Ev::FwdArrive(l) => {
