@@ -357,7 +357,9 @@ impl<T: Wire> Bottleneck<T> {
         std::mem::take(&mut self.netem_held)
     }
 
-    /// A packet reaches the bottleneck at `now`.
+    /// A packet reaches the bottleneck at `now`. Always inlined (into the event loop and
+    /// the netem release): a call per packet otherwise (docs/performance.md, Session 8).
+    #[inline(always)]
     pub fn arrive(&mut self, now: SimTime, pkt: T, rng: &mut Rng) -> Arrival {
         if pkt.agg() == 0 {
             return self.follow(now, pkt);
