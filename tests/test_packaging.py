@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -11,9 +10,9 @@ import tarfile
 import tomllib
 import zipfile
 from pathlib import Path
-from typing import Any
 
 import pytest
+from build_backend_module import build_backend
 
 import tcpfair
 
@@ -250,19 +249,9 @@ def test_the_sdist_holds_what_a_wheel_is_built_from(tmp_path: Path) -> None:
     assert "python/tcpfair/scenarios/lab10-reno-vs-bbr.toml" in names
 
 
-def _backend() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "tcpfair_build", ROOT / "build_backend" / "tcpfair_build.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_build_backend_names_what_is_wrong_in_one_line(tmp_path: Path) -> None:
     pytest.importorskip("maturin")
-    backend = _backend()
+    backend = build_backend()
     assert (
         backend.binaries()
         == tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["tcpfair"]["binaries"]

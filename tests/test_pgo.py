@@ -9,29 +9,18 @@ test_stack_ns2.py run against whichever build is installed (``./dev test``: the 
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from build_backend_module import build_backend
 
 import tcpfair._core
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAINING = ROOT / "crates" / "sim" / "pgo"
-
-
-def _backend() -> Any:
-    pytest.importorskip("maturin")
-    spec = importlib.util.spec_from_file_location(
-        "tcpfair_build", ROOT / "build_backend" / "tcpfair_build.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_training_runs_are_what_the_script_writes() -> None:
@@ -56,7 +45,7 @@ def test_every_training_run_loads_and_they_cover_both_stacks_and_every_cca() -> 
 def test_without_llvm_profdata_the_build_says_so_and_keeps_the_callers_flags(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    backend = _backend()
+    backend = build_backend()
     monkeypatch.setattr(backend, "_profdata_tool", lambda: None)
     monkeypatch.setenv("RUSTFLAGS", "-Ctarget-cpu=x86-64")
     assert backend.pgo_rustflags() == "-Ctarget-cpu=x86-64"
@@ -68,7 +57,7 @@ def test_without_llvm_profdata_the_build_says_so_and_keeps_the_callers_flags(
 def test_tcpfair_pgo_off_require_and_a_bad_value(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    backend = _backend()
+    backend = build_backend()
     monkeypatch.delenv("RUSTFLAGS", raising=False)
     monkeypatch.setenv("TCPFAIR_PGO", "off")
     monkeypatch.setattr(backend, "_profdata_tool", lambda: pytest.fail("off looked for tools"))
@@ -87,7 +76,7 @@ def test_a_failed_step_builds_plain_in_auto_mode_and_fails_in_require_mode(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """E.g. a rustc without the profiler runtime: the instrumented build fails."""
-    backend = _backend()
+    backend = build_backend()
     monkeypatch.setattr(backend, "ROOT", tmp_path)
     monkeypatch.setattr(backend, "_profdata_tool", lambda: Path("/usr/bin/true"))
 
@@ -111,7 +100,7 @@ def test_where_the_tools_are_the_checkout_is_built_profile_guided() -> None:
     flags = ROOT / "target" / "pgo" / "rustflags"
     if not flags.is_file():
         pytest.skip("./dev setup has not built this checkout")
-    if _backend()._profdata_tool() is None:
+    if build_backend()._profdata_tool() is None:
         pytest.skip("no llvm-profdata here: the plain build is expected")
     assert "-Cprofile-use=" in flags.read_text(), "see target/pgo/pgo.log for why"
 
@@ -119,7 +108,7 @@ def test_where_the_tools_are_the_checkout_is_built_profile_guided() -> None:
 def test_the_profile_tool_is_rustcs_own_llvm(monkeypatch: pytest.MonkeyPatch) -> None:
     """rustup's llvm-tools of the active toolchain, else Debian's llvm-N of rustc's LLVM N
     (a profile written by another LLVM major version is not readable)."""
-    backend = _backend()
+    backend = build_backend()
     seen: list[Path] = []
     monkeypatch.setattr(backend, "_rustc_facts", lambda: (Path("/sysroot"), "host-x", "22"))
     monkeypatch.setattr(backend.shutil, "which", lambda name: None)  # no rustup
