@@ -110,7 +110,7 @@ pub struct EventQueue {
     buckets: Box<[[Vec<Entry>; SLOTS]; LEVELS]>,
     /// Bit `s` of `occupied[l]` is set when bucket (`l`, `s`) holds entries not yet taken.
     occupied: [u64; LEVELS],
-    /// Bit `l` is set when `occupied[l]` is not 0.
+    /// Bit `l` (`l` ≥ 1) is set when `occupied[l]` is not 0 (bit 0 means nothing).
     levels: u32,
     /// The level-0 slot being read, from entry `front` on (its earlier entries are taken).
     cur: usize,
@@ -239,7 +239,6 @@ impl EventQueue {
         self.occupied[0] &= !(1 << self.cur);
         self.front = 0;
         if self.occupied[0] == 0 {
-            self.levels &= !1;
             return false;
         }
         self.cur = self.occupied[0].trailing_zeros() as usize;
@@ -252,10 +251,11 @@ impl EventQueue {
     /// The lowest occupied bucket above level 0 (level 0 is empty), if any.
     #[inline(always)]
     fn lowest_bucket(&self) -> Option<(usize, usize)> {
-        if self.levels == 0 {
+        let above = self.levels & !1;
+        if above == 0 {
             return None;
         }
-        let level = self.levels.trailing_zeros() as usize;
+        let level = above.trailing_zeros() as usize;
         Some((level, self.occupied[level].trailing_zeros() as usize))
     }
 
