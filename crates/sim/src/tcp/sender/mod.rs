@@ -571,12 +571,12 @@ impl Sender {
             self.rto_timer
                 .arm(io.q, now + self.rtt.rto(), self.p.id, TimerKind::Rto);
         }
+        self.rack_resent(now, i);
         self.transmit(now, i, len, io);
     }
 
     #[inline(always)]
     fn transmit(&mut self, now: SimTime, seg: u64, len: u32, io: &mut Io) {
-        self.rack_sent(now, seg);
         let pkt = Packet {
             flow: self.p.id,
             seg,

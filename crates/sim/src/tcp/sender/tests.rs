@@ -407,6 +407,9 @@ fn gso_sender_defers_a_small_aggregate_until_a_third_of_cwnd_is_free() {
 thread_local! {
     /// RACK detections checked against the window walk (`rack_detect_reference`).
     pub(super) static RACK_CHECKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// First transmissions a detection found within their reordering window (moved to
+    /// RACK's `held` queue).
+    pub(super) static HELD: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     /// Cumulative ACKs checked against the segment loop (`clean_reference`), and those of
     /// them that acknowledged plain segments and others (SACKed, lost or retransmitted).
     pub(super) static CLEANS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
@@ -437,7 +440,8 @@ fn sack_dumbbell(rate_bps: u64, rtt_ms: u64, buffer_bytes: u64, loss: f64, secs:
 
 /// Every RACK detection in runs with start-up overshoot losses (1 Gbit/s × 100 ms, thousands
 /// lost), drop-tail losses and random loss with jittered paths marks exactly the
-/// segments, and waits exactly as long, as the full window walk would.
+/// segments, and waits exactly as long, as the full window walk would; first
+/// transmissions waiting out their reordering window (RACK's `held` queue) among them.
 #[test]
 fn rack_queue_marks_what_the_window_walk_marks() {
     for (rate, rtt, buf, loss, secs) in [
@@ -447,6 +451,7 @@ fn rack_queue_marks_what_the_window_walk_marks() {
     ] {
         let cfg = crate::Config::from_json(&sack_dumbbell(rate, rtt, buf, loss, secs)).unwrap();
         RACK_CHECKS.with(|c| c.set(0));
+        HELD.with(|c| c.set(0));
         let out = crate::run(&cfg).unwrap();
         let lost = out.link_totals.drops + out.link_totals.random_losses;
         assert!(lost > 100, "{rate} bit/s: only {lost} losses");
@@ -455,6 +460,8 @@ fn rack_queue_marks_what_the_window_walk_marks() {
             checks > lost,
             "{rate} bit/s: {checks} detections for {lost} losses"
         );
+        let held = HELD.with(|c| c.get());
+        assert!(held > 10, "{rate} bit/s: {held} first transmissions held");
     }
 }
 
