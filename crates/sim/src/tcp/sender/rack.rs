@@ -261,6 +261,13 @@ impl Sender {
         if i < self.snd_nxt && !sent_after(self.seg(i).tx_time, i + 1, mstamp, end_seq) {
             return false;
         }
+        (self.rack.held.is_empty() && self.rack.resent.is_empty())
+            || self.rack_queues_front_sent_after()
+    }
+
+    /// `rack_front_sent_after` for `held` and `resent`, when one is not empty.
+    #[inline(never)]
+    fn rack_queues_front_sent_after(&mut self) -> bool {
         self.rack_queue_front_sent_after(true) && self.rack_queue_front_sent_after(false)
     }
 
