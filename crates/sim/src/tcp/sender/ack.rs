@@ -29,6 +29,9 @@ impl Sender {
     ) -> (bool, Option<SimTime>, Option<SimTime>) {
         let mut any = false;
         let (mut oldest, mut newest): (Option<SimTime>, Option<SimTime>) = (None, None);
+        if ack.nsack == 0 && self.known_sacks[0] == (0, 0) {
+            return (any, oldest, newest); // nothing reported, nothing to forget
+        }
         let floor = self.snd_una.max(ack.cum);
         for &(bs, be) in ack.blocks() {
             let mut s = bs.max(floor);
