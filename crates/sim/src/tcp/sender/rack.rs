@@ -444,6 +444,7 @@ impl Sender {
 
     // ------------------------------------------------------------------ TLP
     /// `tcp_schedule_loss_probe`: arm (or disarm) the probe timer.
+    #[inline(always)]
     pub(super) fn schedule_tlp(&mut self, now: SimTime, io: &mut Io) {
         let eligible = self.p.sack
             && self.packets_out() > 0
