@@ -382,11 +382,14 @@ impl Sender {
     // ------------------------------------------------------------------ sending
     /// Send what cwnd, rwnd, the send buffer, the application and pacing allow
     /// (Linux `tcp_xmit_retransmit_queue` then `tcp_write_xmit`).
+    #[inline(never)]
     pub fn try_send(&mut self, now: SimTime, io: &mut Io) {
         self.send_allowed(now, io);
     }
 
     /// `try_send`; returns whether new data went out (the probe timer was then scheduled).
+    /// Inline in its two callers: `try_send` and `on_ack` (a call per ACK).
+    #[inline(always)]
     pub(super) fn send_allowed(&mut self, now: SimTime, io: &mut Io) -> bool {
         if !self.active {
             return false;
