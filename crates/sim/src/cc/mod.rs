@@ -380,6 +380,7 @@ impl CongestionControl for AnyCc {
     fn cwnd_event(&mut self, tcp: &mut TcpCc, ev: CwndEvent) {
         dispatch!(self, c => c.cwnd_event(tcp, ev))
     }
+    #[inline]
     fn has_cong_control(&self) -> bool {
         dispatch!(self, c => c.has_cong_control())
     }

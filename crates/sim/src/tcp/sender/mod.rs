@@ -263,6 +263,15 @@ impl Sender {
         self.board.get(i)
     }
 
+    /// Does the congestion control read delivery-rate samples? Only one with its own
+    /// control path does (BBR: `hooks::on_ack` passes the sample to `cong_control` alone);
+    /// for the others the sample and what only it reads (`RateAcc`, `first_tx`) are not
+    /// assembled at all.
+    #[inline]
+    fn samples_rate(&self) -> bool {
+        self.cc.has_cong_control()
+    }
+
     /// Linux `tcp_is_cwnd_limited`.
     fn is_cwnd_limited(&self) -> bool {
         if self.cwnd_limited_flag {
