@@ -472,6 +472,7 @@ impl Sender {
 
     /// First transmission with nothing in flight: slow start after idle
     /// (`tcp_slow_start_after_idle_check` → `tcp_cwnd_restart`) and `CA_EVENT_TX_START`.
+    #[cold]
     fn on_tx_start(&mut self, now: SimTime) {
         self.sync(now);
         if let Some(last) = self.last_send {
@@ -568,6 +569,7 @@ impl Sender {
         None
     }
 
+    #[inline(never)]
     fn retransmit(&mut self, now: SimTime, i: u64, io: &mut Io) {
         let snap = self.snapshot(now);
         let s = self.seg_mut(i);
