@@ -366,9 +366,11 @@ impl CongestionControl for AnyCc {
     fn ssthresh(&mut self, tcp: &mut TcpCc) -> u32 {
         dispatch!(self, c => c.ssthresh(tcp))
     }
+    #[inline]
     fn cong_avoid(&mut self, tcp: &mut TcpCc, ev: &AckEvent) {
         dispatch!(self, c => c.cong_avoid(tcp, ev))
     }
+    #[inline]
     fn pkts_acked(&mut self, tcp: &mut TcpCc, ev: &AckEvent) {
         dispatch!(self, c => c.pkts_acked(tcp, ev))
     }
@@ -378,6 +380,7 @@ impl CongestionControl for AnyCc {
     fn cwnd_event(&mut self, tcp: &mut TcpCc, ev: CwndEvent) {
         dispatch!(self, c => c.cwnd_event(tcp, ev))
     }
+    #[inline]
     fn has_cong_control(&self) -> bool {
         dispatch!(self, c => c.has_cong_control())
     }

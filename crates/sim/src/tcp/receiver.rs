@@ -129,6 +129,7 @@ impl Receiver {
 
     /// A data segment arrived. Returns the ACK decision and the payload bytes newly
     /// delivered in order.
+    #[inline(always)]
     pub fn on_segment(&mut self, pkt: &Packet) -> (AckDecision, u64) {
         let s = pkt.seg;
         // RFC 7323 §4.3 (2): TS.Recent follows segments at or left of the last ACK sent, so

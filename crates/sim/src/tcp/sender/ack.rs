@@ -29,6 +29,9 @@ impl Sender {
     ) -> (bool, Option<SimTime>, Option<SimTime>) {
         let mut any = false;
         let (mut oldest, mut newest): (Option<SimTime>, Option<SimTime>) = (None, None);
+        if ack.nsack == 0 && self.known_sacks[0] == (0, 0) {
+            return (any, oldest, newest); // nothing reported, nothing to forget
+        }
         let floor = self.snd_una.max(ack.cum);
         for &(bs, be) in ack.blocks() {
             let mut s = bs.max(floor);
@@ -61,8 +64,10 @@ impl Sender {
                 if f & RETRANS != 0 {
                     self.retrans_out -= 1;
                 }
-                if let Some(t) = acc.delivered(i, tx, &snap, f & EVER_RETRANS != 0) {
-                    self.first_tx = t;
+                if self.samples_rate() {
+                    if let Some(t) = acc.delivered(i, tx, &snap, f & EVER_RETRANS != 0) {
+                        self.first_tx = t;
+                    }
                 }
                 self.rack_advance(now, i, tx, f & EVER_RETRANS != 0);
                 if f & EVER_RETRANS == 0 {
@@ -228,7 +233,7 @@ impl Sender {
                 if self.p.sack {
                     rack.advance(self.tcp.min_rtt, now, i, seg.tx_time, ever);
                 }
-                if seg.flags & RATE_DONE == 0 {
+                if self.samples_rate() && seg.flags & RATE_DONE == 0 {
                     if let Some(t) = acc.delivered(i, seg.tx_time, &seg.snap, ever) {
                         first_tx = t;
                     }
@@ -252,14 +257,14 @@ impl Sender {
     }
 
     /// Segment `i`, not SACKed before, was cumulatively acknowledged: RACK (with SACK) and
-    /// the rate sample learn of it.
+    /// the rate sample (when read) learn of it.
     #[inline]
     fn seg_delivered(&mut self, now: SimTime, i: u64, seg: &Seg, acc: &mut RateAcc) {
         let ever_retrans = seg.flags & EVER_RETRANS != 0;
         if self.p.sack {
             self.rack_advance(now, i, seg.tx_time, ever_retrans);
         }
-        if seg.flags & RATE_DONE == 0 {
+        if self.samples_rate() && seg.flags & RATE_DONE == 0 {
             if let Some(t) = acc.delivered(i, seg.tx_time, &seg.snap, ever_retrans) {
                 self.first_tx = t;
             }
@@ -337,7 +342,7 @@ impl Sender {
         // Only an algorithm with its own control path (BBR) reads the sample
         // (`hooks::on_ack` passes it to `cong_control` alone).
         let mut rs = RateSample::default();
-        if self.cc.has_cong_control() {
+        if self.samples_rate() {
             rs = RateSample {
                 losses: newly_lost as u32,
                 acked_sacked: newly as u32,

@@ -263,6 +263,15 @@ impl Sender {
         self.board.get(i)
     }
 
+    /// Does the congestion control read delivery-rate samples? Only one with its own
+    /// control path does (BBR: `hooks::on_ack` passes the sample to `cong_control` alone);
+    /// for the others the sample and what only it reads (`RateAcc`, `first_tx`) are not
+    /// assembled at all.
+    #[inline]
+    fn samples_rate(&self) -> bool {
+        self.cc.has_cong_control()
+    }
+
     /// Linux `tcp_is_cwnd_limited`.
     fn is_cwnd_limited(&self) -> bool {
         if self.cwnd_limited_flag {
@@ -382,11 +391,14 @@ impl Sender {
     // ------------------------------------------------------------------ sending
     /// Send what cwnd, rwnd, the send buffer, the application and pacing allow
     /// (Linux `tcp_xmit_retransmit_queue` then `tcp_write_xmit`).
+    #[inline(never)]
     pub fn try_send(&mut self, now: SimTime, io: &mut Io) {
         self.send_allowed(now, io);
     }
 
     /// `try_send`; returns whether new data went out (the probe timer was then scheduled).
+    /// Inline in its two callers: `try_send` and `on_ack` (a call per ACK).
+    #[inline(always)]
     pub(super) fn send_allowed(&mut self, now: SimTime, io: &mut Io) -> bool {
         if !self.active {
             return false;
@@ -460,6 +472,7 @@ impl Sender {
 
     /// First transmission with nothing in flight: slow start after idle
     /// (`tcp_slow_start_after_idle_check` → `tcp_cwnd_restart`) and `CA_EVENT_TX_START`.
+    #[cold]
     fn on_tx_start(&mut self, now: SimTime) {
         self.sync(now);
         if let Some(last) = self.last_send {
@@ -556,6 +569,7 @@ impl Sender {
         None
     }
 
+    #[inline(never)]
     fn retransmit(&mut self, now: SimTime, i: u64, io: &mut Io) {
         let snap = self.snapshot(now);
         let s = self.seg_mut(i);
@@ -571,12 +585,12 @@ impl Sender {
             self.rto_timer
                 .arm(io.q, now + self.rtt.rto(), self.p.id, TimerKind::Rto);
         }
+        self.rack_resent(now, i);
         self.transmit(now, i, len, io);
     }
 
     #[inline(always)]
     fn transmit(&mut self, now: SimTime, seg: u64, len: u32, io: &mut Io) {
-        self.rack_sent(now, seg);
         let pkt = Packet {
             flow: self.p.id,
             seg,

@@ -31,12 +31,24 @@ pub(super) struct Rack {
     valid: bool,
     /// A delivery advanced the state since the last detection.
     advanced: bool,
-    /// Every transmission (send time, segment), sorted by send time then segment (Linux
-    /// `tsorted_sent_queue`). An entry stands for a detection candidate while its segment
+    /// Linux's `tsorted_sent_queue` holds every transmission (send time, segment), sorted by
+    /// send time then segment. An entry stands for a detection candidate while its segment
     /// is outstanding, last sent at that time, not SACKed and not waiting for its
     /// retransmission; entries that no longer do are dropped when detection reaches them
     /// (each once), so detection costs amortised O(1) per ACK instead of a window walk.
-    tsorted: VecDeque<(SimTime, u64)>,
+    ///
+    /// Here that queue is three sorted parts, whose union it is (detection's outcome does
+    /// not depend on the order in which it meets the candidates):
+    ///
+    /// - first transmissions from segment `fresh` on, which need no entries: new data goes
+    ///   out in sequence order, so segments `fresh..snd_nxt` sent once are sorted already,
+    ///   each standing for (its send time, itself) until it is retransmitted;
+    /// - `held`: first transmissions below `fresh` that a detection walked past while they
+    ///   were still within their reordering window;
+    /// - `resent`: retransmissions.
+    fresh: u64,
+    held: VecDeque<(SimTime, u64)>,
+    resent: VecDeque<(SimTime, u64)>,
 }
 
 impl Rack {
@@ -82,35 +94,36 @@ fn sent_after(t1: SimTime, seq1: u64, t2: SimTime, seq2: u64) -> bool {
 }
 
 impl Sender {
-    /// Segment `seg` was (re)transmitted at `now`: queue it for RACK (SACK flows only).
+    /// Segment `seg` was retransmitted at `now`: queue it for RACK (SACK flows only; a
+    /// first transmission needs no entry, see `Rack::fresh`).
     #[inline]
-    pub(super) fn rack_sent(&mut self, now: SimTime, seg: u64) {
+    pub(super) fn rack_resent(&mut self, now: SimTime, seg: u64) {
         if !self.p.sack {
             return;
         }
-        let q = &self.rack.tsorted;
+        let q = &self.rack.resent;
         let in_order = !matches!(q.back(), Some(&last) if last > (now, seg));
         if in_order && q.len() as u64 <= 2 * self.packets_out() + 64 {
-            self.rack.tsorted.push_back((now, seg));
+            self.rack.resent.push_back((now, seg));
         } else {
-            self.rack_sent_slow(now, seg);
+            self.rack_resent_slow(now, seg);
         }
     }
 
-    /// `rack_sent` when the queue outgrew the window (detection drops the stale head on
+    /// `rack_resent` when the queue outgrew the window (detection drops the stale head on
     /// nearly every ACK, but may not run for a while) or the entry goes before the tail.
     #[cold]
-    fn rack_sent_slow(&mut self, now: SimTime, seg: u64) {
-        while let Some(&(tx, i)) = self.rack.tsorted.front() {
+    fn rack_resent_slow(&mut self, now: SimTime, seg: u64) {
+        while let Some(&(tx, i)) = self.rack.resent.front() {
             if self.rack_candidate(tx, i) {
                 break;
             }
-            self.rack.tsorted.pop_front();
+            self.rack.resent.pop_front();
         }
-        // Sorted by (send time, segment), as `sent_after` orders them. Transmissions come in
-        // time order; only a retransmission sent at the same instant as new data after it
-        // goes further back.
-        let q = &mut self.rack.tsorted;
+        // Sorted by (send time, segment), as `sent_after` orders them. Retransmissions come
+        // in time order; only one sent at the same instant as a later segment's goes
+        // further back.
+        let q = &mut self.rack.resent;
         let e = (now, seg);
         let mut at = q.len();
         while at > 0 && q[at - 1] > e {
@@ -127,6 +140,14 @@ impl Sender {
         let s = self.seg(i);
         let f = s.flags;
         s.tx_time == tx && f & SACKED == 0 && (f & LOST == 0 || f & RETRANS != 0)
+    }
+
+    /// Does first transmission `i` (at least `snd_una`, below `snd_nxt`) stand for a
+    /// candidate? Sent once (so its entry's send time is the segment's), not SACKed, not
+    /// marked lost: `rack_candidate` for the entry it stands for.
+    #[inline]
+    fn rack_fresh_candidate(&self, i: u64) -> bool {
+        self.seg(i).flags & (SACKED | LOST | EVER_RETRANS) == 0
     }
 
     /// `tcp_mark_skb_lost` for segment `i` (outstanding, not SACKED).
@@ -183,12 +204,34 @@ impl Sender {
         let wait = if self.rack_front_sent_after() {
             0
         } else {
-            self.rack_walk(
+            // `held` before the first transmissions, which may add to it.
+            let mut wait = 0;
+            for held in [false, true] {
+                let mut q = std::mem::take(if held {
+                    &mut self.rack.held
+                } else {
+                    &mut self.rack.resent
+                });
+                let w = self.rack_walk(
+                    &mut q,
+                    now,
+                    reo,
+                    #[cfg(test)]
+                    &mut marked,
+                );
+                wait = wait.max(w);
+                if held {
+                    self.rack.held = q;
+                } else {
+                    self.rack.resent = q;
+                }
+            }
+            wait.max(self.rack_walk_fresh(
                 now,
                 reo,
                 #[cfg(test)]
                 &mut marked,
-            )
+            ))
         };
         #[cfg(test)]
         {
@@ -204,29 +247,67 @@ impl Sender {
     }
 
     /// The start of every detection, which is all of it on most ACKs: drop the entries at
-    /// the front of the queue that are no longer candidates; true when no candidate is
-    /// left or the oldest one was sent after the RACK segment (so are all later ones:
-    /// nothing is lost and nothing waits).
+    /// the front of each part of the queue that are no longer candidates; true when no
+    /// candidate is left or the oldest one of each part was sent after the RACK segment
+    /// (so are all later ones: nothing is lost and nothing waits).
     #[inline]
     fn rack_front_sent_after(&mut self) -> bool {
         let (mstamp, end_seq) = (self.rack.mstamp, self.rack.end_seq);
-        while let Some(&(tx, i)) = self.rack.tsorted.front() {
+        let mut i = self.rack.fresh.max(self.snd_una);
+        while i < self.snd_nxt && !self.rack_fresh_candidate(i) {
+            i += 1;
+        }
+        self.rack.fresh = i;
+        if i < self.snd_nxt && !sent_after(self.seg(i).tx_time, i + 1, mstamp, end_seq) {
+            return false;
+        }
+        (self.rack.held.is_empty() && self.rack.resent.is_empty())
+            || self.rack_queues_front_sent_after()
+    }
+
+    /// `rack_front_sent_after` for `held` and `resent`, when one is not empty.
+    #[inline(never)]
+    fn rack_queues_front_sent_after(&mut self) -> bool {
+        self.rack_queue_front_sent_after(true) && self.rack_queue_front_sent_after(false)
+    }
+
+    /// `rack_front_sent_after` for `held` (`true`) or `resent`.
+    #[inline]
+    fn rack_queue_front_sent_after(&mut self, held: bool) -> bool {
+        let (mstamp, end_seq) = (self.rack.mstamp, self.rack.end_seq);
+        loop {
+            let q = if held {
+                &self.rack.held
+            } else {
+                &self.rack.resent
+            };
+            let Some(&(tx, i)) = q.front() else {
+                return true;
+            };
             if self.rack_candidate(tx, i) {
                 return sent_after(tx, i + 1, mstamp, end_seq);
             }
-            self.rack.tsorted.pop_front();
+            if held {
+                self.rack.held.pop_front();
+            } else {
+                self.rack.resent.pop_front();
+            }
         }
-        true
     }
 
-    /// The rest of the detection: walks the sorted queue from its oldest entry up to the
-    /// first candidate sent after the RACK segment (all later ones are later still).
-    /// Entries that are no longer candidates, or are marked lost now, leave the queue; the
-    /// others walked (still within their reordering window) are kept, in order. Returns the
-    /// longest wait, in ns.
-    fn rack_walk(&mut self, now: SimTime, reo: SimTime, #[cfg(test)] marked: &mut Vec<u64>) -> u64 {
+    /// The rest of the detection, for one sorted part of the queue (`held` or `resent`,
+    /// taken out of the sender): walks it from its oldest entry up to the first candidate
+    /// sent after the RACK segment (all later ones are later still). Entries that are no
+    /// longer candidates, or are marked lost now, leave the queue; the others walked (still
+    /// within their reordering window) are kept, in order. Returns the longest wait, in ns.
+    fn rack_walk(
+        &mut self,
+        q: &mut VecDeque<(SimTime, u64)>,
+        now: SimTime,
+        reo: SimTime,
+        #[cfg(test)] marked: &mut Vec<u64>,
+    ) -> u64 {
         let (mstamp, end_seq, rtt) = (self.rack.mstamp, self.rack.end_seq, self.rack.rtt);
-        let mut q = std::mem::take(&mut self.rack.tsorted);
         let mut wait = 0u64;
         // [0, kept): entries walked and kept; [kept, r): entries to drop; r: next to look at.
         // While nothing is kept, dropped entries leave from the front at once.
@@ -262,7 +343,42 @@ impl Sender {
         if r > kept {
             q.drain(kept..r);
         }
-        self.rack.tsorted = q;
+        wait
+    }
+
+    /// `rack_walk` for the first transmissions from `fresh` on: those still within their
+    /// reordering window move to `held` (in order: they follow every entry there), so that
+    /// `fresh` passes each segment once.
+    fn rack_walk_fresh(
+        &mut self,
+        now: SimTime,
+        reo: SimTime,
+        #[cfg(test)] marked: &mut Vec<u64>,
+    ) -> u64 {
+        let (mstamp, end_seq, rtt) = (self.rack.mstamp, self.rack.end_seq, self.rack.rtt);
+        let mut wait = 0u64;
+        let mut i = self.rack.fresh.max(self.snd_una);
+        while i < self.snd_nxt {
+            if self.rack_fresh_candidate(i) {
+                let tx = self.seg(i).tx_time;
+                if sent_after(tx, i + 1, mstamp, end_seq) {
+                    break;
+                }
+                let deadline = tx + rtt + reo;
+                if deadline <= now {
+                    self.rack_mark_seg_lost(i);
+                    #[cfg(test)]
+                    marked.push(i);
+                } else {
+                    wait = wait.max((deadline - now).0);
+                    self.rack.held.push_back((tx, i));
+                    #[cfg(test)]
+                    tests::HELD.with(|c| c.set(c.get() + 1));
+                }
+            }
+            i += 1;
+        }
+        self.rack.fresh = i;
         wait
     }
 
@@ -328,6 +444,7 @@ impl Sender {
 
     // ------------------------------------------------------------------ TLP
     /// `tcp_schedule_loss_probe`: arm (or disarm) the probe timer.
+    #[inline(always)]
     pub(super) fn schedule_tlp(&mut self, now: SimTime, io: &mut Io) {
         let eligible = self.p.sack
             && self.packets_out() > 0
@@ -373,6 +490,7 @@ impl Sender {
             let len = self.seg_len(i);
             self.stats.retransmits += 1;
             self.stats.bytes_retransmitted += len as u64;
+            self.rack_resent(now, i);
             self.transmit(now, i, len, io);
             self.tlp_retrans = true;
         }

@@ -407,16 +407,31 @@ fn gso_sender_defers_a_small_aggregate_until_a_third_of_cwnd_is_free() {
 thread_local! {
     /// RACK detections checked against the window walk (`rack_detect_reference`).
     pub(super) static RACK_CHECKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// First transmissions a detection found within their reordering window (moved to
+    /// RACK's `held` queue).
+    pub(super) static HELD: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     /// Cumulative ACKs checked against the segment loop (`clean_reference`), and those of
     /// them that acknowledged plain segments and others (SACKed, lost or retransmitted).
     pub(super) static CLEANS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
 }
 
-/// A two-flow SACK dumbbell as JSON (the Python side's `sim_json`).
+/// A two-flow SACK dumbbell of Reno flows as JSON (the Python side's `sim_json`).
 fn sack_dumbbell(rate_bps: u64, rtt_ms: u64, buffer_bytes: u64, loss: f64, secs: u64) -> String {
+    sack_dumbbell_of("reno", rate_bps, rtt_ms, buffer_bytes, loss, secs)
+}
+
+/// `sack_dumbbell` with congestion control `cca`.
+fn sack_dumbbell_of(
+    cca: &str,
+    rate_bps: u64,
+    rtt_ms: u64,
+    buffer_bytes: u64,
+    loss: f64,
+    secs: u64,
+) -> String {
     let flow = |id: u32| {
         format!(
-            r#"{{"app_rate_bps":null,"cca":"reno","cca_params":{{}},"cwnd_clamp":null,"group":0,
+            r#"{{"app_rate_bps":null,"cca":"{cca}","cca_params":{{}},"cwnd_clamp":null,"group":0,
             "id":{id},"jitter_ns":120000,"rmem_bytes":250000000,"rtt_ns":{},"sack":true,
             "size_bytes":null,"start_ns":{},"stop_ns":null,"wmem_bytes":250000000}}"#,
             rtt_ms * 1_000_000,
@@ -437,7 +452,8 @@ fn sack_dumbbell(rate_bps: u64, rtt_ms: u64, buffer_bytes: u64, loss: f64, secs:
 
 /// Every RACK detection in runs with start-up overshoot losses (1 Gbit/s × 100 ms, thousands
 /// lost), drop-tail losses and random loss with jittered paths marks exactly the
-/// segments, and waits exactly as long, as the full window walk would.
+/// segments, and waits exactly as long, as the full window walk would; first
+/// transmissions waiting out their reordering window (RACK's `held` queue) among them.
 #[test]
 fn rack_queue_marks_what_the_window_walk_marks() {
     for (rate, rtt, buf, loss, secs) in [
@@ -447,6 +463,7 @@ fn rack_queue_marks_what_the_window_walk_marks() {
     ] {
         let cfg = crate::Config::from_json(&sack_dumbbell(rate, rtt, buf, loss, secs)).unwrap();
         RACK_CHECKS.with(|c| c.set(0));
+        HELD.with(|c| c.set(0));
         let out = crate::run(&cfg).unwrap();
         let lost = out.link_totals.drops + out.link_totals.random_losses;
         assert!(lost > 100, "{rate} bit/s: only {lost} losses");
@@ -455,20 +472,25 @@ fn rack_queue_marks_what_the_window_walk_marks() {
             checks > lost,
             "{rate} bit/s: {checks} detections for {lost} losses"
         );
+        let held = HELD.with(|c| c.get());
+        assert!(held > 10, "{rate} bit/s: {held} first transmissions held");
     }
 }
 
 /// Cumulative ACKs that cover runs of plain segments, alone or among SACKed, lost and
 /// retransmitted ones (losses in recovery, at the start-up overshoot, random loss), leave
-/// RACK, the rate sample and the RTT samples exactly as passing every segment on would
-/// (`clean_acked` checks each against `clean_reference`).
+/// RACK, the rate sample (BBR's; the other algorithms read none) and the RTT samples
+/// exactly as passing every segment on would (`clean_acked` checks each against
+/// `clean_reference`).
 #[test]
 fn runs_of_plain_segments_change_nothing() {
-    for (rate, rtt, buf, loss, secs) in [
-        (1_000_000_000, 100, 12_500_000, 0.0, 4),
-        (100_000_000, 100, 1_250_000, 0.001, 20),
+    for (cca, rate, rtt, buf, loss, secs) in [
+        ("reno", 1_000_000_000, 100, 12_500_000, 0.0, 4),
+        ("reno", 100_000_000, 100, 1_250_000, 0.001, 20),
+        ("bbr", 100_000_000, 100, 1_250_000, 0.001, 20),
     ] {
-        let cfg = crate::Config::from_json(&sack_dumbbell(rate, rtt, buf, loss, secs)).unwrap();
+        let json = sack_dumbbell_of(cca, rate, rtt, buf, loss, secs);
+        let cfg = crate::Config::from_json(&json).unwrap();
         CLEANS.with(|c| c.set((0, 0)));
         crate::run(&cfg).unwrap();
         let (all, mixed) = CLEANS.with(|c| c.get());
