@@ -136,6 +136,12 @@ pub struct Bottleneck<T: Wire = Packet> {
     /// Per connection: its packets in the queue or in service (grown on demand). A short
     /// flow's connection slot is reused only when none is left here (sim/short.rs).
     held: Vec<u32>,
+    /// Whether `held` is kept (`holds` answers): on unless the engine turns it off for a
+    /// run without short flows, where nothing asks (two counts per packet saved).
+    count_held: bool,
+    /// A token bucket or `netem_root`: packets that left the wire may still count in the
+    /// backlog (`waiting_for_tokens`). Decided once here; without either, nothing does.
+    shaped: bool,
 }
 
 impl<T: Wire> Bottleneck<T> {
@@ -189,12 +195,22 @@ impl<T: Wire> Bottleneck<T> {
             netem_held: Vec::new(),
             release_at: None,
             held: Vec::new(),
+            count_held: true,
+            shaped: cfg.burst_bytes.is_some() || cfg.netem_root,
         }
+    }
+
+    /// Stop counting each connection's packets on the link: nothing will call `holds`
+    /// (a run without short flows, whose slots are never reused).
+    pub fn forget_connections(&mut self) {
+        self.count_held = false;
+        self.held = Vec::new();
     }
 
     /// Does the link hold a packet of connection `flow` (queued or in service, or held by
     /// netem until its next release)?
     pub fn holds(&self, flow: u32) -> bool {
+        debug_assert!(self.count_held, "holds() after forget_connections()");
         self.held.get(flow as usize).is_some_and(|&n| n > 0)
             || self.netem_held.iter().any(|p| p.flow() == flow)
     }
@@ -220,7 +236,11 @@ impl<T: Wire> Bottleneck<T> {
 
     /// Whether `n` more packets of `pkt`'s size fit in the buffer at `now`.
     fn fits(&self, now: SimTime, pkt: &T, n: u64) -> bool {
-        let (held_bytes, held_pkts) = self.waiting_for_tokens(now);
+        let (held_bytes, held_pkts) = if self.shaped {
+            self.waiting_for_tokens(now)
+        } else {
+            (0, 0)
+        };
         match self.limit {
             Limit::Bytes(b) => {
                 self.q_bytes + held_bytes + self.reserved_bytes + n * pkt.wire() as u64 <= b
@@ -293,11 +313,13 @@ impl<T: Wire> Bottleneck<T> {
     #[inline(always)]
     fn admit(&mut self, now: SimTime, pkt: T) -> Arrival {
         self.accepted += 1;
-        let i = pkt.flow() as usize;
-        if self.held.len() <= i {
-            self.held.resize(i + 1, 0);
+        if self.count_held {
+            let i = pkt.flow() as usize;
+            if self.held.len() <= i {
+                self.held.resize(i + 1, 0);
+            }
+            self.held[i] += 1;
         }
-        self.held[i] += 1;
         if self.in_service.is_none() {
             debug_assert!(self.queue.is_empty());
             return Arrival::Started(self.start(now, pkt));
@@ -413,7 +435,9 @@ impl<T: Wire> Bottleneck<T> {
             .in_service
             .take()
             .expect("link completion without a packet");
-        self.held[pkt.flow() as usize] -= 1;
+        if self.count_held {
+            self.held[pkt.flow() as usize] -= 1;
+        }
         let wire = pkt.wire() as u64;
         if self.netem_root {
             if self.left.0 != now {

@@ -297,6 +297,14 @@ impl Sim {
         }
         let short = short::ShortFlows::new(cfg)?;
         short.schedule_first(&mut q);
+        let mut links: Vec<Bottleneck<Frame>> = link_cfgs
+            .iter()
+            .map(|c| Bottleneck::new(c, window))
+            .collect();
+        if cfg.short_flows.is_empty() {
+            // Only short flows reuse connection slots (and ask the links whether they hold one).
+            links.iter_mut().for_each(Bottleneck::forget_connections);
+        }
         Ok(Sim {
             q,
             // Host delay (`jitter_ns`) goes on the data path at the sender, as in Floyd &
@@ -330,10 +338,7 @@ impl Sim {
                     p
                 })
                 .collect(),
-            links: link_cfgs
-                .iter()
-                .map(|c| Bottleneck::new(c, window))
-                .collect(),
+            links,
             flows,
             rng: Rng::new(cfg.seed),
             rec,
