@@ -578,6 +578,16 @@ impl Timer {
     }
 }
 
+/// A delay line's random host delay: uniform over the `max` + 1 integer nanoseconds
+/// 0..=`max`, drawn from its own generator. `span` is `max` + 1 as an `f64`, converted once
+/// (the same value the draw used to convert at every item: the arithmetic is unchanged).
+#[derive(Debug)]
+struct Jitter {
+    max: u64,
+    span: f64,
+    rng: Rng,
+}
+
 /// A constant-delay FIFO path. Items pushed at non-decreasing times arrive in order, so
 /// only the head needs a heap entry.
 ///
@@ -603,7 +613,7 @@ pub struct DelayLine<T, const N: usize = 3> {
     /// Items inline: `near_len` of them, the oldest at `near[near_head]`.
     near_len: u8,
     near_head: u8,
-    jitter: Option<Box<(u64, Rng)>>,
+    jitter: Option<Box<Jitter>>,
     near: [(SimTime, T); N],
     rest: VecDeque<(SimTime, T)>,
 }
@@ -629,7 +639,13 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
     /// drawn from `rng` (no draws at all when `max_ns` is 0, so output is unchanged).
     pub fn with_jitter(max_ns: u64, rng: Rng) -> Self {
         DelayLine {
-            jitter: (max_ns > 0).then(|| Box::new((max_ns, rng))),
+            jitter: (max_ns > 0).then(|| {
+                Box::new(Jitter {
+                    max: max_ns,
+                    span: (max_ns + 1) as f64,
+                    rng,
+                })
+            }),
             ..Self::default()
         }
     }
@@ -695,9 +711,9 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
     pub fn push(&mut self, q: &mut EventQueue, at: SimTime, item: T, ev: Ev) {
         let at = match self.jitter.as_deref_mut() {
             None => at,
-            Some((max, rng)) => {
+            Some(j) => {
                 // Uniform over the max + 1 integer nanoseconds 0..=max.
-                let extra = ((rng.uniform() * (*max + 1) as f64) as u64).min(*max);
+                let extra = ((j.rng.uniform() * j.span) as u64).min(j.max);
                 let t = SimTime(at.0 + extra);
                 // FIFO: a later packet never overtakes an earlier one (a host's send path
                 // is a queue); it leaves right after it instead.
