@@ -669,14 +669,6 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
         n.checked_sub(1).map(|k| self.near[self.near_index(k)].0)
     }
 
-    /// Arrival time of the oldest item on the line.
-    fn front_time(&self) -> Option<SimTime> {
-        if self.near_len > 0 {
-            return Some(self.near[self.near_head as usize].0);
-        }
-        self.rest.front().map(|f| f.0)
-    }
-
     /// Append an item (the line's order is its arrival order); returns whether the line was
     /// empty.
     #[inline(always)]
@@ -737,10 +729,30 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
         self.append(at, item);
     }
 
-    /// Take the head (its event fired); schedules `ev` for the next one.
+    /// Take the head (its event fired); schedules `ev` for the next one. (`take_front`
+    /// and `front_time` in one: the item is copied once, and the next one's time is read
+    /// where it is known to be.)
+    #[inline(always)]
     pub fn pop(&mut self, q: &mut EventQueue, ev: Ev) -> T {
-        let (_, item) = self.take_front().expect("delay-line event without an item");
-        if let Some(t) = self.front_time() {
+        let n = self.near_len;
+        if n == 0 {
+            let (_, item) = self
+                .rest
+                .pop_front()
+                .expect("delay-line event without an item");
+            if let Some(&(t, _)) = self.rest.front() {
+                q.push(t, ev);
+            }
+            return item;
+        }
+        let h = self.near_head as usize;
+        let item = self.near[h].1;
+        let next = if h + 1 == N { 0 } else { h + 1 };
+        self.near_head = next as u8;
+        self.near_len = n - 1;
+        if n > 1 {
+            q.push(self.near[next].0, ev);
+        } else if let Some(&(t, _)) = self.rest.front() {
             q.push(t, ev);
         }
         item
