@@ -126,6 +126,8 @@ pub struct EventQueue {
     /// An array of known length, so no index into it needs a bounds check or a capacity
     /// check (session 9: `Vec::push` and indexing were ≈ 30 instructions per push).
     small: [Entry; SMALL_MAX],
+    /// Entries in `small` while small; `SMALL_MAX` while not, so that `small_len <
+    /// SMALL_MAX` alone tells a push that the small queue takes it.
     small_len: usize,
     /// Entries in the buckets (while not small).
     count: usize,
@@ -208,7 +210,7 @@ impl EventQueue {
         );
         let time = t.0.max(self.now);
         let e = Entry { time, ev };
-        if self.is_small && self.small_len < SMALL_MAX {
+        if self.small_len < SMALL_MAX {
             // Before every entry of an equal or earlier time (it leaves after them): most
             // events are scheduled soon, behind few such entries, so look from the back.
             let v = &mut self.small;
@@ -256,7 +258,7 @@ impl EventQueue {
         self.front = 0;
         self.count = self.small_len;
         let small = self.small;
-        let n = std::mem::take(&mut self.small_len);
+        let n = std::mem::replace(&mut self.small_len, SMALL_MAX);
         for &e in small[..n].iter().rev() {
             Self::put_in(
                 &mut self.buckets[..],
