@@ -414,7 +414,7 @@ impl<T: Wire> Bottleneck<T> {
         self.admit(now, pkt)
     }
 
-    #[inline]
+    #[inline(always)]
     fn start(&mut self, now: SimTime, pkt: T) -> SimTime {
         let tx = self.rate.tx_time(pkt.wire() as u64);
         self.totals.busy_ns += tx.0;
@@ -429,7 +429,7 @@ impl<T: Wire> Bottleneck<T> {
 
     /// The packet in service finished serializing at `now`. Returns it, and the completion
     /// time of the next one if the queue was not empty.
-    #[inline]
+    #[inline(always)]
     pub fn done(&mut self, now: SimTime) -> (T, Option<SimTime>) {
         let pkt = self
             .in_service
