@@ -663,6 +663,7 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
     }
 
     /// Arrival time of the last item on the line.
+    #[inline(always)]
     fn back_time(&self) -> Option<SimTime> {
         if let Some(b) = self.rest.back() {
             return Some(b.0);

@@ -142,6 +142,10 @@ pub struct Bottleneck<T: Wire = Packet> {
     /// A token bucket or `netem_root`: packets that left the wire may still count in the
     /// backlog (`waiting_for_tokens`). Decided once here; without either, nothing does.
     shaped: bool,
+    /// A full frame's bytes on the wire (the MTU) and its serialization time at `rate`,
+    /// computed once: most frames are full, and `Rate::tx_time` divides.
+    mtu_wire: u32,
+    mtu_tx: SimTime,
 }
 
 impl<T: Wire> Bottleneck<T> {
@@ -197,6 +201,8 @@ impl<T: Wire> Bottleneck<T> {
             held: Vec::new(),
             count_held: true,
             shaped: cfg.burst_bytes.is_some() || cfg.netem_root,
+            mtu_wire: cfg.mtu_bytes,
+            mtu_tx: rate.tx_time(cfg.mtu_bytes as u64),
         }
     }
 
@@ -416,7 +422,12 @@ impl<T: Wire> Bottleneck<T> {
 
     #[inline(always)]
     fn start(&mut self, now: SimTime, pkt: T) -> SimTime {
-        let tx = self.rate.tx_time(pkt.wire() as u64);
+        let wire = pkt.wire();
+        let tx = if wire == self.mtu_wire {
+            self.mtu_tx
+        } else {
+            self.rate.tx_time(wire as u64)
+        };
         self.totals.busy_ns += tx.0;
         let wait = match self.bucket.as_mut() {
             None => tx,
