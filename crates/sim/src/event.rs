@@ -531,6 +531,7 @@ impl Timer {
 
     /// Arm (or re-arm) the timer for `t`. Pushes a heap entry only when `t` is earlier than
     /// the live entry.
+    #[inline]
     pub fn arm(&mut self, q: &mut EventQueue, t: SimTime, flow: u32, kind: TimerKind) {
         self.deadline = t.0;
         self.armed = true;
