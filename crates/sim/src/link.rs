@@ -583,6 +583,51 @@ mod tests {
     }
 
     #[test]
+    fn frames_shorter_than_the_mtu_serialize_in_their_own_time() {
+        // 100 Mbit/s: 1,500 bytes take 120 µs, 600 bytes 48 µs, 61 bytes 4,880 ns.
+        let mut l = Bottleneck::new(&cfg(None, None), (SimTime(0), SimTime::MAX));
+        let mut rng = Rng::new(1);
+        let sized = |seg: u64, wire: u32| Packet { wire, ..pkt(seg) };
+        assert_eq!(
+            l.arrive(SimTime(0), sized(0, 600), &mut rng),
+            Arrival::Started(SimTime(48_000))
+        );
+        l.arrive(SimTime(0), sized(1, 1500), &mut rng);
+        l.arrive(SimTime(0), sized(2, 61), &mut rng);
+        assert_eq!(l.done(SimTime(48_000)).1, Some(SimTime(168_000)));
+        assert_eq!(l.done(SimTime(168_000)).1, Some(SimTime(172_880)));
+        assert_eq!(l.totals.busy_ns, 172_880);
+    }
+
+    #[test]
+    fn a_link_that_forgets_connections_carries_the_same_packets() {
+        let run = |forget: bool| {
+            let mut l = Bottleneck::new(&cfg(None, Some(3)), (SimTime(0), SimTime::MAX));
+            if forget {
+                l.forget_connections();
+            }
+            let mut rng = Rng::new(1);
+            let mut fates = Vec::new();
+            for i in 0..6 {
+                let p = Packet {
+                    flow: (i % 3) as u32,
+                    ..pkt(i)
+                };
+                fates.push(l.arrive(SimTime(i * 10_000), p, &mut rng));
+            }
+            let mut t = SimTime(120_000);
+            while let (p, Some(next)) = l.done(t) {
+                fates.push(Arrival::Started(SimTime(p.seg)));
+                t = next;
+            }
+            (fates, l.totals.drops, l.totals.tx_packets)
+        };
+        let kept = run(false);
+        assert_eq!(kept.1, 2); // one in service, three queued, two dropped
+        assert_eq!(run(true), kept);
+    }
+
+    #[test]
     fn zero_buffer_serializes_one_packet_at_a_time() {
         let mut l = Bottleneck::new(&cfg(Some(0), None), (SimTime(0), SimTime::MAX));
         let mut rng = Rng::new(1);
