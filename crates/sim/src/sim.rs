@@ -539,8 +539,13 @@ impl Sim {
             return;
         }
         let (decision, bytes) = fl.rx.on_segment(&pkt);
-        if bytes > 0 && self.short.is_short(f) {
-            self.short.delivered(f, fl.rx.delivered_bytes, now);
+        if bytes > 0 {
+            if self.short.is_short(f) {
+                self.short.delivered(f, fl.rx.delivered_bytes, now);
+            }
+            if now >= self.window.0 && now < self.window.1 {
+                fl.delivered_window += bytes;
+            }
         }
         if let Some(mut ack) = fl.rx.take_flush() {
             ack.flow = f;
@@ -554,9 +559,6 @@ impl Sim {
                 now,
                 ack,
             );
-        }
-        if bytes > 0 && now >= self.window.0 && now < self.window.1 {
-            fl.delivered_window += bytes;
         }
         match decision {
             AckDecision::Now(mut ack) => {
