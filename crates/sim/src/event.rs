@@ -227,6 +227,7 @@ impl EventQueue {
     }
 
     /// `push` into the buckets (the small queue's entries go there first when it is full).
+    #[inline]
     fn push_buckets(&mut self, e: Entry) {
         if self.is_small {
             self.grow();
