@@ -541,6 +541,7 @@ impl Timer {
         }
     }
 
+    #[inline]
     fn schedule(&mut self, q: &mut EventQueue, t: u64, flow: u32, kind: TimerKind) {
         self.gen = self.gen.wrapping_add(1);
         self.scheduled = t;
