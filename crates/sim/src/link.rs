@@ -136,6 +136,16 @@ pub struct Bottleneck<T: Wire = Packet> {
     /// Per connection: its packets in the queue or in service (grown on demand). A short
     /// flow's connection slot is reused only when none is left here (sim/short.rs).
     held: Vec<u32>,
+    /// Whether `held` is kept (`holds` answers): on unless the engine turns it off for a
+    /// run without short flows, where nothing asks (two counts per packet saved).
+    count_held: bool,
+    /// A token bucket or `netem_root`: packets that left the wire may still count in the
+    /// backlog (`waiting_for_tokens`). Decided once here; without either, nothing does.
+    shaped: bool,
+    /// A full frame's bytes on the wire (the MTU) and its serialization time at `rate`,
+    /// computed once: most frames are full, and `Rate::tx_time` divides.
+    mtu_wire: u32,
+    mtu_tx: SimTime,
 }
 
 impl<T: Wire> Bottleneck<T> {
@@ -189,12 +199,24 @@ impl<T: Wire> Bottleneck<T> {
             netem_held: Vec::new(),
             release_at: None,
             held: Vec::new(),
+            count_held: true,
+            shaped: cfg.burst_bytes.is_some() || cfg.netem_root,
+            mtu_wire: cfg.mtu_bytes,
+            mtu_tx: rate.tx_time(cfg.mtu_bytes as u64),
         }
+    }
+
+    /// Stop counting each connection's packets on the link: nothing will call `holds`
+    /// (a run without short flows, whose slots are never reused).
+    pub fn forget_connections(&mut self) {
+        self.count_held = false;
+        self.held = Vec::new();
     }
 
     /// Does the link hold a packet of connection `flow` (queued or in service, or held by
     /// netem until its next release)?
     pub fn holds(&self, flow: u32) -> bool {
+        debug_assert!(self.count_held, "holds() after forget_connections()");
         self.held.get(flow as usize).is_some_and(|&n| n > 0)
             || self.netem_held.iter().any(|p| p.flow() == flow)
     }
@@ -220,7 +242,11 @@ impl<T: Wire> Bottleneck<T> {
 
     /// Whether `n` more packets of `pkt`'s size fit in the buffer at `now`.
     fn fits(&self, now: SimTime, pkt: &T, n: u64) -> bool {
-        let (held_bytes, held_pkts) = self.waiting_for_tokens(now);
+        let (held_bytes, held_pkts) = if self.shaped {
+            self.waiting_for_tokens(now)
+        } else {
+            (0, 0)
+        };
         match self.limit {
             Limit::Bytes(b) => {
                 self.q_bytes + held_bytes + self.reserved_bytes + n * pkt.wire() as u64 <= b
@@ -293,11 +319,13 @@ impl<T: Wire> Bottleneck<T> {
     #[inline(always)]
     fn admit(&mut self, now: SimTime, pkt: T) -> Arrival {
         self.accepted += 1;
-        let i = pkt.flow() as usize;
-        if self.held.len() <= i {
-            self.held.resize(i + 1, 0);
+        if self.count_held {
+            let i = pkt.flow() as usize;
+            if self.held.len() <= i {
+                self.held.resize(i + 1, 0);
+            }
+            self.held[i] += 1;
         }
-        self.held[i] += 1;
         if self.in_service.is_none() {
             debug_assert!(self.queue.is_empty());
             return Arrival::Started(self.start(now, pkt));
@@ -392,9 +420,14 @@ impl<T: Wire> Bottleneck<T> {
         self.admit(now, pkt)
     }
 
-    #[inline]
+    #[inline(always)]
     fn start(&mut self, now: SimTime, pkt: T) -> SimTime {
-        let tx = self.rate.tx_time(pkt.wire() as u64);
+        let wire = pkt.wire();
+        let tx = if wire == self.mtu_wire {
+            self.mtu_tx
+        } else {
+            self.rate.tx_time(wire as u64)
+        };
         self.totals.busy_ns += tx.0;
         let wait = match self.bucket.as_mut() {
             None => tx,
@@ -407,13 +440,15 @@ impl<T: Wire> Bottleneck<T> {
 
     /// The packet in service finished serializing at `now`. Returns it, and the completion
     /// time of the next one if the queue was not empty.
-    #[inline]
+    #[inline(always)]
     pub fn done(&mut self, now: SimTime) -> (T, Option<SimTime>) {
         let pkt = self
             .in_service
             .take()
             .expect("link completion without a packet");
-        self.held[pkt.flow() as usize] -= 1;
+        if self.count_held {
+            self.held[pkt.flow() as usize] -= 1;
+        }
         let wire = pkt.wire() as u64;
         if self.netem_root {
             if self.left.0 != now {
@@ -545,6 +580,51 @@ mod tests {
         assert_eq!(l.arrive(SimTime(0), pkt(1), &mut rng), Arrival::Queued);
         assert_eq!(l.arrive(SimTime(0), pkt(2), &mut rng), Arrival::Dropped); // 3000 > 2999
         assert_eq!(l.queue_bytes(), 1500);
+    }
+
+    #[test]
+    fn frames_shorter_than_the_mtu_serialize_in_their_own_time() {
+        // 100 Mbit/s: 1,500 bytes take 120 µs, 600 bytes 48 µs, 61 bytes 4,880 ns.
+        let mut l = Bottleneck::new(&cfg(None, None), (SimTime(0), SimTime::MAX));
+        let mut rng = Rng::new(1);
+        let sized = |seg: u64, wire: u32| Packet { wire, ..pkt(seg) };
+        assert_eq!(
+            l.arrive(SimTime(0), sized(0, 600), &mut rng),
+            Arrival::Started(SimTime(48_000))
+        );
+        l.arrive(SimTime(0), sized(1, 1500), &mut rng);
+        l.arrive(SimTime(0), sized(2, 61), &mut rng);
+        assert_eq!(l.done(SimTime(48_000)).1, Some(SimTime(168_000)));
+        assert_eq!(l.done(SimTime(168_000)).1, Some(SimTime(172_880)));
+        assert_eq!(l.totals.busy_ns, 172_880);
+    }
+
+    #[test]
+    fn a_link_that_forgets_connections_carries_the_same_packets() {
+        let run = |forget: bool| {
+            let mut l = Bottleneck::new(&cfg(None, Some(3)), (SimTime(0), SimTime::MAX));
+            if forget {
+                l.forget_connections();
+            }
+            let mut rng = Rng::new(1);
+            let mut fates = Vec::new();
+            for i in 0..6 {
+                let p = Packet {
+                    flow: (i % 3) as u32,
+                    ..pkt(i)
+                };
+                fates.push(l.arrive(SimTime(i * 10_000), p, &mut rng));
+            }
+            let mut t = SimTime(120_000);
+            while let (p, Some(next)) = l.done(t) {
+                fates.push(Arrival::Started(SimTime(p.seg)));
+                t = next;
+            }
+            (fates, l.totals.drops, l.totals.tx_packets)
+        };
+        let kept = run(false);
+        assert_eq!(kept.1, 2); // one in service, three queued, two dropped
+        assert_eq!(run(true), kept);
     }
 
     #[test]
