@@ -239,6 +239,12 @@ impl EventQueue {
             // not before `now`): rebuild around `time`.
             self.rebase(time);
         }
+        self.put(e);
+    }
+
+    /// `put_in` into the whole queue, around `last`.
+    #[inline(always)]
+    fn put(&mut self, e: Entry) {
         Self::put_in(
             &mut self.buckets[..],
             &mut self.occupied,
@@ -261,13 +267,7 @@ impl EventQueue {
         let small = self.small;
         let n = std::mem::replace(&mut self.small_len, SMALL_MAX);
         for &e in small[..n].iter().rev() {
-            Self::put_in(
-                &mut self.buckets[..],
-                &mut self.occupied,
-                &mut self.levels,
-                self.last,
-                e,
-            );
+            self.put(e);
         }
     }
 
@@ -317,13 +317,7 @@ impl EventQueue {
         self.last = t;
         self.cur = (t as usize) & (SLOTS - 1);
         for e in all {
-            Self::put_in(
-                &mut self.buckets[..],
-                &mut self.occupied,
-                &mut self.levels,
-                t,
-                e,
-            );
+            self.put(e);
         }
     }
 

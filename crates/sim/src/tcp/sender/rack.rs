@@ -319,15 +319,19 @@ impl Sender {
             } else if sent_after(tx, i + 1, mstamp, end_seq) {
                 break;
             } else {
-                let deadline = tx + rtt + reo;
-                if deadline <= now {
-                    self.rack_mark_seg_lost(i);
+                match self.rack_expire(
+                    tx,
+                    i,
+                    rtt + reo,
+                    now,
                     #[cfg(test)]
-                    marked.push(i);
-                    false
-                } else {
-                    wait = wait.max((deadline - now).0);
-                    true
+                    marked,
+                ) {
+                    Some(left) => {
+                        wait = wait.max(left);
+                        true
+                    }
+                    None => false,
                 }
             };
             if keep {
@@ -344,6 +348,28 @@ impl Sender {
             q.drain(kept..r);
         }
         wait
+    }
+
+    /// A candidate, segment `i` sent at `tx`, whose reordering window (`window` after it was
+    /// sent) has passed by `now` is marked lost (`None`); otherwise returns the ns it has
+    /// left.
+    #[inline(always)]
+    fn rack_expire(
+        &mut self,
+        tx: SimTime,
+        i: u64,
+        window: SimTime,
+        now: SimTime,
+        #[cfg(test)] marked: &mut Vec<u64>,
+    ) -> Option<u64> {
+        let deadline = tx + window;
+        if deadline <= now {
+            self.rack_mark_seg_lost(i);
+            #[cfg(test)]
+            marked.push(i);
+            return None;
+        }
+        Some((deadline - now).0)
     }
 
     /// `rack_walk` for the first transmissions from `fresh` on: those still within their
@@ -364,13 +390,16 @@ impl Sender {
                 if sent_after(tx, i + 1, mstamp, end_seq) {
                     break;
                 }
-                let deadline = tx + rtt + reo;
-                if deadline <= now {
-                    self.rack_mark_seg_lost(i);
+                let left = self.rack_expire(
+                    tx,
+                    i,
+                    rtt + reo,
+                    now,
                     #[cfg(test)]
-                    marked.push(i);
-                } else {
-                    wait = wait.max((deadline - now).0);
+                    marked,
+                );
+                if let Some(left) = left {
+                    wait = wait.max(left);
                     self.rack.held.push_back((tx, i));
                     #[cfg(test)]
                     tests::HELD.with(|c| c.set(c.get() + 1));
