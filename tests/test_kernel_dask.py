@@ -170,7 +170,9 @@ def test_kernel_runs_go_only_to_the_resourced_worker_one_at_a_time(
     # the runs are complete, as a local kernel sweep's: per-host columns in the export
     t = Store(tmp_path / "k").table(sweep="kd")
     assert set(t["host"]) == {cap.host_info()["name"]}
-    assert set(t["grade"]) <= {"ok", "warning"}
+    # graded on the worker as a local run is (how well this host emulates the path — a busy
+    # VM can grade a run invalid — is the validity checks' business, tested on their own)
+    assert set(t["grade"]) <= {"ok", "warning", "invalid"}
     for rd in t["run_dir"]:
         res = RunResult.load(tmp_path / "k" / rd)
         assert res.meta["host"]["cores"] == os.cpu_count()
