@@ -198,13 +198,21 @@ const MAX_LEAD_NS: i64 = 200_000;
 /// Sleeps longer than this wake from deeper idle states and are learnt separately.
 const LONG_SLEEP_NS: i64 = 1_000_000;
 
-/// Learns how late timed wake-ups arrive (EWMA with gain 1/16 of the observed latency,
-/// which does not depend on the lead itself: it is measured from the requested time),
-/// separately for short and long sleeps: after a long idle period (an isolated packet,
-/// e.g. an RTT probe) the CPU wakes from a deeper idle state and is later.
+/// Learns how late timed wake-ups arrive, separately for short and long sleeps: after a
+/// long idle period (an isolated packet, e.g. an RTT probe or an application-limited
+/// flow) the CPU wakes from a deeper idle state — on a virtual machine the host
+/// reschedules the virtual CPU — and is later, and scattered. Per class: an EWMA of the
+/// observed latency and of its absolute deviation (gain 1/16, and 1/n over the first 16
+/// wake-ups so one idle stretch of a few packets is enough to learn it). The latency is
+/// measured from the requested time, so it does not depend on the lead itself.
+/// The lead is the mean for short sleeps (frequent: every extra µs of spin costs CPU)
+/// and mean + 2 deviations for long ones (rare: the spin is cheap, a late release is a
+/// longer path).
 #[derive(Default)]
 struct Waker {
-    ewma_ns: [f64; 2],
+    n: [u32; 2],
+    mean_ns: [f64; 2],
+    dev_ns: [f64; 2],
 }
 
 impl Waker {
@@ -212,12 +220,17 @@ impl Waker {
         usize::from(sleep_ns > LONG_SLEEP_NS)
     }
     fn observe(&mut self, sleep_ns: i64, latency_ns: i64) {
+        let c = Self::class(sleep_ns);
         let x = latency_ns.clamp(0, MAX_LEAD_NS) as f64;
-        let e = &mut self.ewma_ns[Self::class(sleep_ns)];
-        *e += (x - *e) / 16.0;
+        self.n[c] = self.n[c].saturating_add(1);
+        let g = 1.0 / f64::from(self.n[c].min(16));
+        self.dev_ns[c] += ((x - self.mean_ns[c]).abs() - self.dev_ns[c]) * g;
+        self.mean_ns[c] += (x - self.mean_ns[c]) * g;
     }
     fn lead_ns(&self, sleep_ns: i64) -> i64 {
-        (self.ewma_ns[Self::class(sleep_ns)] as i64).clamp(0, MAX_LEAD_NS)
+        let c = Self::class(sleep_ns);
+        let lead = self.mean_ns[c] + if c == 1 { 2.0 * self.dev_ns[c] } else { 0.0 };
+        (lead as i64).clamp(0, MAX_LEAD_NS)
     }
 }
 
@@ -640,6 +653,37 @@ mod tests {
             w.observe(short, 5_000_000); // a 5 ms outlier burst is clamped
         }
         assert!(w.lead_ns(short) >= MAX_LEAD_NS - 10 && w.lead_ns(short) <= MAX_LEAD_NS);
+    }
+
+    #[test]
+    fn waker_covers_scattered_long_wakeups_and_learns_from_the_first_ones() {
+        let long = 10_000_000;
+        // one wake-up is enough to lead by at least its latency (no slow warm-up)
+        let mut w = Waker::default();
+        w.observe(long, 90_000);
+        assert!(w.lead_ns(long) >= 90_000);
+        assert_eq!(w.lead_ns(100_000), 0, "short sleeps learn on their own");
+        // long wake-ups alternating 60 and 100 µs late: mean 80, mean deviation 20, so the
+        // lead is 80 + 2 × 20 = 120 µs (the later half released on time, not 20 µs late)
+        let mut w = Waker::default();
+        for i in 0..400 {
+            w.observe(long, if i % 2 == 0 { 60_000 } else { 100_000 });
+        }
+        assert!(
+            (w.lead_ns(long) - 120_000).abs() < 2_000,
+            "{}",
+            w.lead_ns(long)
+        );
+        // short sleeps with the same scatter lead by the mean only (spin costs CPU there)
+        let mut w = Waker::default();
+        for i in 0..400 {
+            w.observe(100_000, if i % 2 == 0 { 6_000 } else { 10_000 });
+        }
+        assert!(
+            (w.lead_ns(100_000) - 8_000).abs() < 300,
+            "{}",
+            w.lead_ns(100_000)
+        );
     }
 
     #[test]

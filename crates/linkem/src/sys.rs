@@ -5,6 +5,7 @@
 
 use std::ffi::CString;
 use std::io;
+use std::net::SocketAddrV4;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -200,11 +201,22 @@ pub fn now_ns() -> i64 {
 /// Wait until one of `fds` is readable or `timeout_ns` passes (None: forever).
 /// Interruption by a signal is not an error (returns 0).
 pub fn poll_readable(fds: &[RawFd], timeout_ns: Option<i64>) -> io::Result<usize> {
+    poll_events(fds, libc::POLLIN, timeout_ns)
+}
+
+/// Wait until one of `fds` has one of `events` (or an error or hang-up) or `timeout_ns`
+/// passes (None: forever; 0: just look). Returns how many fds are ready; interruption by a
+/// signal is not an error (returns 0).
+pub fn poll_events(
+    fds: &[RawFd],
+    events: libc::c_short,
+    timeout_ns: Option<i64>,
+) -> io::Result<usize> {
     let mut p: Vec<libc::pollfd> = fds
         .iter()
         .map(|&fd| libc::pollfd {
             fd,
-            events: libc::POLLIN,
+            events,
             revents: 0,
         })
         .collect();
@@ -235,6 +247,63 @@ pub fn poll_readable(fds: &[RawFd], timeout_ns: Option<i64>) -> io::Result<usize
         return Err(e);
     }
     Ok(r as usize)
+}
+
+/// A non-blocking TCP socket with a connection to `to` started: the SYN has left when
+/// this returns. Its outcome is read with [`poll_events`] (`POLLOUT`) and
+/// [`socket_error`].
+pub fn tcp_connect_start(to: SocketAddrV4) -> io::Result<OwnedFd> {
+    // SAFETY: plain socket(2) call; the descriptor is owned right away.
+    let fd = cvt(unsafe {
+        libc::socket(
+            libc::AF_INET,
+            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    })?;
+    // SAFETY: `fd` is a fresh descriptor nobody else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let sin = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: to.port().to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from(*to.ip()).to_be(),
+        },
+        sin_zero: [0; 8],
+    };
+    // SAFETY: `sin` lives for the call and its exact size is passed.
+    let r = unsafe {
+        libc::connect(
+            fd.as_raw_fd(),
+            (&sin as *const libc::sockaddr_in).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINPROGRESS) {
+            return Err(e);
+        }
+    }
+    Ok(fd)
+}
+
+/// The pending error of a socket (`SO_ERROR`, which reading clears): `Ok(None)` when
+/// there is none (e.g. a connection that was accepted).
+pub fn socket_error(fd: RawFd) -> io::Result<Option<io::Error>> {
+    let mut v: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `v` and `len` live for the call; `len` holds `v`'s exact size.
+    cvt(unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_ERROR,
+            (&mut v as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    })?;
+    Ok((v != 0).then(|| io::Error::from_raw_os_error(v)))
 }
 
 /// Timer slack of 1 ns: the default 50 µs slack would add up to 50 µs to every wake-up.
