@@ -1,6 +1,7 @@
 """Accuracy and capacity of the kernel backend on this machine (needs root).
 
-    .venv/bin/python benches/kernel_bench.py [rtt|rate|loss|long|maxrate|all] [--json out.json]
+    .venv/bin/python benches/kernel_bench.py [rtt|rate|loss|long|maxrate|wakeup|all]
+                                             [--json out.json]
                                              [--rates 100,200,500]   (maxrate, Mbit/s)
 
 Set TCPFAIR_KERNEL_GSO=on to measure with offloads on.
@@ -11,12 +12,17 @@ Prints markdown tables for docs/performance.md:
   spread of the probes;
 - rate: wire rate (tc counters of the tbf) and goodput of one saturating flow;
 - long: 100 Mbit/s, two flows at 400 ms RTT: emulator lateness and CPU;
-- maxrate: two CUBIC flows at 20 ms over rising rates: lateness, CPU, utilization.
+- maxrate: two CUBIC flows at 20 ms over rising rates: lateness, CPU, utilization;
+- wakeup: how late a timed sleep of 0.1, 1 and 10 ms wakes on this machine (timer slack
+  1 ns and SCHED_FIFO 10, as linkem's threads): what linkem's early wake-up has to cover.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
+import os
+import statistics
 import sys
 import time
 from typing import Any
@@ -169,6 +175,35 @@ def bench_maxrate(rates: tuple[int, ...] = (100, 200, 500, 1000)) -> list[dict[s
     return out
 
 
+def bench_wakeup(n: int = 200) -> list[dict[str, Any]]:
+    """Wake-up latency of `n` timed sleeps per length, measured as linkem's threads sleep:
+    timer slack 1 ns, SCHED_FIFO priority 10 (restored afterwards). Python adds a few µs."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(29, ctypes.c_ulong(1), 0, 0, 0)  # PR_SET_TIMERSLACK
+    old = os.sched_getscheduler(0), os.sched_getparam(0)
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
+    out = []
+    try:
+        for sleep_s in (0.0001, 0.001, 0.01):
+            late = []
+            for _ in range(n):
+                t = time.perf_counter_ns()
+                time.sleep(sleep_s)
+                late.append((time.perf_counter_ns() - t) / 1e3 - sleep_s * 1e6)
+            late.sort()
+            out.append(
+                {
+                    "sleep_ms": sleep_s * 1e3,
+                    "late_median_us": statistics.median(late),
+                    "late_p90_us": late[int(0.9 * n)],
+                    "late_max_us": late[-1],
+                }
+            )
+    finally:
+        os.sched_setscheduler(0, *old)
+    return out
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return ""
@@ -196,6 +231,7 @@ def main(argv: list[str]) -> None:
         "loss": bench_loss,
         "long": bench_long,
         "maxrate": (lambda: bench_maxrate(rates)) if rates else bench_maxrate,
+        "wakeup": bench_wakeup,
     }
     results: dict[str, Any] = {"time": time.strftime("%Y-%m-%d %H:%M:%S")}
     for name, fn in benches.items():
