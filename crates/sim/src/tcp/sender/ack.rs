@@ -54,7 +54,7 @@ impl Sender {
                 }
                 seg.flags |= SACKED | RATE_DONE;
                 let f = seg.flags;
-                let (tx, snap) = (seg.tx_time, seg.snap);
+                let tx = seg.tx_time;
                 seg.flags &= !(LOST | RETRANS);
                 self.sacked_out += 1;
                 self.tcp.delivered += 1;
@@ -65,7 +65,8 @@ impl Sender {
                     self.retrans_out -= 1;
                 }
                 if self.samples_rate() {
-                    if let Some(t) = acc.delivered(i, tx, &snap, f & EVER_RETRANS != 0) {
+                    let snap = self.board.snap(i);
+                    if let Some(t) = acc.delivered(i, tx, snap, f & EVER_RETRANS != 0) {
                         self.first_tx = t;
                     }
                 }
@@ -234,7 +235,7 @@ impl Sender {
                     rack.advance(self.tcp.min_rtt, now, i, seg.tx_time, ever);
                 }
                 if self.samples_rate() && seg.flags & RATE_DONE == 0 {
-                    if let Some(t) = acc.delivered(i, seg.tx_time, &seg.snap, ever) {
+                    if let Some(t) = acc.delivered(i, seg.tx_time, self.board.snap(i), ever) {
                         first_tx = t;
                     }
                 }
@@ -265,7 +266,7 @@ impl Sender {
             self.rack_advance(now, i, seg.tx_time, ever_retrans);
         }
         if self.samples_rate() && seg.flags & RATE_DONE == 0 {
-            if let Some(t) = acc.delivered(i, seg.tx_time, &seg.snap, ever_retrans) {
+            if let Some(t) = acc.delivered(i, seg.tx_time, self.board.snap(i), ever_retrans) {
                 self.first_tx = t;
             }
         }

@@ -56,10 +56,11 @@ const EVER_RETRANS: u8 = 8;
 /// Already counted by the rate estimator (SACKed before the cumulative ACK).
 const RATE_DONE: u8 = 16;
 
+/// A scoreboard entry: when the segment was last sent, and its state. (Its rate-sample
+/// snapshot, for BBR only, is kept apart: `board`.)
 #[derive(Clone, Copy, Debug, Default)]
 struct Seg {
     tx_time: SimTime,
-    snap: TxSnapshot,
     flags: u8,
 }
 
@@ -167,6 +168,7 @@ impl Sender {
     pub fn new(p: SenderParams, cc: AnyCc) -> Sender {
         let tcp = TcpCc::new(p.mss, p.cwnd_clamp);
         let data_end = p.size_bytes;
+        let board = board::Board::new(64, cc.has_cong_control());
         Sender {
             tcp,
             cc,
@@ -175,7 +177,7 @@ impl Sender {
             data_end,
             snd_una: 0,
             snd_nxt: 0,
-            board: board::Board::new(64),
+            board,
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,
@@ -522,6 +524,14 @@ impl Sender {
         }
     }
 
+    /// Keep segment `i`'s snapshot for the rate sample, if it is read (`samples_rate`).
+    #[inline(always)]
+    fn keep_snapshot(&mut self, i: u64, snap: TxSnapshot) {
+        if self.samples_rate() {
+            self.board.set_snap(i, snap);
+        }
+    }
+
     #[inline(always)]
     fn send_new(&mut self, now: SimTime, len: u32, io: &mut Io) {
         let snap = self.snapshot(now);
@@ -531,10 +541,10 @@ impl Sender {
             i,
             Seg {
                 tx_time: now,
-                snap,
                 flags: 0,
             },
         );
+        self.keep_snapshot(i, snap);
         self.snd_nxt += 1;
         self.stats.bytes_sent += len as u64;
         if !self.rto_timer.is_armed() {
@@ -576,7 +586,7 @@ impl Sender {
         s.flags |= RETRANS | EVER_RETRANS;
         s.flags &= !RATE_DONE;
         s.tx_time = now;
-        s.snap = snap;
+        self.keep_snapshot(i, snap);
         self.retrans_out += 1;
         let len = self.seg_len(i);
         self.stats.retransmits += 1;

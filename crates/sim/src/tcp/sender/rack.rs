@@ -515,7 +515,7 @@ impl Sender {
             s.flags |= EVER_RETRANS;
             s.flags &= !RATE_DONE;
             s.tx_time = now;
-            s.snap = snap;
+            self.keep_snapshot(i, snap);
             let len = self.seg_len(i);
             self.stats.retransmits += 1;
             self.stats.bytes_retransmitted += len as u64;
