@@ -151,6 +151,9 @@ pub struct Sender {
     pub rto_timer: Timer,
     pub tlp_timer: Timer,
     pub reo_timer: Timer,
+    /// The most segments the receive window and the send buffer let be outstanding:
+    /// ⌊min(rwnd, sndbuf) / mss⌋ (`out · mss > rwnd or sndbuf` is `out > max_out`).
+    max_out: u64,
     p: SenderParams,
     pub stats: SenderStats,
     pub tcp: TcpCc,
@@ -169,6 +172,10 @@ impl Sender {
         let tcp = TcpCc::new(p.mss, p.cwnd_clamp);
         let data_end = p.size_bytes;
         let board = board::Board::new(64, cc.has_cong_control());
+        let max_out = match u64::from(p.mss) {
+            0 => u64::MAX,
+            mss => p.rwnd_bytes.min(p.sndbuf_bytes) / mss,
+        };
         Sender {
             tcp,
             cc,
@@ -208,6 +215,7 @@ impl Sender {
             agg: Vec::new(),
             agg_goal: 0,
             batching: false,
+            max_out,
             p,
         }
     }
@@ -364,10 +372,7 @@ impl Sender {
         if len < self.p.mss && !last {
             return NewData::NoData; // Nagle: wait for a full segment
         }
-        let out = self.packets_out() + 1;
-        if out * self.p.mss as u64 > self.p.rwnd_bytes
-            || out * self.p.mss as u64 > self.p.sndbuf_bytes
-        {
+        if self.packets_out() + 1 > self.max_out {
             return NewData::Blocked;
         }
         NewData::Yes(len)
