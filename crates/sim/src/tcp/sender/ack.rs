@@ -21,7 +21,23 @@ impl Sender {
     /// Mark SACKed segments (Linux `tcp_sacktag_write_queue`). Returns whether anything new
     /// was SACKed, and the oldest/newest send times of newly SACKed never-retransmitted
     /// segments.
+    #[inline]
     fn process_sacks(
+        &mut self,
+        now: SimTime,
+        ack: &Ack,
+        acc: &mut RateAcc,
+    ) -> (bool, Option<SimTime>, Option<SimTime>) {
+        if ack.nsack == 0 && self.known_sacks[0] == (0, 0) {
+            return (false, None, None); // nothing reported, nothing to forget
+        }
+        self.process_sack_blocks(now, ack, acc)
+    }
+
+    /// `process_sacks` for an ACK with SACK blocks, or the first one without after some.
+    /// Out of line: most ACKs carry none.
+    #[inline(never)]
+    fn process_sack_blocks(
         &mut self,
         now: SimTime,
         ack: &Ack,
@@ -29,9 +45,6 @@ impl Sender {
     ) -> (bool, Option<SimTime>, Option<SimTime>) {
         let mut any = false;
         let (mut oldest, mut newest): (Option<SimTime>, Option<SimTime>) = (None, None);
-        if ack.nsack == 0 && self.known_sacks[0] == (0, 0) {
-            return (any, oldest, newest); // nothing reported, nothing to forget
-        }
         let floor = self.snd_una.max(ack.cum);
         for &(bs, be) in ack.blocks() {
             let mut s = bs.max(floor);
