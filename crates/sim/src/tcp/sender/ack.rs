@@ -462,6 +462,7 @@ impl Sender {
     /// RFC 6937 PRR as in Linux `tcp_cwnd_reduction`: proportional while pipe > ssthresh,
     /// then slow-start reduction bound (one extra segment per ACK that advanced snd_una
     /// without new losses), never below one segment on the first ACK of recovery.
+    #[inline(never)]
     pub(super) fn prr(&mut self, newly: u64, newly_lost: u64, una_adv: bool) {
         if newly == 0 || self.tcp.prior_cwnd == 0 {
             return;
