@@ -399,22 +399,11 @@ impl Sender {
 
     /// Linux `tcp_fastretrans_alert`, reduced to what the simulator needs: leave Recovery or
     /// Loss once `high_seq` is acknowledged, mark losses, enter Recovery.
+    #[inline]
     fn fast_retrans_alert(&mut self, now: SimTime, una_adv: bool) {
         let st = self.tcp.ca_state;
         if matches!(st, CaState::Recovery | CaState::Loss) && self.snd_una >= self.high_seq {
-            // Non-SACK: hold the state until something above high_seq is acked
-            // (tcp_try_undo_recovery), so a dupACK of the retransmission cannot re-trigger.
-            if !(self.p.sack || self.snd_una > self.high_seq) && self.packets_out() > 0 {
-                // hold
-            } else {
-                if st == CaState::Recovery {
-                    if !self.p.sack {
-                        self.sacked_out = 0;
-                    }
-                    self.end_cwnd_reduction(now);
-                }
-                self.set_state(now, CaState::Open);
-            }
+            self.leave_recovery(now, st);
         }
         let st = self.tcp.ca_state;
         if !self.p.sack {
@@ -433,6 +422,24 @@ impl Sender {
                 self.set_state(now, CaState::Open);
             }
         }
+    }
+
+    /// `fast_retrans_alert` once `high_seq` is acknowledged in Recovery or Loss (`st`): back
+    /// to Open. Out of line: once per episode.
+    #[inline(never)]
+    fn leave_recovery(&mut self, now: SimTime, st: CaState) {
+        // Non-SACK: hold the state until something above high_seq is acked
+        // (tcp_try_undo_recovery), so a dupACK of the retransmission cannot re-trigger.
+        if !(self.p.sack || self.snd_una > self.high_seq) && self.packets_out() > 0 {
+            return; // hold
+        }
+        if st == CaState::Recovery {
+            if !self.p.sack {
+                self.sacked_out = 0;
+            }
+            self.end_cwnd_reduction(now);
+        }
+        self.set_state(now, CaState::Open);
     }
 
     /// `tcp_init_cwnd_reduction`.
