@@ -391,10 +391,10 @@ impl Sender {
                 self.stats.completion = Some(now);
             }
         }
-        // When new data went out the probe timer was just scheduled from the same state.
-        if !self.send_allowed(now, io) {
-            self.schedule_tlp(now, io);
-        }
+        // The probe timer, from the state the send loop left, whether or not new data went
+        // out (`try_send` schedules it only when some did).
+        self.send_allowed(now, io);
+        self.schedule_tlp(now, io);
     }
 
     /// Linux `tcp_fastretrans_alert`, reduced to what the simulator needs: leave Recovery or

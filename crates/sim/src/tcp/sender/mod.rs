@@ -400,10 +400,13 @@ impl Sender {
     /// (Linux `tcp_xmit_retransmit_queue` then `tcp_write_xmit`).
     #[inline(never)]
     pub fn try_send(&mut self, now: SimTime, io: &mut Io) {
-        self.send_allowed(now, io);
+        if self.send_allowed(now, io) {
+            self.schedule_tlp(now, io);
+        }
     }
 
-    /// `try_send`; returns whether new data went out (the probe timer was then scheduled).
+    /// `try_send` but for the probe timer, which the caller schedules when new data went
+    /// out (returns whether it did); `on_ack` schedules it in any case.
     /// Inline in its two callers: `try_send` and `on_ack` (a call per ACK).
     #[inline(always)]
     pub(super) fn send_allowed(&mut self, now: SimTime, io: &mut Io) -> bool {
@@ -470,9 +473,6 @@ impl Sender {
             self.cwnd_limited_flag = cwnd_limited;
             self.max_packets_out = self.packets_out();
             self.cwnd_usage_seq = self.snd_nxt;
-        }
-        if sent_new {
-            self.schedule_tlp(now, io);
         }
         sent_new
     }
