@@ -84,7 +84,6 @@ mod tests {
         Seg {
             tx_time: crate::units::SimTime(i),
             flags: (i % 7) as u8,
-            ..Seg::default()
         }
     }
 
