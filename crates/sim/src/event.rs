@@ -637,6 +637,9 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
     /// A line that delays each item by a further uniform random amount in [0, `max_ns`]
     /// drawn from `rng` (no draws at all when `max_ns` is 0, so output is unchanged).
     pub fn with_jitter(max_ns: u64, rng: Rng) -> Self {
+        // The draw converts through `i64`: below 2^63 it truncates as a `u64` conversion
+        // would, and above the `min` with `max` gives the same (the engine allows 1 s).
+        assert!(max_ns < 1 << 63, "jitter of {max_ns} ns");
         DelayLine {
             jitter: (max_ns > 0).then(|| {
                 Box::new(Jitter {
@@ -704,8 +707,9 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
         let at = match self.jitter.as_deref_mut() {
             None => at,
             Some(j) => {
-                // Uniform over the max + 1 integer nanoseconds 0..=max.
-                let extra = ((j.rng.uniform() * j.span) as u64).min(j.max);
+                // Uniform over the max + 1 integer nanoseconds 0..=max. Converted through
+                // `i64` (cheaper than to `u64`): the same integer, as max < 2^63 (`with_jitter`).
+                let extra = ((j.rng.uniform() * j.span) as i64 as u64).min(j.max);
                 let t = SimTime(at.0 + extra);
                 // FIFO: a later packet never overtakes an earlier one (a host's send path
                 // is a queue); it leaves right after it instead.
@@ -1120,6 +1124,25 @@ mod tests {
             got.push((now.0, d.pop(&mut q, Ev::FwdArrive(0))));
         }
         assert_eq!(got, vec![(t0, 0), (t0, 1), (t0, 2), (t3, 3)]);
+    }
+
+    /// A draw is the uniform variate times max + 1 truncated to a `u64` (the conversion
+    /// before session 10), capped at max, for jitters up to the largest allowed.
+    #[test]
+    fn a_draw_is_the_u64_truncation_up_to_the_largest_jitter() {
+        for (k, max) in [1_000u64, 1 << 40, (1 << 62) + 12_345, (1 << 63) - 1]
+            .into_iter()
+            .enumerate()
+        {
+            let seed = 40 + k as u64;
+            let (mut twin, span) = (Rng::new(seed), (max + 1) as f64);
+            let mut d: DelayLine<u32> = DelayLine::with_jitter(max, Rng::new(seed));
+            for i in 0..20_000 {
+                d.push(&mut EventQueue::new(), SimTime(0), i, Ev::FwdArrive(0));
+                let want = ((twin.uniform() * span) as u64).min(max);
+                assert_eq!(d.drain_with_times(), vec![(SimTime(want), i)], "max {max}");
+            }
+        }
     }
 
     #[test]

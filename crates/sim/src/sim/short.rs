@@ -177,6 +177,12 @@ fn validate(e: &ShortFlowsConfig, mtu: u32) -> Result<(), SimError> {
     if e.cwnd_clamp.is_some_and(|w| w < 2) {
         return Err(err("cwnd_clamp", "must be at least 2".into()));
     }
+    // As for the long flows (and the delay lines' draws need it: `DelayLine::with_jitter`).
+    for (k, v) in [("jitter", e.jitter_ns), ("ack_jitter", e.ack_jitter_ns)] {
+        if v > 1_000_000_000 {
+            return Err(err(k, format!("must be at most 1s, got {v}ns")));
+        }
+    }
     AnyCc::from_name(&e.cca, &e.cca_params, 0).map_err(|pe| {
         let k = if pe.param.is_empty() {
             "cca".to_string()
@@ -356,6 +362,36 @@ mod tests {
         let mut t = inherited(old);
         t.arm(&mut q, SimTime(300), 7, TimerKind::Rto);
         assert_eq!(fires(&mut q, &mut t), vec![300]);
+    }
+
+    #[test]
+    fn a_short_flows_jitter_above_one_second_is_refused_naming_the_key() {
+        let mut e = ShortFlowsConfig {
+            group: 3,
+            cca: "cubic".into(),
+            cca_params: Default::default(),
+            sack: true,
+            rmem_bytes: 6_291_456,
+            wmem_bytes: 4_194_304,
+            cwnd_clamp: None,
+            jitter_ns: 1_000_000_000,
+            ack_jitter_ns: 0,
+            stack: Stack::Linux,
+            gso: false,
+            direction: crate::config::Direction::default(),
+            start_ns: vec![0],
+            size_bytes: vec![10_000],
+            rtt_ns: vec![50_000_000],
+        };
+        assert!(validate(&e, 1500).is_ok());
+        e.ack_jitter_ns = 1_000_000_001;
+        let Err(SimError::Config { key, message }) = validate(&e, 1500) else {
+            panic!("an ack jitter of 1 s + 1 ns was accepted");
+        };
+        assert_eq!(
+            (key.as_str(), message.as_str()),
+            ("flows.3.ack_jitter", "must be at most 1s, got 1000000001ns")
+        );
     }
 
     #[test]

@@ -21,7 +21,23 @@ impl Sender {
     /// Mark SACKed segments (Linux `tcp_sacktag_write_queue`). Returns whether anything new
     /// was SACKed, and the oldest/newest send times of newly SACKed never-retransmitted
     /// segments.
+    #[inline]
     fn process_sacks(
+        &mut self,
+        now: SimTime,
+        ack: &Ack,
+        acc: &mut RateAcc,
+    ) -> (bool, Option<SimTime>, Option<SimTime>) {
+        if ack.nsack == 0 && self.known_sacks[0] == (0, 0) {
+            return (false, None, None); // nothing reported, nothing to forget
+        }
+        self.process_sack_blocks(now, ack, acc)
+    }
+
+    /// `process_sacks` for an ACK with SACK blocks, or the first one without after some.
+    /// Out of line: most ACKs carry none.
+    #[inline(never)]
+    fn process_sack_blocks(
         &mut self,
         now: SimTime,
         ack: &Ack,
@@ -29,9 +45,6 @@ impl Sender {
     ) -> (bool, Option<SimTime>, Option<SimTime>) {
         let mut any = false;
         let (mut oldest, mut newest): (Option<SimTime>, Option<SimTime>) = (None, None);
-        if ack.nsack == 0 && self.known_sacks[0] == (0, 0) {
-            return (any, oldest, newest); // nothing reported, nothing to forget
-        }
         let floor = self.snd_una.max(ack.cum);
         for &(bs, be) in ack.blocks() {
             let mut s = bs.max(floor);
@@ -54,7 +67,7 @@ impl Sender {
                 }
                 seg.flags |= SACKED | RATE_DONE;
                 let f = seg.flags;
-                let (tx, snap) = (seg.tx_time, seg.snap);
+                let tx = seg.tx_time;
                 seg.flags &= !(LOST | RETRANS);
                 self.sacked_out += 1;
                 self.tcp.delivered += 1;
@@ -65,7 +78,8 @@ impl Sender {
                     self.retrans_out -= 1;
                 }
                 if self.samples_rate() {
-                    if let Some(t) = acc.delivered(i, tx, &snap, f & EVER_RETRANS != 0) {
+                    let snap = self.board.snap(i);
+                    if let Some(t) = acc.delivered(i, tx, snap, f & EVER_RETRANS != 0) {
                         self.first_tx = t;
                     }
                 }
@@ -234,7 +248,7 @@ impl Sender {
                     rack.advance(self.tcp.min_rtt, now, i, seg.tx_time, ever);
                 }
                 if self.samples_rate() && seg.flags & RATE_DONE == 0 {
-                    if let Some(t) = acc.delivered(i, seg.tx_time, &seg.snap, ever) {
+                    if let Some(t) = acc.delivered(i, seg.tx_time, self.board.snap(i), ever) {
                         first_tx = t;
                     }
                 }
@@ -265,7 +279,7 @@ impl Sender {
             self.rack_advance(now, i, seg.tx_time, ever_retrans);
         }
         if self.samples_rate() && seg.flags & RATE_DONE == 0 {
-            if let Some(t) = acc.delivered(i, seg.tx_time, &seg.snap, ever_retrans) {
+            if let Some(t) = acc.delivered(i, seg.tx_time, self.board.snap(i), ever_retrans) {
                 self.first_tx = t;
             }
         }
@@ -377,30 +391,19 @@ impl Sender {
                 self.stats.completion = Some(now);
             }
         }
-        // When new data went out the probe timer was just scheduled from the same state.
-        if !self.send_allowed(now, io) {
-            self.schedule_tlp(now, io);
-        }
+        // The probe timer, from the state the send loop left, whether or not new data went
+        // out (`try_send` schedules it only when some did).
+        self.send_allowed(now, io);
+        self.schedule_tlp(now, io);
     }
 
     /// Linux `tcp_fastretrans_alert`, reduced to what the simulator needs: leave Recovery or
     /// Loss once `high_seq` is acknowledged, mark losses, enter Recovery.
+    #[inline]
     fn fast_retrans_alert(&mut self, now: SimTime, una_adv: bool) {
         let st = self.tcp.ca_state;
         if matches!(st, CaState::Recovery | CaState::Loss) && self.snd_una >= self.high_seq {
-            // Non-SACK: hold the state until something above high_seq is acked
-            // (tcp_try_undo_recovery), so a dupACK of the retransmission cannot re-trigger.
-            if !(self.p.sack || self.snd_una > self.high_seq) && self.packets_out() > 0 {
-                // hold
-            } else {
-                if st == CaState::Recovery {
-                    if !self.p.sack {
-                        self.sacked_out = 0;
-                    }
-                    self.end_cwnd_reduction(now);
-                }
-                self.set_state(now, CaState::Open);
-            }
+            self.leave_recovery(now, st);
         }
         let st = self.tcp.ca_state;
         if !self.p.sack {
@@ -419,6 +422,24 @@ impl Sender {
                 self.set_state(now, CaState::Open);
             }
         }
+    }
+
+    /// `fast_retrans_alert` once `high_seq` is acknowledged in Recovery or Loss (`st`): back
+    /// to Open. Out of line: once per episode.
+    #[inline(never)]
+    fn leave_recovery(&mut self, now: SimTime, st: CaState) {
+        // Non-SACK: hold the state until something above high_seq is acked
+        // (tcp_try_undo_recovery), so a dupACK of the retransmission cannot re-trigger.
+        if !(self.p.sack || self.snd_una > self.high_seq) && self.packets_out() > 0 {
+            return; // hold
+        }
+        if st == CaState::Recovery {
+            if !self.p.sack {
+                self.sacked_out = 0;
+            }
+            self.end_cwnd_reduction(now);
+        }
+        self.set_state(now, CaState::Open);
     }
 
     /// `tcp_init_cwnd_reduction`.
@@ -448,6 +469,7 @@ impl Sender {
     /// RFC 6937 PRR as in Linux `tcp_cwnd_reduction`: proportional while pipe > ssthresh,
     /// then slow-start reduction bound (one extra segment per ACK that advanced snd_una
     /// without new losses), never below one segment on the first ACK of recovery.
+    #[inline(never)]
     pub(super) fn prr(&mut self, newly: u64, newly_lost: u64, una_adv: bool) {
         if newly == 0 || self.tcp.prior_cwnd == 0 {
             return;

@@ -5,22 +5,41 @@
 //! or wrapping an index, and a cumulative ACK frees its entries by moving `snd_una` alone
 //! (issue 13: a `VecDeque` spent instructions per segment on both). The ring doubles when
 //! a new segment finds it full.
+//!
+//! The delivery-state snapshots of the rate sample (`TxSnapshot`) live in a ring of their
+//! own, indexed alike, kept only for a sender whose congestion control reads the sample
+//! (BBR): the others store 16 bytes per segment instead of 48 (session 10).
 
-use super::Seg;
+use super::{Seg, TxSnapshot};
 
 pub(super) struct Board {
     slots: Vec<Seg>,
+    /// Empty, or one snapshot per slot.
+    snaps: Vec<TxSnapshot>,
     mask: u64,
 }
 
 impl Board {
-    /// A ring of `slots` slots (a power of two).
-    pub(super) fn new(slots: usize) -> Board {
+    /// A ring of `slots` slots (a power of two), with snapshots if `snaps`.
+    pub(super) fn new(slots: usize, snaps: bool) -> Board {
         assert!(slots.is_power_of_two(), "scoreboard size {slots}");
         Board {
             slots: vec![Seg::default(); slots],
+            snaps: vec![TxSnapshot::default(); if snaps { slots } else { 0 }],
             mask: slots as u64 - 1,
         }
+    }
+
+    /// Segment `i`'s snapshot (`i` outstanding; a board with snapshots).
+    #[inline]
+    pub(super) fn snap(&self, i: u64) -> &TxSnapshot {
+        &self.snaps[(i & self.mask) as usize]
+    }
+
+    /// Keep segment `i`'s snapshot (`i` outstanding; a board with snapshots).
+    #[inline]
+    pub(super) fn set_snap(&mut self, i: u64, snap: TxSnapshot) {
+        self.snaps[(i & self.mask) as usize] = snap;
     }
 
     /// Segment `i`'s entry (`i` outstanding).
@@ -46,9 +65,12 @@ impl Board {
     /// Double the ring, keeping the entries of `una..nxt`.
     #[cold]
     fn grow(&mut self, una: u64, nxt: u64) {
-        let mut bigger = Board::new(self.slots.len() * 2);
+        let mut bigger = Board::new(self.slots.len() * 2, !self.snaps.is_empty());
         for i in una..nxt {
             *bigger.get_mut(i) = *self.get(i);
+            if !self.snaps.is_empty() {
+                bigger.set_snap(i, *self.snap(i));
+            }
         }
         *self = bigger;
     }
@@ -62,7 +84,6 @@ mod tests {
         Seg {
             tx_time: crate::units::SimTime(i),
             flags: (i % 7) as u8,
-            ..Seg::default()
         }
     }
 
@@ -70,13 +91,20 @@ mod tests {
     /// outstanding segment's entry.
     #[test]
     fn entries_survive_sliding_and_growth() {
-        let mut b = Board::new(4);
+        let mut b = Board::new(4, true);
         let mut fifo = std::collections::VecDeque::new();
         let (mut una, mut nxt) = (0u64, 0u64);
         for step in 0..5000u64 {
             // Send 0–3 segments, then acknowledge 0–2 (a multiplicative pattern).
             for _ in 0..(step * 7919) % 4 {
                 b.push(una, nxt, entry(nxt));
+                b.set_snap(
+                    nxt,
+                    TxSnapshot {
+                        delivered: 3 * nxt,
+                        ..TxSnapshot::default()
+                    },
+                );
                 fifo.push_back(entry(nxt));
                 nxt += 1;
             }
@@ -87,8 +115,8 @@ mod tests {
             for (k, e) in fifo.iter().enumerate() {
                 let got = b.get(una + k as u64);
                 assert_eq!(
-                    (got.tx_time, got.flags),
-                    (e.tx_time, e.flags),
+                    (got.tx_time, got.flags, b.snap(una + k as u64).delivered),
+                    (e.tx_time, e.flags, 3 * e.tx_time.0),
                     "step {step}"
                 );
             }

@@ -56,10 +56,11 @@ const EVER_RETRANS: u8 = 8;
 /// Already counted by the rate estimator (SACKed before the cumulative ACK).
 const RATE_DONE: u8 = 16;
 
+/// A scoreboard entry: when the segment was last sent, and its state. (Its rate-sample
+/// snapshot, for BBR only, is kept apart: `board`.)
 #[derive(Clone, Copy, Debug, Default)]
 struct Seg {
     tx_time: SimTime,
-    snap: TxSnapshot,
     flags: u8,
 }
 
@@ -150,6 +151,9 @@ pub struct Sender {
     pub rto_timer: Timer,
     pub tlp_timer: Timer,
     pub reo_timer: Timer,
+    /// The most segments the receive window and the send buffer let be outstanding:
+    /// ⌊min(rwnd, sndbuf) / mss⌋ (`out · mss > rwnd or sndbuf` is `out > max_out`).
+    max_out: u64,
     p: SenderParams,
     pub stats: SenderStats,
     pub tcp: TcpCc,
@@ -167,6 +171,11 @@ impl Sender {
     pub fn new(p: SenderParams, cc: AnyCc) -> Sender {
         let tcp = TcpCc::new(p.mss, p.cwnd_clamp);
         let data_end = p.size_bytes;
+        let board = board::Board::new(64, cc.has_cong_control());
+        let max_out = match u64::from(p.mss) {
+            0 => u64::MAX,
+            mss => p.rwnd_bytes.min(p.sndbuf_bytes) / mss,
+        };
         Sender {
             tcp,
             cc,
@@ -175,7 +184,7 @@ impl Sender {
             data_end,
             snd_una: 0,
             snd_nxt: 0,
-            board: board::Board::new(64),
+            board,
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,
@@ -206,6 +215,7 @@ impl Sender {
             agg: Vec::new(),
             agg_goal: 0,
             batching: false,
+            max_out,
             p,
         }
     }
@@ -362,10 +372,7 @@ impl Sender {
         if len < self.p.mss && !last {
             return NewData::NoData; // Nagle: wait for a full segment
         }
-        let out = self.packets_out() + 1;
-        if out * self.p.mss as u64 > self.p.rwnd_bytes
-            || out * self.p.mss as u64 > self.p.sndbuf_bytes
-        {
+        if self.packets_out() + 1 > self.max_out {
             return NewData::Blocked;
         }
         NewData::Yes(len)
@@ -393,10 +400,13 @@ impl Sender {
     /// (Linux `tcp_xmit_retransmit_queue` then `tcp_write_xmit`).
     #[inline(never)]
     pub fn try_send(&mut self, now: SimTime, io: &mut Io) {
-        self.send_allowed(now, io);
+        if self.send_allowed(now, io) {
+            self.schedule_tlp(now, io);
+        }
     }
 
-    /// `try_send`; returns whether new data went out (the probe timer was then scheduled).
+    /// `try_send` but for the probe timer, which the caller schedules when new data went
+    /// out (returns whether it did); `on_ack` schedules it in any case.
     /// Inline in its two callers: `try_send` and `on_ack` (a call per ACK).
     #[inline(always)]
     pub(super) fn send_allowed(&mut self, now: SimTime, io: &mut Io) -> bool {
@@ -464,9 +474,6 @@ impl Sender {
             self.max_packets_out = self.packets_out();
             self.cwnd_usage_seq = self.snd_nxt;
         }
-        if sent_new {
-            self.schedule_tlp(now, io);
-        }
         sent_new
     }
 
@@ -522,6 +529,14 @@ impl Sender {
         }
     }
 
+    /// Keep segment `i`'s snapshot for the rate sample, if it is read (`samples_rate`).
+    #[inline(always)]
+    fn keep_snapshot(&mut self, i: u64, snap: TxSnapshot) {
+        if self.samples_rate() {
+            self.board.set_snap(i, snap);
+        }
+    }
+
     #[inline(always)]
     fn send_new(&mut self, now: SimTime, len: u32, io: &mut Io) {
         let snap = self.snapshot(now);
@@ -531,10 +546,10 @@ impl Sender {
             i,
             Seg {
                 tx_time: now,
-                snap,
                 flags: 0,
             },
         );
+        self.keep_snapshot(i, snap);
         self.snd_nxt += 1;
         self.stats.bytes_sent += len as u64;
         if !self.rto_timer.is_armed() {
@@ -576,7 +591,7 @@ impl Sender {
         s.flags |= RETRANS | EVER_RETRANS;
         s.flags &= !RATE_DONE;
         s.tx_time = now;
-        s.snap = snap;
+        self.keep_snapshot(i, snap);
         self.retrans_out += 1;
         let len = self.seg_len(i);
         self.stats.retransmits += 1;

@@ -204,28 +204,26 @@ impl Sender {
         let wait = if self.rack_front_sent_after() {
             0
         } else {
-            // `held` before the first transmissions, which may add to it.
-            let mut wait = 0;
-            for held in [false, true] {
-                let mut q = std::mem::take(if held {
-                    &mut self.rack.held
-                } else {
-                    &mut self.rack.resent
-                });
-                let w = self.rack_walk(
-                    &mut q,
-                    now,
-                    reo,
-                    #[cfg(test)]
-                    &mut marked,
-                );
-                wait = wait.max(w);
-                if held {
-                    self.rack.held = q;
-                } else {
-                    self.rack.resent = q;
-                }
-            }
+            // Each queue taken out of the sender while it is walked; `held` before the
+            // first transmissions, which may add to it.
+            let mut resent = std::mem::take(&mut self.rack.resent);
+            let wait = self.rack_walk(
+                &mut resent,
+                now,
+                reo,
+                #[cfg(test)]
+                &mut marked,
+            );
+            self.rack.resent = resent;
+            let mut held = std::mem::take(&mut self.rack.held);
+            let wait = wait.max(self.rack_walk(
+                &mut held,
+                now,
+                reo,
+                #[cfg(test)]
+                &mut marked,
+            ));
+            self.rack.held = held;
             wait.max(self.rack_walk_fresh(
                 now,
                 reo,
@@ -515,7 +513,7 @@ impl Sender {
             s.flags |= EVER_RETRANS;
             s.flags &= !RATE_DONE;
             s.tx_time = now;
-            s.snap = snap;
+            self.keep_snapshot(i, snap);
             let len = self.seg_len(i);
             self.stats.retransmits += 1;
             self.stats.bytes_retransmitted += len as u64;
