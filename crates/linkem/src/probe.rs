@@ -18,13 +18,14 @@ pub struct ProbeResult {
     pub errors: Vec<String>,
 }
 
-/// How long before the shortest round trip seen so far a probe stops sleeping and starts
-/// watching its socket without sleeping. A thread woken from a sleep of a round trip on
-/// an idle (virtual) machine runs 0.1–0.3 ms after the answer came (more at times): that
-/// is the prober's own wake-up, not the path's delay, and a TCP sender measures its RTT
-/// in the kernel as the ACK arrives, without it. Watching without sleeping from 2 ms
-/// before the expected answer takes the wake-up out of the probe; the first probe, with
-/// nothing to expect yet, sleeps (the median of the probes is what is reported).
+/// How long before (and after) the shortest round trip seen so far a probe watches its
+/// socket without sleeping. A thread woken from a sleep of a round trip on an idle
+/// (virtual) machine runs 0.1–0.3 ms after the answer came (more at times): that is the
+/// prober's own wake-up, not the path's delay, and a TCP sender measures its RTT in the
+/// kernel as the ACK arrives, without it. Watching without sleeping from 2 ms before the
+/// expected answer takes the wake-up out of the probe; the first probe, with nothing to
+/// expect yet, sleeps (the median of the probes is what is reported), and so does a probe
+/// whose answer has not come 2 ms after the expected time (no spinning on a dead path).
 const SPIN_NS: i64 = 2_000_000;
 
 pub fn probe(to: SocketAddr, count: usize, interval: Duration, timeout: Duration) -> ProbeResult {
@@ -66,13 +67,18 @@ fn one(to: std::net::SocketAddrV4, shortest: Option<i64>, timeout_ns: i64) -> Re
             answered =
                 sys::poll_events(&fd, libc::POLLOUT, Some(sleep)).map_err(|e| e.to_string())? > 0;
         }
-        while !answered && elapsed() < timeout_ns {
+        let spin_until = (s + SPIN_NS).min(timeout_ns);
+        while !answered && elapsed() < spin_until {
             answered =
                 sys::poll_events(&fd, libc::POLLOUT, Some(0)).map_err(|e| e.to_string())? > 0;
         }
-    } else {
-        answered =
-            sys::poll_events(&fd, libc::POLLOUT, Some(timeout_ns)).map_err(|e| e.to_string())? > 0;
+    }
+    if !answered {
+        let left = timeout_ns - elapsed();
+        if left > 0 {
+            answered =
+                sys::poll_events(&fd, libc::POLLOUT, Some(left)).map_err(|e| e.to_string())? > 0;
+        }
     }
     let ns = elapsed();
     if !answered {
@@ -97,4 +103,51 @@ pub fn to_json(r: &ProbeResult) -> serde_json::Value {
         Some(s[s.len() / 2])
     };
     json!({"rtt_ns": r.rtt_ns, "min_ns": s.first(), "median_ns": median, "max_ns": s.last(), "errors": r.errors})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    #[test]
+    fn a_closed_loopback_port_answers_every_probe_with_a_reset() {
+        // a port that was just free: the kernel answers the SYN with a RST at once
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let to = SocketAddr::from(([127, 0, 0, 1], port));
+        let r = probe(to, 5, Duration::from_millis(1), Duration::from_secs(2));
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+        assert_eq!(r.rtt_ns.len(), 5);
+        // probes 2–5 expect the answer and watch without sleeping: a loopback round trip
+        // is microseconds, far below the 2 s timeout and below one timer tick
+        assert!(
+            r.rtt_ns.iter().all(|&ns| ns > 0 && ns < 50_000_000),
+            "{:?}",
+            r.rtt_ns
+        );
+        let j = to_json(&r);
+        assert_eq!(j["median_ns"].as_i64(), {
+            let mut s = r.rtt_ns.clone();
+            s.sort_unstable();
+            Some(s[2])
+        });
+    }
+
+    #[test]
+    fn a_listening_port_is_reported_not_timed() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let r = probe(
+            l.local_addr().unwrap(),
+            2,
+            Duration::from_millis(1),
+            Duration::from_secs(2),
+        );
+        assert!(r.rtt_ns.is_empty());
+        assert_eq!(r.errors.len(), 2);
+        assert!(r.errors[0].contains("accepted the connection; probe a closed port"));
+    }
 }
