@@ -177,7 +177,7 @@ def bench_maxrate(rates: tuple[int, ...] = (100, 200, 500, 1000)) -> list[dict[s
 
 def bench_wakeup(n: int = 200) -> list[dict[str, Any]]:
     """Wake-up latency of `n` timed sleeps per length, measured as linkem's threads sleep:
-    timer slack 1 ns, SCHED_FIFO priority 10 (restored afterwards). Python adds a few µs."""
+    timer slack 1 ns, SCHED_FIFO priority 10 (both restored afterwards). Python adds a few µs."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(29, ctypes.c_ulong(1), 0, 0, 0)  # PR_SET_TIMERSLACK
     old = os.sched_getscheduler(0), os.sched_getparam(0)
@@ -201,6 +201,7 @@ def bench_wakeup(n: int = 200) -> list[dict[str, Any]]:
             )
     finally:
         os.sched_setscheduler(0, *old)
+        libc.prctl(29, ctypes.c_ulong(0), 0, 0, 0)  # back to the default slack
     return out
 
 
