@@ -66,6 +66,7 @@ Edge cases (defined once, here)
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -265,6 +266,7 @@ def t_cdf(t: float, df: int) -> float:
     return 0.5 + a / 2 if t > 0 else 0.5 - a / 2
 
 
+@functools.lru_cache(maxsize=256)  # a sweep's aggregate asks for the same few, thousands of times
 def t_quantile(p: float, df: int) -> float:
     """The p-quantile of Student's t with integer ``df`` (bisection on ``t_cdf``, |err| < 1e-12)."""
     if not 0 < p < 1:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +162,9 @@ def sweep(
     _note_invalid(s.table(sweep=sw.name, backend=be))
     click.echo(f"results: {s.root}")
     if figures and sw.plots:
+        if progress:  # seed 001's 14 figures take ~10 s: say what is going on
+            n = len(sw.plots)
+            click.echo(f"drawing the sweep's {n} plot{'s' * (n > 1)} …", err=True)
         paths = draw_plots(s, sw.name, be, sw.plots, s.root / "figures" / sw.name, formats)
         if paths:
             click.echo(f"figures: {paths[0].parent} ({len(paths)} files)")
@@ -243,35 +247,104 @@ def _draw(
     store: Any, sweep: str, backend: str, plots: list[Any], out: Path, formats: list[str]
 ) -> list[Path]:
     from ..aggregate import aggregate
-    from ..surfaces import PlotStyle, box_figure, line_figure, surface_figure
 
     table = store.table(sweep=sweep, backend=backend)
     axes = store.sweep_axes(sweep, backend)
     agg = aggregate(table, axes)
     if agg.empty or not agg["n"].gt(0).any():
         return []
-    paths: list[Path] = []
-    for p in plots:
-        title = f"{sweep} ({backend})"
-        style = PlotStyle(p.title, p.xlabel, p.ylabel, p.log_x, p.log_y)
-        if p.kind in ("bars", "cdf"):
-            paths += _draw_per_flow(store, backend, table, axes, p, out, formats, title, style)
-            continue
-        if p.metric not in set(agg["metric"]):
+    known = set(agg["metric"])
+    for p in plots:  # every plot checked before any is drawn
+        if p.kind not in ("bars", "cdf") and p.metric not in known:
             raise UserError(
                 f"plots: unknown metric {p.metric!r}; metrics: {', '.join(dict.fromkeys(agg['metric']))}"
             )
+    job = _PlotJob(store, sweep, backend, table, axes, agg, out, formats)
+    # the kinds drawn from the aggregate alone may go to other processes; bars and cdf
+    # read the runs through the store (its SQLite connection stays in this process)
+    apart = [i for i, p in enumerate(plots) if p.kind in ("surface", "line", "box")]
+    workers = _figure_workers(len(apart))
+    drawn: dict[int, list[Path]] = {}
+    if workers >= 2:
+        import multiprocessing
+
+        from .. import surfaces  # noqa: F401 — imported once, here, for every child
+
+        global _FORKED_JOB
+        _FORKED_JOB = job  # the children inherit it (fork): nothing large is pickled
+        try:
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                parts = pool.map(_draw_forked, [plots[i] for i in apart], chunksize=1)
+        finally:
+            _FORKED_JOB = None
+        drawn = dict(zip(apart, parts, strict=True))
+    paths: list[Path] = []
+    for i, p in enumerate(plots):
+        paths += drawn[i] if i in drawn else job.draw(p)
+    return paths
+
+
+#: plots drawn at once in separate processes: each figure is matplotlib's work alone, and a
+#: sweep's figures (seed 001's: 14, ~10 s in one process) are independent of each other
+def _figure_workers(n_plots: int) -> int:
+    """Processes to draw ``n_plots`` plots in: one per core, at most one per plot; one (in
+    this process) where forking is not safe — another thread is running (a Dask client,
+    a progress display) or the platform has no ``fork``."""
+    import multiprocessing
+    import os
+    import threading
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if (
+        n_plots < 2
+        or threading.active_count() > 1
+        or "fork" not in multiprocessing.get_all_start_methods()
+    ):
+        return 1
+    return max(1, min(n_plots, cores or 1))
+
+
+_FORKED_JOB: _PlotJob | None = None
+
+
+def _draw_forked(p: Any) -> list[Path]:
+    assert _FORKED_JOB is not None
+    return _FORKED_JOB.draw(p)
+
+
+@dataclass
+class _PlotJob:
+    """What drawing one of a sweep's plots needs: the store's table, its aggregate, where to
+    write and in which formats."""
+
+    store: Any
+    sweep: str
+    backend: str
+    table: Any
+    axes: list[str]
+    agg: Any
+    out: Path
+    formats: list[str]
+
+    def draw(self, p: Any) -> list[Path]:
+        from ..surfaces import PlotStyle, box_figure, line_figure, surface_figure
+
+        table, axes, agg, out, formats = self.table, self.axes, self.agg, self.out, self.formats
+        title = f"{self.sweep} ({self.backend})"
+        style = PlotStyle(p.title, p.xlabel, p.ylabel, p.log_x, p.log_y)
+        if p.kind in ("bars", "cdf"):
+            return _draw_per_flow(
+                self.store, self.backend, table, axes, p, out, formats, title, style
+            )
         if p.kind == "box":
-            paths += box_figure(
+            return box_figure(
                 table, axes, p.metric, p.x, out, by=p.by, formats=formats, title=title, style=style
             )
-        elif p.kind == "surface":
-            paths += surface_figure(agg, p.metric, p.x, p.y, out, formats, title=title, style=style)
-        else:
-            paths += line_figure(
-                agg, p.metric, p.x, out, by=p.by, formats=formats, title=title, style=style
-            )
-    return paths
+        if p.kind == "surface":
+            return surface_figure(agg, p.metric, p.x, p.y, out, formats, title=title, style=style)
+        return line_figure(
+            agg, p.metric, p.x, out, by=p.by, formats=formats, title=title, style=style
+        )
 
 
 def _draw_per_flow(

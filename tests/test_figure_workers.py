@@ -1,0 +1,139 @@
+"""A sweep's figures drawn in several processes (``commands.sweep._draw``): the same files,
+in the same order, with the same bytes as drawn one after the other in one process; an
+error in a child reaches the caller; no fork while another thread runs."""
+
+from __future__ import annotations
+
+import os
+import threading
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from tcpfair.cli import cli
+from tcpfair.commands import UserError
+from tcpfair.commands import sweep as cmd
+from tcpfair.store import Store
+from tcpfair.sweep import sweep_from_dict
+
+SWEEP = """
+name = "par"
+repeats = 2
+
+[base]
+name = "par"
+duration = "4s"
+[base.bottleneck]
+rate = "10Mbit"
+[[base.flows]]
+cca = "reno"
+rtt = "20ms"
+[[base.flows]]
+cca = "cubic"
+rtt = "20ms"
+
+[axes]
+"flows.1.rtt" = ["20ms", "60ms"]
+"bottleneck.buffer" = ["0.5bdp", "1bdp"]
+
+[[plots]]
+kind = "surface"
+metric = "jfi"
+x = "flows.1.rtt"
+y = "bottleneck.buffer"
+
+[[plots]]
+kind = "bars"
+metric = "throughput"
+x = "flows.1.rtt"
+
+[[plots]]
+kind = "line"
+metric = "ratio"
+x = "flows.1.rtt"
+by = "bottleneck.buffer"
+
+[[plots]]
+kind = "box"
+metric = "utilization"
+x = "flows.1.rtt"
+"""
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    d = tmp_path_factory.mktemp("par")
+    (d / "sw.toml").write_text(SWEEP)
+    r = CliRunner().invoke(
+        cli,
+        ["sweep", str(d / "sw.toml"), "-o", str(d / "store"), "-j", "1", "--no-progress"]
+        + ["--no-figures"],
+    )
+    assert r.exit_code == 0, r.output
+    return Store(d / "store")
+
+
+def _plots() -> list[Any]:
+    return sweep_from_dict(tomllib.loads(SWEEP)).plots
+
+
+def _draw(store: Store, out: Path, workers: int, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    monkeypatch.setattr(cmd, "_figure_workers", lambda n: min(workers, n))
+    out.mkdir()
+    return cmd._draw(store, "par", "sim", _plots(), out, ["png"])
+
+
+def test_figures_drawn_in_two_processes_are_those_of_one(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one = _draw(store, tmp_path / "one", 1, monkeypatch)
+    two = _draw(store, tmp_path / "two", 2, monkeypatch)
+    # in the plots' order: the surface, the bars and the box plots one per buffer (the axis
+    # they do not show), the line figure with one line per buffer
+    assert [p.stem for p in one if p.suffix == ".png"] == [
+        "jfi-surface",
+        "throughput-bars-flows.1.rtt-bottleneck.buffer=0.5bdp",
+        "throughput-bars-flows.1.rtt-bottleneck.buffer=1bdp",
+        "ratio-vs-flows.1.rtt",
+        "utilization-box-flows.1.rtt-bottleneck.buffer=0.5bdp",
+        "utilization-box-flows.1.rtt-bottleneck.buffer=1bdp",
+    ]
+    assert len(one) == len(set(one)) == 12  # each figure a PNG and its CSV
+    assert [p.name for p in two] == [p.name for p in one]
+    assert {p.parent for p in two} == {tmp_path / "two"}
+    for a, b in zip(one, two, strict=True):
+        assert a.read_bytes() == b.read_bytes(), a.name
+
+
+def test_an_error_in_a_child_reaches_the_caller(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tcpfair import surfaces
+
+    def broken(*args: object, **kw: object) -> list[Path]:
+        raise UserError(f"surface: made up for the test, in process {os.getpid()}")
+
+    monkeypatch.setattr(surfaces, "surface_figure", broken)  # inherited by the children
+    with pytest.raises(UserError, match="made up for the test") as e:
+        _draw(store, tmp_path / "out", 2, monkeypatch)
+    assert str(e.value).split()[-1] != str(os.getpid())  # it was drawn in another process
+
+
+def test_one_process_while_another_thread_runs_or_for_one_plot() -> None:
+    assert cmd._figure_workers(1) == 1
+    assert cmd._figure_workers(0) == 1
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        assert cmd._figure_workers(5) == 1
+    finally:
+        stop.set()
+        t.join()
+    cores = len(os.sched_getaffinity(0))
+    if threading.active_count() == 1:
+        assert cmd._figure_workers(5) == min(5, cores)
+        assert cmd._figure_workers(2) == min(2, cores)
