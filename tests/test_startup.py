@@ -179,3 +179,21 @@ def test_the_cli_leaves_a_users_blas_setting_alone(tmp_path: Path) -> None:
             timeout=60,
         )
         assert p.stdout.split()[-1] == seen, p.stdout + p.stderr
+
+
+def test_a_sweep_file_with_plots_is_checked_without_matplotlib(tmp_path: Path) -> None:
+    """The [[plots]] checks (a cdf's metric among them) need no plotting library: a dry run,
+    and a refused plot, come back without loading matplotlib (~1 s)."""
+    base = Path(__file__).parents[1] / "scenarios" / "sweeps" / "ns2-testbed-sim.toml"
+    rc, out, err, heavy = _run(CLI_BODY, ["sweep", str(base), "--dry-run"], tmp_path)
+    assert rc == 0, err
+    assert "1600 runs" in out
+    assert "matplotlib" not in heavy
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        base.read_text() + '\n[[plots]]\nkind = "cdf"\nmetric = "jfi"\nby = "flows.1.rtt"\n'
+    )
+    rc, out, err, heavy = _run(CLI_BODY, ["sweep", str(bad), "--dry-run"], tmp_path)
+    assert rc == 2, err
+    assert "plots.3.metric" in err and "throughput, fct" in err, err
+    assert "matplotlib" not in heavy

@@ -80,6 +80,15 @@ RUN_FILES = frozenset(
 #: figure formats a sweep can write (surfaces.py draws them)
 FORMATS = ("png", "svg", "pdf")
 
+#: per-run tables a CDF can read besides the samples: metric -> (file in the run folder,
+#: column, scale to the unit shown, axis label). A run without the file has no values.
+RUN_TABLES: dict[str, tuple[str, str, float, str]] = {
+    "fct": ("short_flows.parquet", "fct_s", 1e3, "flow completion time (ms)"),
+}
+
+#: what a CDF can show: per-interval throughput of each flow, or a ``RUN_TABLES`` column
+CDF_METRICS = ("throughput", *RUN_TABLES)
+
 
 class OutputError(ValueError):
     """An output path tcpfair may not write or replace. The message is one line: control

@@ -26,7 +26,11 @@ from matplotlib.colors import TwoSlopeNorm  # noqa: E402
 
 from .aggregate import STATS, axis_numeric, pivot  # noqa: E402
 from .compare import Comparison  # noqa: E402
-from .outputs import FORMATS  # noqa: E402, F401 — figure formats, defined where start-up is light
+from .outputs import (  # noqa: E402, F401 — defined where start-up is light
+    CDF_METRICS,
+    FORMATS,
+    RUN_TABLES,
+)
 from .plots import legend_text, plain_text  # noqa: E402
 
 __all__ = [
@@ -489,14 +493,8 @@ def difference_figure(
 
 
 # --------------------------------------------------------------------------- per-run figures
-#: per-run tables a CDF can read besides the samples: metric -> (file in the run folder,
-#: column, scale to the unit shown, axis label). A run without the file has no values.
-RUN_TABLES: dict[str, tuple[str, str, float, str]] = {
-    "fct": ("short_flows.parquet", "fct_s", 1e3, "flow completion time (ms)"),
-}
-
-#: what a CDF can show: per-interval throughput of each flow, or a ``RUN_TABLES`` column
-CDF_METRICS = ("throughput", *RUN_TABLES)
+# RUN_TABLES and CDF_METRICS live in .outputs, where a sweep file's check reads them
+# without loading matplotlib
 
 
 def done_runs(table: pd.DataFrame) -> pd.DataFrame:

@@ -578,7 +578,7 @@ def _load_plots(
 def _check_kind_keys(p: dict[str, Any], where: str, problems: list[tuple[str, str]]) -> None:
     """What each kind needs: ``x`` (all but ``cdf``, whose x axis is the metric itself), the
     metrics ``bars`` (per-flow ``throughput``) and ``cdf`` (``throughput``, ``fct``) draw."""
-    from .surfaces import CDF_METRICS
+    from .outputs import CDF_METRICS  # not .surfaces: a sweep file is checked without matplotlib
 
     kind, metric = p.get("kind"), p.get("metric")
     if kind == "cdf":
