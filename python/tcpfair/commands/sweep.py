@@ -361,6 +361,7 @@ def _draw_per_flow(
     """``bars`` (per-flow throughput over the repeats) and ``cdf`` (values of the runs'
     samples or per-run tables, pooled over the repeats of a point) figures."""
     from .. import surfaces as sf
+    from ..outputs import RUN_TABLES
 
     if p.kind == "bars":
         names = sf.group_names(store, backend, table, axes)
@@ -372,7 +373,7 @@ def _draw_per_flow(
     if not frames:
         raise UserError(
             f"plots: no run has values for a cdf of {p.metric!r}"
-            + (f" (a {sf.RUN_TABLES[p.metric][0]} table)" if p.metric in sf.RUN_TABLES else "")
+            + (f" (a {RUN_TABLES[p.metric][0]} table)" if p.metric in RUN_TABLES else "")
         )
     for where, values in frames:
         slug = sf._slug(where)
