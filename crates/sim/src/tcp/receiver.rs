@@ -73,8 +73,11 @@ pub struct Receiver {
     flush: Option<Ack>,
 }
 
-/// What the receiver wants done after a segment arrived.
+/// What the receiver wants done after a segment arrived. An explicit tag (`repr(u8)`):
+/// with the niche of `Ack`'s flags as its tag, matching the decision per segment took a
+/// dozen instructions (session 11).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum AckDecision {
     Now(Ack),
     /// Arm the delayed-ACK timer (if not armed).
