@@ -739,11 +739,11 @@ mod tests {
                 nsack,
                 ..Ack::default()
             };
-            Frame::Ack(Box::new((a, linux_ack_bytes(&a))))
+            Frame::ack(a, linux_ack_bytes(&a))
         };
         // 1500 B data in service (120 µs at 100 Mbit/s), one 64 B ACK waits, the next is
         // dropped: the limit counts it as a packet
-        let first = l.arrive(SimTime(0), Frame::Data(pkt(0)), &mut rng);
+        let first = l.arrive(SimTime(0), Frame::data(pkt(0)), &mut rng);
         assert_eq!(first, Arrival::Started(SimTime(120_000)));
         assert_eq!(l.arrive(SimTime(0), ack(1, 1), &mut rng), Arrival::Queued);
         assert_eq!(l.arrive(SimTime(0), ack(2, 0), &mut rng), Arrival::Dropped);
@@ -753,7 +753,7 @@ mod tests {
         let (_, next) = l.done(SimTime(120_000));
         assert_eq!(next, Some(SimTime(125_120)));
         let (f, _) = l.done(SimTime(125_120));
-        assert!(matches!(f, Frame::Ack(ref b) if b.0.cum == 1));
+        assert!(f.ack.as_ref().is_some_and(|a| a.cum == 1));
         let t = &l.totals;
         assert_eq!((t.tx_packets, t.tx_bytes), (2, 1564));
         assert_eq!((t.ack_tx_packets, t.ack_tx_bytes), (1, 64));

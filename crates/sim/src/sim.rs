@@ -412,12 +412,12 @@ impl Sim {
                 }
                 let link = &mut self.links[d];
                 if link.netem_holds() {
-                    if let Some(at) = link.netem_hold(now, Frame::Data(pkt)) {
+                    if let Some(at) = link.netem_hold(now, Frame::data(pkt)) {
                         self.q.push(at, Ev::NetemRelease(d as u8));
                     }
                     return;
                 }
-                enter_link(&mut self.q, link, d, now, Frame::Data(pkt), &mut self.rng);
+                enter_link(&mut self.q, link, d, now, Frame::data(pkt), &mut self.rng);
             }
             Ev::NetemRelease(d) => {
                 // All of them enter the tbf before the first one's completion is handled.
@@ -431,11 +431,11 @@ impl Sim {
                 if let Some(t) = next {
                     self.q.push(t, Ev::LinkDone(d));
                 }
-                match frame {
-                    Frame::Data(pkt) => self.deliver(now, pkt),
-                    Frame::Ack(b) => {
+                match frame.ack {
+                    None => self.deliver(now, frame.pkt),
+                    Some(b) => {
                         // through the reverse path's bottleneck: now the return delay
-                        let ack = b.0;
+                        let ack = *b;
                         let path = &mut self.paths[ack.flow as usize];
                         path.rev.push(
                             &mut self.q,
@@ -757,14 +757,7 @@ fn send_ack(
         None => linux_ack_bytes(&ack),
     };
     let d = 1 - path.dir;
-    enter_link(
-        q,
-        &mut links[d],
-        d,
-        now,
-        Frame::Ack(Box::new((ack, wire))),
-        rng,
-    );
+    enter_link(q, &mut links[d], d, now, Frame::ack(ack, wire), rng);
 }
 
 /// `frame` reaches bottleneck `d` at `now`; if the link was idle it starts serializing at
