@@ -32,6 +32,7 @@
 
 use crate::aqm::Red;
 use crate::config::{AqmConfig, BottleneckConfig};
+use crate::measure::Window;
 use crate::packet::{Packet, Wire};
 use crate::rng::Rng;
 use crate::units::{Rate, SimTime};
@@ -119,7 +120,7 @@ pub struct Bottleneck<T: Wire = Packet> {
     busy: bool,
     /// When the packet in service finishes.
     busy_until: SimTime,
-    window: (SimTime, SimTime),
+    window: Window,
     pub totals: crate::output::LinkTotals,
     pub interval: IntervalCounters,
     /// Packets that entered the queue or went straight onto the link.
@@ -191,7 +192,7 @@ impl<T: Wire> Bottleneck<T> {
             q_bytes: 0,
             busy: false,
             busy_until: SimTime::ZERO,
-            window,
+            window: Window::new(window),
             totals: Default::default(),
             interval: Default::default(),
             accepted: 0,
@@ -478,7 +479,7 @@ impl<T: Wire> Bottleneck<T> {
         let t = &mut self.totals;
         t.tx_packets += 1;
         t.tx_bytes += wire;
-        if now >= self.window.0 && now < self.window.1 {
+        if self.window.contains(now) {
             t.tx_bytes_window += wire;
         }
         self.interval.tx_bytes += wire;

@@ -38,7 +38,7 @@ use crate::cc::AnyCc;
 use crate::config::{BottleneckConfig, Config, Direction, Stack};
 use crate::event::{DelayLine, Ev, EventQueue, Timer, TimerKind};
 use crate::link::{Arrival, Bottleneck};
-use crate::measure::Recorder;
+use crate::measure::{Recorder, Window};
 use crate::ns2::Ns2Conn;
 use crate::output::{FlowSummary, Output, RunStats};
 use crate::packet::{linux_ack_bytes, Ack, Frame, Packet, HEADER_BYTES, SYN_BYTES};
@@ -157,7 +157,7 @@ pub struct Sim {
     rng: Rng,
     rec: Recorder,
     end: SimTime,
-    window: (SimTime, SimTime),
+    window: Window,
     /// Short flows (arrival processes): their slots follow the long-lived in `flows`.
     short: short::ShortFlows,
     seed: u64,
@@ -343,7 +343,7 @@ impl Sim {
             rng: Rng::new(cfg.seed),
             rec,
             end: SimTime(cfg.duration_ns),
-            window,
+            window: Window::new(window),
             short,
             seed: cfg.seed,
             mtu: b.mtu_bytes,
@@ -512,7 +512,7 @@ impl Sim {
         if let Some(c) = agents {
             // Agent/TCPSink: an ACK for every packet, at once (DelAck: maybe held).
             let (decision, bytes) = c.deliver(&pkt, fl.delack.is_armed());
-            if bytes > 0 && now >= self.window.0 && now < self.window.1 {
+            if bytes > 0 && self.window.contains(now) {
                 fl.delivered_window += bytes;
             }
             match decision {
@@ -543,7 +543,7 @@ impl Sim {
             if self.short.is_short(f) {
                 self.short.delivered(f, fl.rx.delivered_bytes, now);
             }
-            if now >= self.window.0 && now < self.window.1 {
+            if self.window.contains(now) {
                 fl.delivered_window += bytes;
             }
         }
