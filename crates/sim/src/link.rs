@@ -110,6 +110,8 @@ pub struct Bottleneck<T: Wire = Packet> {
     bucket: Option<Bucket>,
     red: Option<Red>,
     loss: f64,
+    /// `loss > 0`, decided once (a flag is cheaper to test per packet than a float).
+    lossy: bool,
     /// The packet in service (while `busy`) at the front, then those waiting. The one in
     /// service stays where it was queued until it is done (session 11: moving it out to a
     /// slot of its own copied every packet twice more).
@@ -188,6 +190,7 @@ impl<T: Wire> Bottleneck<T> {
             bucket: cfg.burst_bytes.map(|b| Bucket::new(rate, b)),
             red,
             loss: cfg.loss,
+            lossy: cfg.loss > 0.0,
             queue: VecDeque::with_capacity(256),
             q_bytes: 0,
             busy: false,
@@ -410,7 +413,7 @@ impl<T: Wire> Bottleneck<T> {
         if pkt.agg() == 0 {
             return self.follow(now, pkt);
         }
-        if self.loss > 0.0 && rng.bernoulli(self.loss) {
+        if self.lossy && rng.bernoulli(self.loss) {
             let fate = self.random_loss(&pkt);
             return self.decide(&pkt, fate);
         }
