@@ -484,6 +484,10 @@ impl Sim {
     /// Linux) but takes no buffer space and is never dropped; the receiver answers at once.
     /// With a reverse bottleneck the SYN-ACK is likewise delayed by the opposite link's
     /// queue as it stands when the SYN arrives (same size as the SYN, never dropped).
+    /// Cold and out of line: once per connection, and inline it cost the data arrivals'
+    /// path registers (session 11).
+    #[cold]
+    #[inline(never)]
     fn syn_arrives(&mut self, now: SimTime, syn: Packet) {
         let path = &mut self.paths[syn.flow as usize];
         let mut at_receiver = now + self.links[path.dir].sojourn(now, syn.wire);
