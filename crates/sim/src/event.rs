@@ -457,6 +457,11 @@ impl EventQueue {
             match self.small.get(n.wrapping_sub(1)) {
                 Some(&e) if e.time <= limit.0 => {
                     self.small_len = n - 1;
+                    // Time cannot go back here: the array is sorted, its last entry is its
+                    // minimum, and a push puts nothing below `now` (it clamps), so the
+                    // release check below is for the buckets only (≈ 3 instructions an
+                    // event saved; session 11).
+                    debug_assert!(e.time >= self.now, "time went backwards");
                     e
                 }
                 _ => return None,
@@ -467,14 +472,14 @@ impl EventQueue {
             if self.count < SMALL_MIN {
                 self.shrink();
             }
+            assert!(
+                e.time >= self.now,
+                "time went backwards: {} < {}",
+                e.time,
+                self.now
+            );
             e
         };
-        assert!(
-            e.time >= self.now,
-            "time went backwards: {} < {}",
-            e.time,
-            self.now
-        );
         self.now = e.time;
         self.popped += 1;
         Some((SimTime(e.time), e.ev))

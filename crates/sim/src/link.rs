@@ -32,6 +32,7 @@
 
 use crate::aqm::Red;
 use crate::config::{AqmConfig, BottleneckConfig};
+use crate::measure::Window;
 use crate::packet::{Packet, Wire};
 use crate::rng::Rng;
 use crate::units::{Rate, SimTime};
@@ -109,12 +110,19 @@ pub struct Bottleneck<T: Wire = Packet> {
     bucket: Option<Bucket>,
     red: Option<Red>,
     loss: f64,
+    /// `loss > 0`, decided once (a flag is cheaper to test per packet than a float).
+    lossy: bool,
+    /// The packet in service (while `busy`) at the front, then those waiting. The one in
+    /// service stays where it was queued until it is done (session 11: moving it out to a
+    /// slot of its own copied every packet twice more).
     queue: VecDeque<T>,
+    /// Bytes waiting (the packet in service not counted).
     q_bytes: u64,
-    in_service: Option<T>,
+    /// A packet is being serialized: the front of `queue`.
+    busy: bool,
     /// When the packet in service finishes.
     busy_until: SimTime,
-    window: (SimTime, SimTime),
+    window: Window,
     pub totals: crate::output::LinkTotals,
     pub interval: IntervalCounters,
     /// Packets that entered the queue or went straight onto the link.
@@ -182,11 +190,12 @@ impl<T: Wire> Bottleneck<T> {
             bucket: cfg.burst_bytes.map(|b| Bucket::new(rate, b)),
             red,
             loss: cfg.loss,
+            lossy: cfg.loss > 0.0,
             queue: VecDeque::with_capacity(256),
             q_bytes: 0,
-            in_service: None,
+            busy: false,
             busy_until: SimTime::ZERO,
-            window,
+            window: Window::new(window),
             totals: Default::default(),
             interval: Default::default(),
             accepted: 0,
@@ -237,7 +246,13 @@ impl<T: Wire> Bottleneck<T> {
     }
 
     pub fn queue_pkts(&self) -> u64 {
-        self.queue.len() as u64
+        self.waiting()
+    }
+
+    /// Packets waiting in the buffer (the one in service not counted).
+    #[inline(always)]
+    fn waiting(&self) -> u64 {
+        self.queue.len() as u64 - u64::from(self.busy)
     }
 
     /// Whether `n` more packets of `pkt`'s size fit in the buffer at `now`.
@@ -251,7 +266,7 @@ impl<T: Wire> Bottleneck<T> {
             Limit::Bytes(b) => {
                 self.q_bytes + held_bytes + self.reserved_bytes + n * pkt.wire() as u64 <= b
             }
-            Limit::Pkts(p) => self.queue.len() as u64 + held_pkts + self.reserved_pkts + n <= p,
+            Limit::Pkts(p) => self.waiting() + held_pkts + self.reserved_pkts + n <= p,
         }
     }
 
@@ -260,7 +275,10 @@ impl<T: Wire> Bottleneck<T> {
     /// Under `netem_root` also what leaves at `now` and what already left at `now`: netem
     /// puts everything due at `now` into the tbf before the tbf sends any of it.
     fn waiting_for_tokens(&self, now: SimTime) -> (u64, u64) {
-        let head = match (&self.bucket, &self.in_service) {
+        let head = match (
+            &self.bucket,
+            self.busy.then(|| self.queue.front()).flatten(),
+        ) {
             (Some(_), Some(p)) if self.busy_until > now || self.netem_root => (p.wire() as u64, 1),
             _ => (0, 0),
         };
@@ -326,15 +344,18 @@ impl<T: Wire> Bottleneck<T> {
             }
             self.held[i] += 1;
         }
-        if self.in_service.is_none() {
-            debug_assert!(self.queue.is_empty());
-            return Arrival::Started(self.start(now, pkt));
-        }
-        self.q_bytes += pkt.wire() as u64;
+        let wire = pkt.wire();
         self.queue.push_back(pkt);
+        if !self.busy {
+            debug_assert_eq!(self.queue.len(), 1);
+            self.busy = true;
+            return Arrival::Started(self.start(now, wire));
+        }
+        self.q_bytes += wire as u64;
+        let waiting = self.waiting();
         let t = &mut self.totals;
         t.max_queue_bytes = t.max_queue_bytes.max(self.q_bytes);
-        t.max_queue_pkts = t.max_queue_pkts.max(self.queue.len() as u64);
+        t.max_queue_pkts = t.max_queue_pkts.max(waiting);
         Arrival::Queued
     }
 
@@ -392,7 +413,7 @@ impl<T: Wire> Bottleneck<T> {
         if pkt.agg() == 0 {
             return self.follow(now, pkt);
         }
-        if self.loss > 0.0 && rng.bernoulli(self.loss) {
+        if self.lossy && rng.bernoulli(self.loss) {
             let fate = self.random_loss(&pkt);
             return self.decide(&pkt, fate);
         }
@@ -400,7 +421,7 @@ impl<T: Wire> Bottleneck<T> {
             let q = if red.bytes {
                 self.q_bytes as f64
             } else {
-                self.queue.len() as f64
+                (self.queue.len() - usize::from(self.busy)) as f64
             };
             if red.should_drop(now, q, pkt.wire(), rng) {
                 let fate = self.drop(&pkt);
@@ -410,7 +431,7 @@ impl<T: Wire> Bottleneck<T> {
         }
         // The packets of the aggregate that would wait in the buffer. A tbf enqueues every
         // skb into its backlog before the bucket lets it go, so the whole aggregate must fit.
-        let straight_on = self.in_service.is_none() && self.bucket.is_none();
+        let straight_on = !self.busy && self.bucket.is_none();
         let waiting = pkt.agg() as u64 - u64::from(straight_on);
         if !self.fits(now, &pkt, waiting) {
             let fate = self.drop(&pkt);
@@ -420,9 +441,10 @@ impl<T: Wire> Bottleneck<T> {
         self.admit(now, pkt)
     }
 
+    /// The front of the queue, of `wire` bytes, starts serializing at `now`: returns when
+    /// it is done.
     #[inline(always)]
-    fn start(&mut self, now: SimTime, pkt: T) -> SimTime {
-        let wire = pkt.wire();
+    fn start(&mut self, now: SimTime, wire: u32) -> SimTime {
         let tx = if wire == self.mtu_wire {
             self.mtu_tx
         } else {
@@ -433,7 +455,6 @@ impl<T: Wire> Bottleneck<T> {
             None => tx,
             Some(b) => b.take(now, tx),
         };
-        self.in_service = Some(pkt);
         self.busy_until = now + wait;
         now + wait
     }
@@ -442,9 +463,10 @@ impl<T: Wire> Bottleneck<T> {
     /// time of the next one if the queue was not empty.
     #[inline(always)]
     pub fn done(&mut self, now: SimTime) -> (T, Option<SimTime>) {
+        debug_assert!(self.busy, "link completion while idle");
         let pkt = self
-            .in_service
-            .take()
+            .queue
+            .pop_front()
             .expect("link completion without a packet");
         if self.count_held {
             self.held[pkt.flow() as usize] -= 1;
@@ -460,7 +482,7 @@ impl<T: Wire> Bottleneck<T> {
         let t = &mut self.totals;
         t.tx_packets += 1;
         t.tx_bytes += wire;
-        if now >= self.window.0 && now < self.window.1 {
+        if self.window.contains(now) {
             t.tx_bytes_window += wire;
         }
         self.interval.tx_bytes += wire;
@@ -468,12 +490,14 @@ impl<T: Wire> Bottleneck<T> {
             t.ack_tx_packets += 1;
             t.ack_tx_bytes += wire;
         }
-        let next = match self.queue.pop_front() {
+        let next = match self.queue.front() {
             Some(n) => {
-                self.q_bytes -= n.wire() as u64;
-                Some(self.start(now, n))
+                let wire = n.wire();
+                self.q_bytes -= wire as u64;
+                Some(self.start(now, wire))
             }
             None => {
+                self.busy = false;
                 if let Some(red) = self.red.as_mut() {
                     red.on_idle(now);
                 }
@@ -719,11 +743,11 @@ mod tests {
                 nsack,
                 ..Ack::default()
             };
-            Frame::Ack(Box::new((a, linux_ack_bytes(&a))))
+            Frame::ack(a, linux_ack_bytes(&a))
         };
         // 1500 B data in service (120 µs at 100 Mbit/s), one 64 B ACK waits, the next is
         // dropped: the limit counts it as a packet
-        let first = l.arrive(SimTime(0), Frame::Data(pkt(0)), &mut rng);
+        let first = l.arrive(SimTime(0), Frame::data(pkt(0)), &mut rng);
         assert_eq!(first, Arrival::Started(SimTime(120_000)));
         assert_eq!(l.arrive(SimTime(0), ack(1, 1), &mut rng), Arrival::Queued);
         assert_eq!(l.arrive(SimTime(0), ack(2, 0), &mut rng), Arrival::Dropped);
@@ -733,7 +757,7 @@ mod tests {
         let (_, next) = l.done(SimTime(120_000));
         assert_eq!(next, Some(SimTime(125_120)));
         let (f, _) = l.done(SimTime(125_120));
-        assert!(matches!(f, Frame::Ack(ref b) if b.0.cum == 1));
+        assert!(f.ack.as_ref().is_some_and(|a| a.cum == 1));
         let t = &l.totals;
         assert_eq!((t.tx_packets, t.tx_bytes), (2, 1564));
         assert_eq!((t.ack_tx_packets, t.ack_tx_bytes), (1, 64));

@@ -10,6 +10,30 @@ use crate::packet::Wire;
 use crate::sim::Flow;
 use crate::units::SimTime;
 
+/// The measurement window [from, to) as its start and length, so that "is `t` in it" is
+/// one subtraction and one comparison (`t − from` wraps to more than the length for `t`
+/// before `from`): the link and the receiver ask it for every packet (session 11).
+#[derive(Clone, Copy, Debug)]
+pub struct Window {
+    from: u64,
+    len: u64,
+}
+
+impl Window {
+    pub fn new((from, to): (SimTime, SimTime)) -> Window {
+        Window {
+            from: from.0,
+            len: to.0.saturating_sub(from.0),
+        }
+    }
+
+    /// `from <= t < to`.
+    #[inline(always)]
+    pub fn contains(&self, t: SimTime) -> bool {
+        t.0.wrapping_sub(self.from) < self.len
+    }
+}
+
 pub struct Recorder {
     interval: u64,
     duration: u64,
@@ -110,5 +134,29 @@ impl Recorder {
     /// The flows' series and each bottleneck's (forward first).
     pub fn into_columns(self) -> (FlowSamples, Vec<LinkSamples>) {
         (self.flows, self.links)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `contains` is `from <= t < to` for every `t`, also for an empty or reversed window
+    /// and at the ends of the time range.
+    #[test]
+    fn window_contains_exactly_from_up_to_to() {
+        let ts = [0, 1, 5, 9, 10, 11, u64::MAX - 1, u64::MAX];
+        for from in ts {
+            for to in ts {
+                let w = Window::new((SimTime(from), SimTime(to)));
+                for t in ts {
+                    assert_eq!(
+                        w.contains(SimTime(t)),
+                        from <= t && t < to,
+                        "{from} {to} {t}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -96,36 +96,52 @@ pub fn linux_ack_bytes(ack: &Ack) -> u32 {
 }
 
 /// A frame on a bottleneck when the dumbbell has a reverse bottleneck: each link carries
-/// one direction's data and the other direction's ACKs. The ACK is boxed so that a frame
-/// stays the size of a data packet (the forward link of a run without reverse traffic
-/// queues data only).
+/// one direction's data and the other direction's ACKs. An ACK frame carries its
+/// connection, its bytes on the wire and a GSO mark of 1 in `pkt`, as a data packet does,
+/// so that the link reads them without asking which kind of frame it holds (session 11:
+/// an enum's match on every access), and the ACK itself boxed in `ack`, so that a frame
+/// stays the size of a data packet and a pointer (the forward link of a run without
+/// reverse traffic queues data only).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Frame {
-    Data(Packet),
-    /// An ACK and its bytes on the wire.
-    Ack(Box<(Ack, u32)>),
+pub struct Frame {
+    /// The data packet; for an ACK only `flow`, `wire` and `agg` (1) are set.
+    pub pkt: Packet,
+    /// The ACK, if this is one.
+    pub ack: Option<Box<Ack>>,
+}
+
+impl Frame {
+    /// A data packet's frame.
+    #[inline(always)]
+    pub fn data(pkt: Packet) -> Frame {
+        Frame { pkt, ack: None }
+    }
+
+    /// An ACK's frame, `wire` bytes on the wire.
+    pub fn ack(ack: Ack, wire: u32) -> Frame {
+        Frame {
+            pkt: Packet {
+                flow: ack.flow,
+                wire,
+                agg: 1,
+                ..Packet::default()
+            },
+            ack: Some(Box::new(ack)),
+        }
+    }
 }
 
 impl Wire for Frame {
     fn wire(&self) -> u32 {
-        match self {
-            Frame::Data(p) => p.wire,
-            Frame::Ack(a) => a.1,
-        }
+        self.pkt.wire
     }
     fn flow(&self) -> u32 {
-        match self {
-            Frame::Data(p) => p.flow,
-            Frame::Ack(a) => a.0.flow,
-        }
+        self.pkt.flow
     }
     fn agg(&self) -> u32 {
-        match self {
-            Frame::Data(p) => p.agg,
-            Frame::Ack(_) => 1,
-        }
+        self.pkt.agg
     }
     fn is_ack(&self) -> bool {
-        matches!(self, Frame::Ack(_))
+        self.ack.is_some()
     }
 }

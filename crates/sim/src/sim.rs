@@ -38,7 +38,7 @@ use crate::cc::AnyCc;
 use crate::config::{BottleneckConfig, Config, Direction, Stack};
 use crate::event::{DelayLine, Ev, EventQueue, Timer, TimerKind};
 use crate::link::{Arrival, Bottleneck};
-use crate::measure::Recorder;
+use crate::measure::{Recorder, Window};
 use crate::ns2::Ns2Conn;
 use crate::output::{FlowSummary, Output, RunStats};
 use crate::packet::{linux_ack_bytes, Ack, Frame, Packet, HEADER_BYTES, SYN_BYTES};
@@ -157,7 +157,7 @@ pub struct Sim {
     rng: Rng,
     rec: Recorder,
     end: SimTime,
-    window: (SimTime, SimTime),
+    window: Window,
     /// Short flows (arrival processes): their slots follow the long-lived in `flows`.
     short: short::ShortFlows,
     seed: u64,
@@ -343,7 +343,7 @@ impl Sim {
             rng: Rng::new(cfg.seed),
             rec,
             end: SimTime(cfg.duration_ns),
-            window,
+            window: Window::new(window),
             short,
             seed: cfg.seed,
             mtu: b.mtu_bytes,
@@ -412,12 +412,12 @@ impl Sim {
                 }
                 let link = &mut self.links[d];
                 if link.netem_holds() {
-                    if let Some(at) = link.netem_hold(now, Frame::Data(pkt)) {
+                    if let Some(at) = link.netem_hold(now, Frame::data(pkt)) {
                         self.q.push(at, Ev::NetemRelease(d as u8));
                     }
                     return;
                 }
-                enter_link(&mut self.q, link, d, now, Frame::Data(pkt), &mut self.rng);
+                enter_link(&mut self.q, link, d, now, Frame::data(pkt), &mut self.rng);
             }
             Ev::NetemRelease(d) => {
                 // All of them enter the tbf before the first one's completion is handled.
@@ -431,11 +431,11 @@ impl Sim {
                 if let Some(t) = next {
                     self.q.push(t, Ev::LinkDone(d));
                 }
-                match frame {
-                    Frame::Data(pkt) => self.deliver(now, pkt),
-                    Frame::Ack(b) => {
+                match frame.ack {
+                    None => self.deliver(now, frame.pkt),
+                    Some(b) => {
                         // through the reverse path's bottleneck: now the return delay
-                        let ack = b.0;
+                        let ack = *b;
                         let path = &mut self.paths[ack.flow as usize];
                         path.rev.push(
                             &mut self.q,
@@ -484,6 +484,10 @@ impl Sim {
     /// Linux) but takes no buffer space and is never dropped; the receiver answers at once.
     /// With a reverse bottleneck the SYN-ACK is likewise delayed by the opposite link's
     /// queue as it stands when the SYN arrives (same size as the SYN, never dropped).
+    /// Cold and out of line: once per connection, and inline it cost the data arrivals'
+    /// path registers (session 11).
+    #[cold]
+    #[inline(never)]
     fn syn_arrives(&mut self, now: SimTime, syn: Packet) {
         let path = &mut self.paths[syn.flow as usize];
         let mut at_receiver = now + self.links[path.dir].sojourn(now, syn.wire);
@@ -512,7 +516,7 @@ impl Sim {
         if let Some(c) = agents {
             // Agent/TCPSink: an ACK for every packet, at once (DelAck: maybe held).
             let (decision, bytes) = c.deliver(&pkt, fl.delack.is_armed());
-            if bytes > 0 && now >= self.window.0 && now < self.window.1 {
+            if bytes > 0 && self.window.contains(now) {
                 fl.delivered_window += bytes;
             }
             match decision {
@@ -543,7 +547,7 @@ impl Sim {
             if self.short.is_short(f) {
                 self.short.delivered(f, fl.rx.delivered_bytes, now);
             }
-            if now >= self.window.0 && now < self.window.1 {
+            if self.window.contains(now) {
                 fl.delivered_window += bytes;
             }
         }
@@ -757,14 +761,7 @@ fn send_ack(
         None => linux_ack_bytes(&ack),
     };
     let d = 1 - path.dir;
-    enter_link(
-        q,
-        &mut links[d],
-        d,
-        now,
-        Frame::Ack(Box::new((ack, wire))),
-        rng,
-    );
+    enter_link(q, &mut links[d], d, now, Frame::ack(ack, wire), rng);
 }
 
 /// `frame` reaches bottleneck `d` at `now`; if the link was idle it starts serializing at

@@ -73,8 +73,11 @@ pub struct Receiver {
     flush: Option<Ack>,
 }
 
-/// What the receiver wants done after a segment arrived.
+/// What the receiver wants done after a segment arrived. An explicit tag (`repr(u8)`):
+/// with the niche of `Ack`'s flags as its tag, matching the decision per segment took a
+/// dozen instructions (session 11).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum AckDecision {
     Now(Ack),
     /// Arm the delayed-ACK timer (if not armed).
@@ -240,7 +243,11 @@ impl Receiver {
     }
 
     /// A compressed ACK that must leave before the one this segment causes.
+    #[inline(always)]
     pub fn take_flush(&mut self) -> Option<Ack> {
+        // Asked after every segment and mostly empty: look before taking (a `take` reads
+        // and rewrites the whole 72-byte slot, session 11).
+        self.flush.as_ref()?;
         self.flush.take()
     }
 
