@@ -303,7 +303,12 @@ pub fn cong_avoid_ai(tcp: &mut TcpCc, w: u32, acked: u32) {
 
 /// The algorithms, by name. Adding one: a file, a variant, an entry in `registry::REGISTRY`,
 /// a line in `build` and `dispatch!`.
+///
+/// `repr(u8)`: the variant is a tag byte of its own. Without it the compiler hides the
+/// variant in a spare value of a field of the largest algorithm, and every dispatch (the
+/// per-ACK hooks, `has_cong_control` on every ACK and sent segment) first decodes it.
 #[derive(Clone, Debug)]
+#[repr(u8)]
 pub enum AnyCc {
     Reno(Reno),
     Cubic(Cubic),
