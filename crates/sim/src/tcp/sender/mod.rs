@@ -539,7 +539,6 @@ impl Sender {
 
     #[inline(always)]
     fn send_new(&mut self, now: SimTime, len: u32, io: &mut Io) {
-        let snap = self.snapshot(now);
         let i = self.snd_nxt;
         self.board.push(
             self.snd_una,
@@ -549,7 +548,12 @@ impl Sender {
                 flags: 0,
             },
         );
-        self.keep_snapshot(i, snap);
+        // The snapshot only for its reader: without it, what `snapshot` keeps (`first_tx`,
+        // `tcp.delivered_time`) is read by nobody either.
+        if self.samples_rate() {
+            let snap = self.snapshot(now);
+            self.board.set_snap(i, snap);
+        }
         self.snd_nxt += 1;
         self.stats.bytes_sent += len as u64;
         if !self.rto_timer.is_armed() {
