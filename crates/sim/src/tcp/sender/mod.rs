@@ -139,7 +139,7 @@ pub struct Sender {
     rtt: RttEstimator,
     next_send: SimTime,
     first_tx: SimTime,
-    last_send: Option<SimTime>,
+    /// Data segments sent (the last at `tcp.lsndtime`: `last_send`).
     data_segs_out: u64,
     // tcp_cwnd_validate
     max_packets_out: u64,
@@ -205,7 +205,6 @@ impl Sender {
             tlp_retrans: false,
             next_send: SimTime::ZERO,
             first_tx: SimTime::ZERO,
-            last_send: None,
             data_segs_out: 0,
             cwnd_limited_flag: false,
             max_packets_out: 0,
@@ -280,6 +279,11 @@ impl Sender {
     #[inline]
     fn samples_rate(&self) -> bool {
         self.cc.has_cong_control()
+    }
+
+    /// When the last data segment was sent, if any (one store per segment instead of two).
+    fn last_send(&self) -> Option<SimTime> {
+        (self.data_segs_out > 0).then_some(self.tcp.lsndtime)
     }
 
     /// Linux `tcp_is_cwnd_limited`.
@@ -482,7 +486,7 @@ impl Sender {
     #[cold]
     fn on_tx_start(&mut self, now: SimTime) {
         self.sync(now);
-        if let Some(last) = self.last_send {
+        if let Some(last) = self.last_send() {
             let rto = self.rtt.rto();
             let mut idle = now.saturating_sub(last).0 as i64;
             if !self.cc.has_cong_control() && idle > rto.0 as i64 {
@@ -625,7 +629,6 @@ impl Sender {
                 .push(io.q, now + io.fwd_delay, pkt, Ev::FwdArrive(io.line));
         }
         self.data_segs_out += 1;
-        self.last_send = Some(now);
         self.tcp.lsndtime = now;
         if matches!(self.tcp.ca_state, CaState::Recovery | CaState::Cwr) {
             self.prr_out += 1;
