@@ -173,7 +173,7 @@ impl Sender {
                 run = Some(i);
                 plain += 1;
             } else {
-                self.clean_flagged(now, run.take(), i, acc, &mut c);
+                c = self.clean_flagged(now, run.take(), i, acc, c);
             }
         }
         if let Some(p) = run {
@@ -187,7 +187,8 @@ impl Sender {
 
     /// `clean_runs` for a segment that is not plain (SACKed, lost or retransmitted), after
     /// the run of plain segments before it (the newest of which is `run`). Out of line: the
-    /// loop over plain segments stays small.
+    /// loop over plain segments stays small. `c` goes in and out by value, so that the loop
+    /// keeps it in registers (a reference would keep it in memory, stored on every segment).
     #[inline(never)]
     fn clean_flagged(
         &mut self,
@@ -195,8 +196,8 @@ impl Sender {
         run: Option<u64>,
         i: u64,
         acc: &mut RateAcc,
-        c: &mut Cleaned,
-    ) {
+        mut c: Cleaned,
+    ) -> Cleaned {
         if let Some(p) = run {
             self.plain_delivered(now, p, acc);
         }
@@ -222,6 +223,7 @@ impl Sender {
             c.oldest.get_or_insert(tx);
             c.newest = Some(tx);
         }
+        c
     }
 
     /// What `clean_runs` must leave in RACK, the rate sample and `first_tx`, and return:
