@@ -133,7 +133,8 @@ pub struct Sender {
     prr_delivered: u64,
     prr_out: u64,
     /// Bytes the application will ever write, once known (finite flow, or stopped).
-    data_end: Option<u64>,
+    /// `u64::MAX` while unknown: a plain bound, so that every use is one `min` or compare.
+    data_end: u64,
     /// The scoreboard: an entry per outstanding segment.
     board: board::Board,
     rtt: RttEstimator,
@@ -170,7 +171,7 @@ pub struct Sender {
 impl Sender {
     pub fn new(p: SenderParams, cc: AnyCc) -> Sender {
         let tcp = TcpCc::new(p.mss, p.cwnd_clamp);
-        let data_end = p.size_bytes;
+        let data_end = p.size_bytes.unwrap_or(u64::MAX);
         let board = board::Board::new(64, cc.has_cong_control());
         let max_out = match u64::from(p.mss) {
             0 => u64::MAX,
@@ -261,7 +262,7 @@ impl Sender {
     /// Byte offset of segment `i`.
     fn bytes_at(&self, i: u64) -> u64 {
         let b = i * self.p.mss as u64;
-        self.data_end.map_or(b, |e| b.min(e))
+        b.min(self.data_end)
     }
 
     fn seg_mut(&mut self, i: u64) -> &mut Seg {
@@ -327,16 +328,13 @@ impl Sender {
 
     /// Bytes the application has written by `now` (`u64::MAX`: unlimited).
     fn written(&self, now: SimTime) -> u64 {
-        let mut w = match self.p.app_rate_bps {
+        let w = match self.p.app_rate_bps {
             Some(r) => {
                 (now.saturating_sub(self.data_start).0 as u128 * r as u128 / 8_000_000_000) as u64
             }
             None => u64::MAX,
         };
-        if let Some(e) = self.data_end {
-            w = w.min(e);
-        }
-        w
+        w.min(self.data_end)
     }
 
     /// The application stops writing at `now` (`stop`). What it already wrote into the
@@ -345,7 +343,7 @@ impl Sender {
     pub fn stop(&mut self, now: SimTime, io: &mut Io) {
         if !self.active {
             // Stopped before the connection was established: nothing was written.
-            self.data_end = Some(0);
+            self.data_end = 0;
             return;
         }
         let queue = (2 * self.tcp.cwnd as u64 * self.p.mss as u64).min(self.p.sndbuf_bytes);
@@ -354,7 +352,7 @@ impl Sender {
             .written(now)
             .min(queued)
             .max(self.bytes_at(self.snd_nxt));
-        self.data_end = Some(self.data_end.map_or(end, |e| e.min(end)));
+        self.data_end = self.data_end.min(end);
         self.app_timer.cancel();
         self.try_send(now, io);
     }
@@ -372,7 +370,7 @@ impl Sender {
             return NewData::NoData;
         }
         let len = (w - start).min(self.p.mss as u64) as u32;
-        let last = self.data_end.is_some_and(|e| start + len as u64 >= e);
+        let last = start + len as u64 >= self.data_end;
         if len < self.p.mss && !last {
             return NewData::NoData; // Nagle: wait for a full segment
         }
@@ -387,13 +385,10 @@ impl Sender {
         let Some(rate) = self.p.app_rate_bps else {
             return;
         };
-        let mut need = (self.snd_nxt + 1) * self.p.mss as u64;
-        if let Some(e) = self.data_end {
-            if self.snd_nxt * self.p.mss as u64 >= e {
-                return;
-            }
-            need = need.min(e);
+        if self.snd_nxt * self.p.mss as u64 >= self.data_end {
+            return;
         }
+        let need = ((self.snd_nxt + 1) * self.p.mss as u64).min(self.data_end);
         let t = self.data_start.0 as u128 + (need as u128 * 8_000_000_000).div_ceil(rate as u128);
         let t = SimTime(t.min(u64::MAX as u128) as u64).max(now);
         self.app_timer.arm(io.q, t, self.p.id, TimerKind::App);
@@ -569,10 +564,7 @@ impl Sender {
 
     fn seg_len(&self, i: u64) -> u32 {
         let start = i * self.p.mss as u64;
-        match self.data_end {
-            Some(e) => (e.saturating_sub(start)).min(self.p.mss as u64) as u32,
-            None => self.p.mss,
-        }
+        self.data_end.saturating_sub(start).min(self.p.mss as u64) as u32
     }
 
     fn next_retransmit(&mut self) -> Option<u64> {
