@@ -230,6 +230,13 @@ impl Sender {
         (self.packets_out() + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
     }
 
+    /// `in_flight` without the saturation (negative where it gives 0; without SACK,
+    /// dupACKs counted as SACKed and a head marked lost can exceed what is out), so that
+    /// one more segment out adds exactly one.
+    fn in_flight_signed(&self) -> i64 {
+        (self.packets_out() + self.retrans_out) as i64 - (self.sacked_out + self.lost_out) as i64
+    }
+
     pub fn srtt(&self) -> SimTime {
         self.rtt.srtt()
     }
@@ -412,11 +419,16 @@ impl Sender {
         if !self.active {
             return false;
         }
-        let mut sent = 0;
         let mut sent_new = false;
         let mut cwnd_limited = false;
         self.batching = self.p.gso;
         let written = self.written(now);
+        // `in_flight()` before its saturation, kept here: a transmission adds one (a new
+        // segment to packets_out, a retransmission to retrans_out) and nothing else in the
+        // loop changes the four counters, so it is not recomputed from them per segment.
+        // (What was sent is what it grew by.)
+        let mut flight = self.in_flight_signed();
+        let flight_before = flight;
         loop {
             // Under GSO an aggregate is paced as one: only its first segment waits.
             if self.tcp.pacing
@@ -428,13 +440,13 @@ impl Sender {
                     .arm(io.q, self.next_send, self.p.id, TimerKind::Pacing);
                 break;
             }
-            if self.in_flight() >= self.tcp.cwnd as u64 {
+            if flight.max(0) >= i64::from(self.tcp.cwnd) {
                 cwnd_limited = true;
                 break;
             }
             if let Some(i) = self.next_retransmit() {
                 self.retransmit(now, i, io);
-                sent += 1;
+                flight += 1;
                 continue;
             }
             match self.new_data_upto(written) {
@@ -445,12 +457,12 @@ impl Sender {
                     }
                     if self.packets_out() == 0 {
                         self.on_tx_start(now);
-                        if self.in_flight() >= self.tcp.cwnd as u64 {
+                        if flight.max(0) >= i64::from(self.tcp.cwnd) {
                             continue;
                         }
                     }
                     self.send_new(now, len, io);
-                    sent += 1;
+                    flight += 1;
                     sent_new = true;
                 }
                 NewData::NoData => {
@@ -466,7 +478,7 @@ impl Sender {
             self.batching = false;
         }
         // Linux tcp_cwnd_validate.
-        if (sent > 0 || cwnd_limited)
+        if (flight > flight_before || cwnd_limited)
             && (self.snd_una >= self.cwnd_usage_seq || (cwnd_limited && !self.cwnd_limited_flag))
         {
             self.cwnd_limited_flag = cwnd_limited;
