@@ -364,6 +364,21 @@ macro_rules! dispatch {
     };
 }
 
+impl AnyCc {
+    /// `hooks::on_ack` for the algorithm inside: one dispatch per ACK, the hooks (and
+    /// whether it has `cong_control`) resolved within it, instead of a dispatch per hook.
+    #[inline]
+    pub fn on_ack(
+        &mut self,
+        tcp: &mut TcpCc,
+        ev: &AckEvent,
+        rs: &RateSample,
+        una_advanced: bool,
+    ) -> hooks::AfterAck {
+        dispatch!(self, c => hooks::on_ack(c, tcp, ev, rs, una_advanced))
+    }
+}
+
 impl CongestionControl for AnyCc {
     fn init(&mut self, tcp: &mut TcpCc) {
         dispatch!(self, c => c.init(tcp))

@@ -378,7 +378,7 @@ impl Sender {
             prior_in_flight,
             ack_seq: self.bytes_at(self.snd_una),
         };
-        if hooks::on_ack(&mut self.cc, &mut self.tcp, &ev, &rs, una_adv) == AfterAck::Reduce {
+        if self.cc.on_ack(&mut self.tcp, &ev, &rs, una_adv) == AfterAck::Reduce {
             self.prr(newly, newly_lost, una_adv);
         }
 
