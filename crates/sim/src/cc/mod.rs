@@ -162,8 +162,6 @@ pub struct AckEvent {
     pub acked: u32,
     /// RTT sample from this ACK, if it acknowledged a never-retransmitted segment (Karn).
     pub rtt: Option<SimTime>,
-    /// Segments in flight before this ACK was processed.
-    pub prior_in_flight: u32,
     /// Cumulative acknowledgement number (bytes) after this ACK.
     pub ack_seq: u64,
 }

@@ -291,7 +291,12 @@ impl Sender {
         if !self.active {
             return;
         }
-        let prior_in_flight = self.in_flight() as u32;
+        // Read by the rate sample alone (BBR's `cong_control`).
+        let prior_in_flight = if self.samples_rate() {
+            self.in_flight() as u32
+        } else {
+            0
+        };
         let prior_una = self.snd_una;
         let prior_delivered = self.tcp.delivered;
         let prior_lost = self.tcp.lost;
@@ -375,7 +380,6 @@ impl Sender {
         let ev = AckEvent {
             acked: newly as u32,
             rtt: ca_rtt,
-            prior_in_flight,
             ack_seq: self.bytes_at(self.snd_una),
         };
         if self.cc.on_ack(&mut self.tcp, &ev, &rs, una_adv) == AfterAck::Reduce {
