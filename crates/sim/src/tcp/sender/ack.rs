@@ -453,7 +453,7 @@ impl Sender {
         self.high_seq = self.snd_nxt;
         self.tlp_high_seq = None;
         self.prr_delivered = 0;
-        self.prr_out = 0;
+        self.prr_base = self.data_segs_out;
         self.sync(now);
         hooks::start_reduction(&mut self.cc, &mut self.tcp);
     }
@@ -485,7 +485,7 @@ impl Sender {
         let ssthresh = self.tcp.ssthresh as i64;
         let delta = ssthresh - in_flight;
         let prr_delivered = self.prr_delivered as i64;
-        let prr_out = self.prr_out as i64;
+        let prr_out = self.prr_out() as i64;
         let mut sndcnt = if delta < 0 {
             let prior = self.tcp.prior_cwnd as i64;
             (prr_delivered * ssthresh + prior - 1) / prior - prr_out
@@ -496,7 +496,7 @@ impl Sender {
             }
             s.min(delta)
         };
-        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
+        sndcnt = sndcnt.max(if prr_out > 0 { 0 } else { 1 });
         self.tcp
             .set_cwnd((in_flight + sndcnt).clamp(1, u32::MAX as i64) as u32);
     }

@@ -131,7 +131,11 @@ pub struct Sender {
     /// Recovery point (RFC 6582 `recover`, Linux `high_seq`).
     high_seq: u64,
     prr_delivered: u64,
-    prr_out: u64,
+    /// `data_segs_out` when the cwnd reduction began: PRR's `prr_out` is what was sent
+    /// since (`prr_out()`; every transmission from then on is one in the reduction, which
+    /// only its own start ends and only `init_cwnd_reduction` starts), so a transmission
+    /// need not test the state to count itself.
+    prr_base: u64,
     /// Bytes the application will ever write, once known (finite flow, or stopped).
     /// `u64::MAX` while unknown: a plain bound, so that every use is one `min` or compare.
     data_end: u64,
@@ -193,7 +197,7 @@ impl Sender {
             retx_hint: 0,
             high_seq: 0,
             prr_delivered: 0,
-            prr_out: 0,
+            prr_base: 0,
             rtt: RttEstimator::default(),
             rto_count: 0,
             rto_timer: Timer::default(),
@@ -292,6 +296,11 @@ impl Sender {
     /// When the last data segment was sent, if any (one store per segment instead of two).
     fn last_send(&self) -> Option<SimTime> {
         (self.data_segs_out > 0).then_some(self.tcp.lsndtime)
+    }
+
+    /// Segments sent since the cwnd reduction began (RFC 6937 `prr_out`).
+    fn prr_out(&self) -> u64 {
+        self.data_segs_out - self.prr_base
     }
 
     /// Linux `tcp_is_cwnd_limited`.
@@ -634,9 +643,6 @@ impl Sender {
         }
         self.data_segs_out += 1;
         self.tcp.lsndtime = now;
-        if matches!(self.tcp.ca_state, CaState::Recovery | CaState::Cwr) {
-            self.prr_out += 1;
-        }
         // Linux's departure stamp (tcp_wstamp_ns) follows every transmission; with pacing
         // (tcp_update_skb_after_send) it moves on by len/rate, less up to half of that when
         // the stamp had to jump forward to now (the sender was late or idle).
