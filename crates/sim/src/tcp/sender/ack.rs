@@ -28,7 +28,7 @@ impl Sender {
         ack: &Ack,
         acc: &mut RateAcc,
     ) -> (bool, Option<SimTime>, Option<SimTime>) {
-        if ack.nsack == 0 && self.known_sacks[0] == (0, 0) {
+        if ack.nsack == 0 && !self.sacks_known {
             return (false, None, None); // nothing reported, nothing to forget
         }
         self.process_sack_blocks(now, ack, acc)
@@ -96,6 +96,7 @@ impl Sender {
         for (k, b) in ack.blocks().iter().enumerate() {
             self.known_sacks[k] = *b;
         }
+        self.sacks_known = self.known_sacks[0] != (0, 0);
         (any, oldest, newest)
     }
 

@@ -117,6 +117,9 @@ pub struct Sender {
     /// The outstanding probe was a retransmission.
     tlp_retrans: bool,
     batching: bool,
+    /// `known_sacks` holds blocks (the last ACK had some): an ACK without blocks after one
+    /// without tests this byte alone.
+    sacks_known: bool,
     /// Consecutive RTOs without progress (Linux `icsk_retransmits`).
     rto_count: u32,
     snd_una: u64,
@@ -219,6 +222,7 @@ impl Sender {
             agg: Vec::new(),
             agg_goal: 0,
             batching: false,
+            sacks_known: false,
             max_out,
             p,
         }
