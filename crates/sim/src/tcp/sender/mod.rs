@@ -404,6 +404,20 @@ impl Sender {
         NewData::Yes(len)
     }
 
+    /// Below which `snd_nxt` `new_data_upto(w)` is sure to give a full segment: all of it
+    /// written (`snd_nxt < w / mss`), and room in the receive window and send buffer
+    /// (`snd_nxt < snd_una + max_out`). Computed once per send loop (`snd_una` does not
+    /// move in it), so each segment sent tests one bound instead of the four.
+    #[inline]
+    fn full_segments_until(&self, w: u64) -> u64 {
+        let by_data = match u64::from(self.p.mss) {
+            0 => 0,
+            _ if w == u64::MAX => u64::MAX, // unlimited: no division
+            mss => w / mss,
+        };
+        by_data.min(self.snd_una.saturating_add(self.max_out))
+    }
+
     /// When an app-limited writer will have written the next full segment.
     fn schedule_app(&mut self, now: SimTime, io: &mut Io) {
         let Some(rate) = self.p.app_rate_bps else {
@@ -440,6 +454,7 @@ impl Sender {
         let mut cwnd_limited = false;
         self.batching = self.p.gso;
         let written = self.written(now);
+        let full_until = self.full_segments_until(written);
         // `in_flight()` before its saturation, kept here: a transmission adds one (a new
         // segment to packets_out, a retransmission to retrans_out) and nothing else in the
         // loop changes the four counters, so it is not recomputed from them per segment.
@@ -466,7 +481,12 @@ impl Sender {
                 flight += 1;
                 continue;
             }
-            match self.new_data_upto(written) {
+            let next = if self.snd_nxt < full_until {
+                NewData::Yes(self.p.mss)
+            } else {
+                self.new_data_upto(written)
+            };
+            match next {
                 NewData::Yes(len) => {
                     if self.batching && self.agg.is_empty() && self.tso_should_defer(now) {
                         cwnd_limited = true;
