@@ -169,6 +169,7 @@ pub struct Sender {
     /// need not test the state to count itself.
     prr_base: u64,
     known_sacks: [(u64, u64); 3],
+    rack_q: rack::RackQueues,
     first_tx: SimTime,
     pub pacing_timer: Timer,
     pub app_timer: Timer,
@@ -213,6 +214,7 @@ impl Sender {
             reo_timer: Timer::default(),
             tlp_timer: Timer::default(),
             rack: rack::Rack::default(),
+            rack_q: rack::RackQueues::default(),
             tlp_high_seq: None,
             tlp_retrans: false,
             next_send: SimTime::ZERO,
