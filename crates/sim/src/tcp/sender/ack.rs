@@ -165,8 +165,20 @@ impl Sender {
     #[inline]
     fn clean_runs(&mut self, now: SimTime, cum: u64, acc: &mut RateAcc) -> Cleaned {
         let mut c = Cleaned::default();
-        let (mut run, mut plain) = (None, 0u64);
-        for i in self.snd_una..cum {
+        // The common case, a run of plain segments from snd_una, by their flags alone; the
+        // segments after its end, if any, one by one.
+        let una = self.snd_una;
+        let mut end = una;
+        while end < cum && self.board.get(end).flags == 0 {
+            end += 1;
+        }
+        let (mut run, mut plain) = (None, end - una);
+        if end > una {
+            c.oldest = Some(self.board.get(una).tx_time);
+            c.newest = Some(self.board.get(end - 1).tx_time);
+            run = Some(end - 1);
+        }
+        for i in end..cum {
             let s = self.board.get(i);
             if s.flags == 0 {
                 c.oldest.get_or_insert(s.tx_time);
