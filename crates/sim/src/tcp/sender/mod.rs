@@ -457,6 +457,9 @@ impl Sender {
         self.batching = self.p.gso;
         let written = self.written(now);
         let full_until = self.full_segments_until(written);
+        // Anything to retransmit (`next_retransmit`'s first test)? Only a retransmission
+        // changes its answer, from yes to perhaps no: without one now, none in this loop.
+        let retx = self.lost_out > self.retrans_out;
         // `in_flight()` before its saturation, kept here: a transmission adds one (a new
         // segment to packets_out, a retransmission to retrans_out) and nothing else in the
         // loop changes the four counters, so it is not recomputed from them per segment.
@@ -478,10 +481,12 @@ impl Sender {
                 cwnd_limited = true;
                 break;
             }
-            if let Some(i) = self.next_retransmit() {
-                self.retransmit(now, i, io);
-                flight += 1;
-                continue;
+            if retx {
+                if let Some(i) = self.next_retransmit() {
+                    self.retransmit(now, i, io);
+                    flight += 1;
+                    continue;
+                }
             }
             let next = if self.snd_nxt < full_until {
                 NewData::Yes(self.p.mss)
