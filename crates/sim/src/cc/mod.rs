@@ -192,6 +192,20 @@ pub struct RateSample {
 }
 
 impl RateSample {
+    /// No sample (`Default`, as a constant).
+    pub const EMPTY: RateSample = RateSample {
+        prior_delivered: 0,
+        delivered: 0,
+        interval: SimTime::ZERO,
+        rtt: None,
+        losses: 0,
+        acked_sacked: 0,
+        prior_in_flight: 0,
+        is_app_limited: false,
+        is_retrans: false,
+        is_ack_delayed: false,
+    };
+
     /// Delivery rate in bytes per second, if the sample is valid.
     pub fn rate_bytes_per_sec(&self, mss: u32) -> Option<u64> {
         if self.delivered <= 0 || self.interval.0 == 0 {
@@ -370,10 +384,12 @@ impl AnyCc {
         &mut self,
         tcp: &mut TcpCc,
         ev: &AckEvent,
-        rs: &RateSample,
+        rs: Option<&RateSample>,
         una_advanced: bool,
     ) -> hooks::AfterAck {
-        dispatch!(self, c => hooks::on_ack(c, tcp, ev, rs, una_advanced))
+        // The sample only for its reader (`has_cong_control`): the others get no sample
+        // built (and pass an empty one their `hooks::on_ack` never reads).
+        dispatch!(self, c => hooks::on_ack(c, tcp, ev, rs.unwrap_or(&RateSample::EMPTY), una_advanced))
     }
 }
 
@@ -411,6 +427,11 @@ impl CongestionControl for AnyCc {
 mod registry_tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    #[test]
+    fn empty_rate_sample_is_the_default() {
+        assert_eq!(RateSample::EMPTY, RateSample::default());
+    }
 
     #[test]
     fn only_bbr_is_rate_based() {

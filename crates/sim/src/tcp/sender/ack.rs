@@ -375,9 +375,8 @@ impl Sender {
         }
         // Only an algorithm with its own control path (BBR) reads the sample
         // (`hooks::on_ack` passes it to `cong_control` alone).
-        let mut rs = RateSample::default();
-        if self.samples_rate() {
-            rs = RateSample {
+        let rs = self.samples_rate().then(|| {
+            let mut rs = RateSample {
                 losses: newly_lost as u32,
                 acked_sacked: newly as u32,
                 prior_in_flight,
@@ -386,7 +385,8 @@ impl Sender {
                 ..RateSample::default()
             };
             acc.finish(now, self.tcp.delivered, self.tcp.min_rtt, &mut rs);
-        }
+            rs
+        });
 
         // Congestion control (tcp_cong_control).
         self.sync(now);
@@ -395,7 +395,7 @@ impl Sender {
             rtt: ca_rtt,
             ack_seq: self.bytes_at(self.snd_una),
         };
-        if self.cc.on_ack(&mut self.tcp, &ev, &rs, una_adv) == AfterAck::Reduce {
+        if self.cc.on_ack(&mut self.tcp, &ev, rs.as_ref(), una_adv) == AfterAck::Reduce {
             self.prr(newly, newly_lost, una_adv);
         }
 
