@@ -210,6 +210,7 @@ impl CongestionControl for Bic {
         }
     }
 
+    #[inline]
     fn cong_avoid(&mut self, tcp: &mut TcpCc, ev: &AckEvent) {
         let Some(acked) = slow_start_prologue(tcp, ev.acked) else {
             return;

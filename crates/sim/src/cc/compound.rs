@@ -267,6 +267,7 @@ impl CongestionControl for Compound {
         (((u64::from(tcp.cwnd) * u64::from(self.keep)) >> 10) as u32).max(2)
     }
 
+    #[inline]
     fn pkts_acked(&mut self, _tcp: &mut TcpCc, ev: &AckEvent) {
         let Some(rtt) = ev.rtt else { return };
         let vrtt = u32::try_from(rtt.as_micros()).unwrap_or(NONE - 1) + 1;
@@ -290,6 +291,7 @@ impl CongestionControl for Compound {
         }
     }
 
+    #[inline]
     fn cong_avoid(&mut self, tcp: &mut TcpCc, ev: &AckEvent) {
         // Reductions made by the stack (recovery, RTO) come out of cwnd first.
         if self.cwnd + self.dwnd > tcp.cwnd {

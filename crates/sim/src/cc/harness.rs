@@ -93,7 +93,6 @@ impl<C: CongestionControl> TestSender<C> {
         let ev = AckEvent {
             acked: n,
             rtt,
-            prior_in_flight,
             ack_seq: self.tcp.snd_una,
         };
         let rs = RateSample {
@@ -158,7 +157,6 @@ impl<C: CongestionControl> TestSender<C> {
         let ev = AckEvent {
             acked: rs.acked_sacked,
             rtt: rs.rtt,
-            prior_in_flight: rs.prior_in_flight,
             ack_seq: self.tcp.snd_una,
         };
         let _ = hooks::on_ack(&mut self.cc, &mut self.tcp, &ev, &rs, rs.acked_sacked > 0);
@@ -384,7 +382,6 @@ impl Path {
         let ev = AckEvent {
             acked: 1,
             rtt: Some(rtt),
-            prior_in_flight,
             ack_seq: s.tcp.snd_una,
         };
         let after = hooks::on_ack(&mut s.cc, &mut s.tcp, &ev, &rs, true);

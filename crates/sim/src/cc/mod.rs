@@ -162,8 +162,6 @@ pub struct AckEvent {
     pub acked: u32,
     /// RTT sample from this ACK, if it acknowledged a never-retransmitted segment (Karn).
     pub rtt: Option<SimTime>,
-    /// Segments in flight before this ACK was processed.
-    pub prior_in_flight: u32,
     /// Cumulative acknowledgement number (bytes) after this ACK.
     pub ack_seq: u64,
 }
@@ -194,6 +192,20 @@ pub struct RateSample {
 }
 
 impl RateSample {
+    /// No sample (`Default`, as a constant).
+    pub const EMPTY: RateSample = RateSample {
+        prior_delivered: 0,
+        delivered: 0,
+        interval: SimTime::ZERO,
+        rtt: None,
+        losses: 0,
+        acked_sacked: 0,
+        prior_in_flight: 0,
+        is_app_limited: false,
+        is_retrans: false,
+        is_ack_delayed: false,
+    };
+
     /// Delivery rate in bytes per second, if the sample is valid.
     pub fn rate_bytes_per_sec(&self, mss: u32) -> Option<u64> {
         if self.delivered <= 0 || self.interval.0 == 0 {
@@ -303,7 +315,12 @@ pub fn cong_avoid_ai(tcp: &mut TcpCc, w: u32, acked: u32) {
 
 /// The algorithms, by name. Adding one: a file, a variant, an entry in `registry::REGISTRY`,
 /// a line in `build` and `dispatch!`.
+///
+/// `repr(u8)`: the variant is a tag byte of its own. Without it the compiler hides the
+/// variant in a spare value of a field of the largest algorithm, and every dispatch (the
+/// per-ACK hooks, `has_cong_control` on every ACK and sent segment) first decodes it.
 #[derive(Clone, Debug)]
+#[repr(u8)]
 pub enum AnyCc {
     Reno(Reno),
     Cubic(Cubic),
@@ -359,6 +376,23 @@ macro_rules! dispatch {
     };
 }
 
+impl AnyCc {
+    /// `hooks::on_ack` for the algorithm inside: one dispatch per ACK, the hooks (and
+    /// whether it has `cong_control`) resolved within it, instead of a dispatch per hook.
+    #[inline]
+    pub fn on_ack(
+        &mut self,
+        tcp: &mut TcpCc,
+        ev: &AckEvent,
+        rs: Option<&RateSample>,
+        una_advanced: bool,
+    ) -> hooks::AfterAck {
+        // The sample only for its reader (`has_cong_control`): the others get no sample
+        // built (and pass an empty one their `hooks::on_ack` never reads).
+        dispatch!(self, c => hooks::on_ack(c, tcp, ev, rs.unwrap_or(&RateSample::EMPTY), una_advanced))
+    }
+}
+
 impl CongestionControl for AnyCc {
     fn init(&mut self, tcp: &mut TcpCc) {
         dispatch!(self, c => c.init(tcp))
@@ -393,6 +427,11 @@ impl CongestionControl for AnyCc {
 mod registry_tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    #[test]
+    fn empty_rate_sample_is_the_default() {
+        assert_eq!(RateSample::EMPTY, RateSample::default());
+    }
 
     #[test]
     fn only_bbr_is_rate_based() {

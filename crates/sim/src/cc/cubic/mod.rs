@@ -376,6 +376,7 @@ impl CongestionControl for Cubic {
         ((tcp.cwnd * self.beta) / BETA_SCALE).max(2)
     }
 
+    #[inline]
     fn cong_avoid(&mut self, tcp: &mut TcpCc, ev: &AckEvent) {
         // RFC 9438 §5.8: no growth while application-limited; §4.10: standard slow start
         // (HyStart, in pkts_acked, ends it early).
@@ -388,6 +389,7 @@ impl CongestionControl for Cubic {
         cong_avoid_ai(tcp, cnt, acked);
     }
 
+    #[inline]
     fn pkts_acked(&mut self, tcp: &mut TcpCc, ev: &AckEvent) {
         let Some(rtt) = ev.rtt else { return };
         // Discard delay samples during the first second after a reduction.

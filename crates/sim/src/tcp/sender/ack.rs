@@ -28,7 +28,7 @@ impl Sender {
         ack: &Ack,
         acc: &mut RateAcc,
     ) -> (bool, Option<SimTime>, Option<SimTime>) {
-        if ack.nsack == 0 && self.known_sacks[0] == (0, 0) {
+        if ack.nsack == 0 && !self.sacks_known {
             return (false, None, None); // nothing reported, nothing to forget
         }
         self.process_sack_blocks(now, ack, acc)
@@ -96,6 +96,7 @@ impl Sender {
         for (k, b) in ack.blocks().iter().enumerate() {
             self.known_sacks[k] = *b;
         }
+        self.sacks_known = self.known_sacks[0] != (0, 0);
         (any, oldest, newest)
     }
 
@@ -164,8 +165,20 @@ impl Sender {
     #[inline]
     fn clean_runs(&mut self, now: SimTime, cum: u64, acc: &mut RateAcc) -> Cleaned {
         let mut c = Cleaned::default();
-        let (mut run, mut plain) = (None, 0u64);
-        for i in self.snd_una..cum {
+        // The common case, a run of plain segments from snd_una, by their flags alone; the
+        // segments after its end, if any, one by one.
+        let una = self.snd_una;
+        let mut end = una;
+        while end < cum && self.board.get(end).flags == 0 {
+            end += 1;
+        }
+        let (mut run, mut plain) = (None, end - una);
+        if end > una {
+            c.oldest = Some(self.board.get(una).tx_time);
+            c.newest = Some(self.board.get(end - 1).tx_time);
+            run = Some(end - 1);
+        }
+        for i in end..cum {
             let s = self.board.get(i);
             if s.flags == 0 {
                 c.oldest.get_or_insert(s.tx_time);
@@ -173,7 +186,7 @@ impl Sender {
                 run = Some(i);
                 plain += 1;
             } else {
-                self.clean_flagged(now, run.take(), i, acc, &mut c);
+                c = self.clean_flagged(now, run.take(), i, acc, c);
             }
         }
         if let Some(p) = run {
@@ -187,7 +200,8 @@ impl Sender {
 
     /// `clean_runs` for a segment that is not plain (SACKed, lost or retransmitted), after
     /// the run of plain segments before it (the newest of which is `run`). Out of line: the
-    /// loop over plain segments stays small.
+    /// loop over plain segments stays small. `c` goes in and out by value, so that the loop
+    /// keeps it in registers (a reference would keep it in memory, stored on every segment).
     #[inline(never)]
     fn clean_flagged(
         &mut self,
@@ -195,8 +209,8 @@ impl Sender {
         run: Option<u64>,
         i: u64,
         acc: &mut RateAcc,
-        c: &mut Cleaned,
-    ) {
+        mut c: Cleaned,
+    ) -> Cleaned {
         if let Some(p) = run {
             self.plain_delivered(now, p, acc);
         }
@@ -222,6 +236,7 @@ impl Sender {
             c.oldest.get_or_insert(tx);
             c.newest = Some(tx);
         }
+        c
     }
 
     /// What `clean_runs` must leave in RACK, the rate sample and `first_tx`, and return:
@@ -289,7 +304,12 @@ impl Sender {
         if !self.active {
             return;
         }
-        let prior_in_flight = self.in_flight() as u32;
+        // Read by the rate sample alone (BBR's `cong_control`).
+        let prior_in_flight = if self.samples_rate() {
+            self.in_flight() as u32
+        } else {
+            0
+        };
         let prior_una = self.snd_una;
         let prior_delivered = self.tcp.delivered;
         let prior_lost = self.tcp.lost;
@@ -355,9 +375,8 @@ impl Sender {
         }
         // Only an algorithm with its own control path (BBR) reads the sample
         // (`hooks::on_ack` passes it to `cong_control` alone).
-        let mut rs = RateSample::default();
-        if self.samples_rate() {
-            rs = RateSample {
+        let rs = self.samples_rate().then(|| {
+            let mut rs = RateSample {
                 losses: newly_lost as u32,
                 acked_sacked: newly as u32,
                 prior_in_flight,
@@ -366,17 +385,17 @@ impl Sender {
                 ..RateSample::default()
             };
             acc.finish(now, self.tcp.delivered, self.tcp.min_rtt, &mut rs);
-        }
+            rs
+        });
 
         // Congestion control (tcp_cong_control).
         self.sync(now);
         let ev = AckEvent {
             acked: newly as u32,
             rtt: ca_rtt,
-            prior_in_flight,
             ack_seq: self.bytes_at(self.snd_una),
         };
-        if hooks::on_ack(&mut self.cc, &mut self.tcp, &ev, &rs, una_adv) == AfterAck::Reduce {
+        if self.cc.on_ack(&mut self.tcp, &ev, rs.as_ref(), una_adv) == AfterAck::Reduce {
             self.prr(newly, newly_lost, una_adv);
         }
 
@@ -447,7 +466,7 @@ impl Sender {
         self.high_seq = self.snd_nxt;
         self.tlp_high_seq = None;
         self.prr_delivered = 0;
-        self.prr_out = 0;
+        self.prr_base = self.data_segs_out;
         self.sync(now);
         hooks::start_reduction(&mut self.cc, &mut self.tcp);
     }
@@ -479,7 +498,7 @@ impl Sender {
         let ssthresh = self.tcp.ssthresh as i64;
         let delta = ssthresh - in_flight;
         let prr_delivered = self.prr_delivered as i64;
-        let prr_out = self.prr_out as i64;
+        let prr_out = self.prr_out() as i64;
         let mut sndcnt = if delta < 0 {
             let prior = self.tcp.prior_cwnd as i64;
             (prr_delivered * ssthresh + prior - 1) / prior - prr_out
@@ -490,7 +509,7 @@ impl Sender {
             }
             s.min(delta)
         };
-        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
+        sndcnt = sndcnt.max(if prr_out > 0 { 0 } else { 1 });
         self.tcp
             .set_cwnd((in_flight + sndcnt).clamp(1, u32::MAX as i64) as u32);
     }

@@ -1,5 +1,9 @@
 //! The scoreboard's storage: a ring with a power-of-two number of slots in which segment `i`
-//! lives at slot `i & mask`, for the outstanding segments `snd_una..snd_nxt`.
+//! lives at slot `i & (slots − 1)`, for the outstanding segments `snd_una..snd_nxt`.
+//!
+//! The mask is taken from the ring's length at each access rather than kept beside it:
+//! `i & (len − 1)` is below `len` whenever `len > 0`, which the compiler sees, so an access
+//! carries no bounds check (a stored mask left one on every entry read or written).
 //!
 //! Indexed by the sequence number itself, an entry is found without subtracting `snd_una`
 //! or wrapping an index, and a cumulative ACK frees its entries by moving `snd_una` alone
@@ -16,7 +20,12 @@ pub(super) struct Board {
     slots: Vec<Seg>,
     /// Empty, or one snapshot per slot.
     snaps: Vec<TxSnapshot>,
-    mask: u64,
+}
+
+/// Slot of segment `i` in a ring of `len` slots (a power of two).
+#[inline(always)]
+fn slot(i: u64, len: usize) -> usize {
+    (i as usize) & len.wrapping_sub(1)
 }
 
 impl Board {
@@ -26,37 +35,38 @@ impl Board {
         Board {
             slots: vec![Seg::default(); slots],
             snaps: vec![TxSnapshot::default(); if snaps { slots } else { 0 }],
-            mask: slots as u64 - 1,
         }
     }
 
     /// Segment `i`'s snapshot (`i` outstanding; a board with snapshots).
     #[inline]
     pub(super) fn snap(&self, i: u64) -> &TxSnapshot {
-        &self.snaps[(i & self.mask) as usize]
+        &self.snaps[slot(i, self.snaps.len())]
     }
 
     /// Keep segment `i`'s snapshot (`i` outstanding; a board with snapshots).
     #[inline]
     pub(super) fn set_snap(&mut self, i: u64, snap: TxSnapshot) {
-        self.snaps[(i & self.mask) as usize] = snap;
+        let at = slot(i, self.snaps.len());
+        self.snaps[at] = snap;
     }
 
     /// Segment `i`'s entry (`i` outstanding).
     #[inline]
     pub(super) fn get(&self, i: u64) -> &Seg {
-        &self.slots[(i & self.mask) as usize]
+        &self.slots[slot(i, self.slots.len())]
     }
 
     #[inline]
     pub(super) fn get_mut(&mut self, i: u64) -> &mut Seg {
-        &mut self.slots[(i & self.mask) as usize]
+        let at = slot(i, self.slots.len());
+        &mut self.slots[at]
     }
 
     /// Store the entry of segment `nxt`, the next after the outstanding `una..nxt`.
     #[inline]
     pub(super) fn push(&mut self, una: u64, nxt: u64, seg: Seg) {
-        if nxt - una > self.mask {
+        if nxt - una >= self.slots.len() as u64 {
             self.grow(una, nxt);
         }
         *self.get_mut(nxt) = seg;

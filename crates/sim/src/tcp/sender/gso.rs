@@ -74,7 +74,7 @@ impl Sender {
             return false;
         }
         if self
-            .last_send
+            .last_send()
             .is_none_or(|t| now.saturating_sub(t) > MAX_DEFER)
         {
             return false;

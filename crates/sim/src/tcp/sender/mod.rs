@@ -104,19 +104,25 @@ enum NewData {
     Blocked,
 }
 
-/// Field order (`repr(C)`) follows what an ACK touches (issue 13: with 10,000 connections
-/// nearly every field read on an ACK is a cache miss, so the fields one ACK reads are kept
-/// together): the sequence and recovery state first, then the RACK/TLP state, the timers
-/// re-armed on ACKs, the parameters, the congestion state and the algorithm (whose own
-/// fields come first in its enum, so a small algorithm's state follows the shared state
-/// instead of sitting in the middle of a larger variant's space), the colder fields last.
-#[repr(C)]
+/// Field order (`repr(C)`, aligned to a cache line) follows what an ACK touches (issue 13:
+/// with 10,000 connections nearly every line an ACK reads is a cache miss, so the fields
+/// of an ACK in the common case — nothing lost, no SACK blocks — are packed into as few
+/// lines as they fit): the flags and the sequence counters, the RTT estimator and the send
+/// state, the scoreboard's ring, the probe state and the three timers re-armed on ACKs, the
+/// RACK state, the parameters, the congestion state and the algorithm (whose own fields
+/// come first in its enum, so a small algorithm's state follows the shared state instead
+/// of sitting in the middle of a larger variant's space); then what only loss recovery,
+/// SACK blocks, BBR, pacing, an application rate or GSO read.
+#[repr(C, align(64))]
 pub struct Sender {
     active: bool,
     cwnd_limited_flag: bool,
     /// The outstanding probe was a retransmission.
     tlp_retrans: bool,
     batching: bool,
+    /// `known_sacks` holds blocks (the last ACK had some): an ACK without blocks after one
+    /// without tests this byte alone.
+    sacks_known: bool,
     /// Consecutive RTOs without progress (Linux `icsk_retransmits`).
     rto_count: u32,
     snd_una: u64,
@@ -124,6 +130,32 @@ pub struct Sender {
     sacked_out: u64,
     lost_out: u64,
     retrans_out: u64,
+    /// Bytes the application will ever write, once known (finite flow, or stopped).
+    /// `u64::MAX` while unknown: a plain bound, so that every use is one `min` or compare.
+    data_end: u64,
+    /// The most segments the receive window and the send buffer let be outstanding:
+    /// ⌊min(rwnd, sndbuf) / mss⌋ (`out · mss > rwnd or sndbuf` is `out > max_out`).
+    max_out: u64,
+    rtt: RttEstimator,
+    next_send: SimTime,
+    /// Data segments sent (the last at `tcp.lsndtime`: `last_send`).
+    data_segs_out: u64,
+    // tcp_cwnd_validate
+    max_packets_out: u64,
+    cwnd_usage_seq: u64,
+    /// The scoreboard: an entry per outstanding segment.
+    board: board::Board,
+    /// snd_nxt when the outstanding tail loss probe was sent (Linux `tlp_high_seq`).
+    tlp_high_seq: Option<u64>,
+    pub rto_timer: Timer,
+    pub tlp_timer: Timer,
+    pub reo_timer: Timer,
+    rack: rack::Rack,
+    p: SenderParams,
+    pub stats: SenderStats,
+    pub tcp: TcpCc,
+    pub cc: AnyCc,
+    // Read on loss recovery, SACK blocks, or for BBR alone.
     /// One past the highest SACKed segment.
     highest_sacked: u64,
     /// No segment below this needs a retransmission.
@@ -131,33 +163,14 @@ pub struct Sender {
     /// Recovery point (RFC 6582 `recover`, Linux `high_seq`).
     high_seq: u64,
     prr_delivered: u64,
-    prr_out: u64,
-    /// Bytes the application will ever write, once known (finite flow, or stopped).
-    data_end: Option<u64>,
-    /// The scoreboard: an entry per outstanding segment.
-    board: board::Board,
-    rtt: RttEstimator,
-    next_send: SimTime,
-    first_tx: SimTime,
-    last_send: Option<SimTime>,
-    data_segs_out: u64,
-    // tcp_cwnd_validate
-    max_packets_out: u64,
-    cwnd_usage_seq: u64,
+    /// `data_segs_out` when the cwnd reduction began: PRR's `prr_out` is what was sent
+    /// since (`prr_out()`; every transmission from then on is one in the reduction, which
+    /// only its own start ends and only `init_cwnd_reduction` starts), so a transmission
+    /// need not test the state to count itself.
+    prr_base: u64,
     known_sacks: [(u64, u64); 3],
-    rack: rack::Rack,
-    /// snd_nxt when the outstanding tail loss probe was sent (Linux `tlp_high_seq`).
-    tlp_high_seq: Option<u64>,
-    pub rto_timer: Timer,
-    pub tlp_timer: Timer,
-    pub reo_timer: Timer,
-    /// The most segments the receive window and the send buffer let be outstanding:
-    /// ⌊min(rwnd, sndbuf) / mss⌋ (`out · mss > rwnd or sndbuf` is `out > max_out`).
-    max_out: u64,
-    p: SenderParams,
-    pub stats: SenderStats,
-    pub tcp: TcpCc,
-    pub cc: AnyCc,
+    rack_q: rack::RackQueues,
+    first_tx: SimTime,
     pub pacing_timer: Timer,
     pub app_timer: Timer,
     data_start: SimTime,
@@ -170,7 +183,7 @@ pub struct Sender {
 impl Sender {
     pub fn new(p: SenderParams, cc: AnyCc) -> Sender {
         let tcp = TcpCc::new(p.mss, p.cwnd_clamp);
-        let data_end = p.size_bytes;
+        let data_end = p.size_bytes.unwrap_or(u64::MAX);
         let board = board::Board::new(64, cc.has_cong_control());
         let max_out = match u64::from(p.mss) {
             0 => u64::MAX,
@@ -192,7 +205,7 @@ impl Sender {
             retx_hint: 0,
             high_seq: 0,
             prr_delivered: 0,
-            prr_out: 0,
+            prr_base: 0,
             rtt: RttEstimator::default(),
             rto_count: 0,
             rto_timer: Timer::default(),
@@ -201,11 +214,11 @@ impl Sender {
             reo_timer: Timer::default(),
             tlp_timer: Timer::default(),
             rack: rack::Rack::default(),
+            rack_q: rack::RackQueues::default(),
             tlp_high_seq: None,
             tlp_retrans: false,
             next_send: SimTime::ZERO,
             first_tx: SimTime::ZERO,
-            last_send: None,
             data_segs_out: 0,
             cwnd_limited_flag: false,
             max_packets_out: 0,
@@ -215,6 +228,7 @@ impl Sender {
             agg: Vec::new(),
             agg_goal: 0,
             batching: false,
+            sacks_known: false,
             max_out,
             p,
         }
@@ -228,6 +242,13 @@ impl Sender {
     /// Linux `tcp_packets_in_flight`.
     pub fn in_flight(&self) -> u64 {
         (self.packets_out() + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+    }
+
+    /// `in_flight` without the saturation (negative where it gives 0; without SACK,
+    /// dupACKs counted as SACKed and a head marked lost can exceed what is out), so that
+    /// one more segment out adds exactly one.
+    fn in_flight_signed(&self) -> i64 {
+        (self.packets_out() + self.retrans_out) as i64 - (self.sacked_out + self.lost_out) as i64
     }
 
     pub fn srtt(&self) -> SimTime {
@@ -262,7 +283,7 @@ impl Sender {
     /// Byte offset of segment `i`.
     fn bytes_at(&self, i: u64) -> u64 {
         let b = i * self.p.mss as u64;
-        self.data_end.map_or(b, |e| b.min(e))
+        b.min(self.data_end)
     }
 
     fn seg_mut(&mut self, i: u64) -> &mut Seg {
@@ -280,6 +301,16 @@ impl Sender {
     #[inline]
     fn samples_rate(&self) -> bool {
         self.cc.has_cong_control()
+    }
+
+    /// When the last data segment was sent, if any (one store per segment instead of two).
+    fn last_send(&self) -> Option<SimTime> {
+        (self.data_segs_out > 0).then_some(self.tcp.lsndtime)
+    }
+
+    /// Segments sent since the cwnd reduction began (RFC 6937 `prr_out`).
+    fn prr_out(&self) -> u64 {
+        self.data_segs_out - self.prr_base
     }
 
     /// Linux `tcp_is_cwnd_limited`.
@@ -323,16 +354,13 @@ impl Sender {
 
     /// Bytes the application has written by `now` (`u64::MAX`: unlimited).
     fn written(&self, now: SimTime) -> u64 {
-        let mut w = match self.p.app_rate_bps {
+        let w = match self.p.app_rate_bps {
             Some(r) => {
                 (now.saturating_sub(self.data_start).0 as u128 * r as u128 / 8_000_000_000) as u64
             }
             None => u64::MAX,
         };
-        if let Some(e) = self.data_end {
-            w = w.min(e);
-        }
-        w
+        w.min(self.data_end)
     }
 
     /// The application stops writing at `now` (`stop`). What it already wrote into the
@@ -341,7 +369,7 @@ impl Sender {
     pub fn stop(&mut self, now: SimTime, io: &mut Io) {
         if !self.active {
             // Stopped before the connection was established: nothing was written.
-            self.data_end = Some(0);
+            self.data_end = 0;
             return;
         }
         let queue = (2 * self.tcp.cwnd as u64 * self.p.mss as u64).min(self.p.sndbuf_bytes);
@@ -350,7 +378,7 @@ impl Sender {
             .written(now)
             .min(queued)
             .max(self.bytes_at(self.snd_nxt));
-        self.data_end = Some(self.data_end.map_or(end, |e| e.min(end)));
+        self.data_end = self.data_end.min(end);
         self.app_timer.cancel();
         self.try_send(now, io);
     }
@@ -368,7 +396,7 @@ impl Sender {
             return NewData::NoData;
         }
         let len = (w - start).min(self.p.mss as u64) as u32;
-        let last = self.data_end.is_some_and(|e| start + len as u64 >= e);
+        let last = start + len as u64 >= self.data_end;
         if len < self.p.mss && !last {
             return NewData::NoData; // Nagle: wait for a full segment
         }
@@ -378,18 +406,29 @@ impl Sender {
         NewData::Yes(len)
     }
 
+    /// Below which `snd_nxt` `new_data_upto(w)` is sure to give a full segment: all of it
+    /// written (`snd_nxt < w / mss`), and room in the receive window and send buffer
+    /// (`snd_nxt < snd_una + max_out`). Computed once per send loop (`snd_una` does not
+    /// move in it), so each segment sent tests one bound instead of the four.
+    #[inline]
+    fn full_segments_until(&self, w: u64) -> u64 {
+        let by_data = match u64::from(self.p.mss) {
+            0 => 0,
+            _ if w == u64::MAX => u64::MAX, // unlimited: no division
+            mss => w / mss,
+        };
+        by_data.min(self.snd_una.saturating_add(self.max_out))
+    }
+
     /// When an app-limited writer will have written the next full segment.
     fn schedule_app(&mut self, now: SimTime, io: &mut Io) {
         let Some(rate) = self.p.app_rate_bps else {
             return;
         };
-        let mut need = (self.snd_nxt + 1) * self.p.mss as u64;
-        if let Some(e) = self.data_end {
-            if self.snd_nxt * self.p.mss as u64 >= e {
-                return;
-            }
-            need = need.min(e);
+        if self.snd_nxt * self.p.mss as u64 >= self.data_end {
+            return;
         }
+        let need = ((self.snd_nxt + 1) * self.p.mss as u64).min(self.data_end);
         let t = self.data_start.0 as u128 + (need as u128 * 8_000_000_000).div_ceil(rate as u128);
         let t = SimTime(t.min(u64::MAX as u128) as u64).max(now);
         self.app_timer.arm(io.q, t, self.p.id, TimerKind::App);
@@ -413,11 +452,20 @@ impl Sender {
         if !self.active {
             return false;
         }
-        let mut sent = 0;
         let mut sent_new = false;
         let mut cwnd_limited = false;
         self.batching = self.p.gso;
         let written = self.written(now);
+        let full_until = self.full_segments_until(written);
+        // Anything to retransmit (`next_retransmit`'s first test)? Only a retransmission
+        // changes its answer, from yes to perhaps no: without one now, none in this loop.
+        let retx = self.lost_out > self.retrans_out;
+        // `in_flight()` before its saturation, kept here: a transmission adds one (a new
+        // segment to packets_out, a retransmission to retrans_out) and nothing else in the
+        // loop changes the four counters, so it is not recomputed from them per segment.
+        // (What was sent is what it grew by.)
+        let mut flight = self.in_flight_signed();
+        let flight_before = flight;
         loop {
             // Under GSO an aggregate is paced as one: only its first segment waits.
             if self.tcp.pacing
@@ -429,16 +477,23 @@ impl Sender {
                     .arm(io.q, self.next_send, self.p.id, TimerKind::Pacing);
                 break;
             }
-            if self.in_flight() >= self.tcp.cwnd as u64 {
+            if flight.max(0) >= i64::from(self.tcp.cwnd) {
                 cwnd_limited = true;
                 break;
             }
-            if let Some(i) = self.next_retransmit() {
-                self.retransmit(now, i, io);
-                sent += 1;
-                continue;
+            if retx {
+                if let Some(i) = self.next_retransmit() {
+                    self.retransmit(now, i, io);
+                    flight += 1;
+                    continue;
+                }
             }
-            match self.new_data_upto(written) {
+            let next = if self.snd_nxt < full_until {
+                NewData::Yes(self.p.mss)
+            } else {
+                self.new_data_upto(written)
+            };
+            match next {
                 NewData::Yes(len) => {
                     if self.batching && self.agg.is_empty() && self.tso_should_defer(now) {
                         cwnd_limited = true;
@@ -446,12 +501,12 @@ impl Sender {
                     }
                     if self.packets_out() == 0 {
                         self.on_tx_start(now);
-                        if self.in_flight() >= self.tcp.cwnd as u64 {
+                        if flight.max(0) >= i64::from(self.tcp.cwnd) {
                             continue;
                         }
                     }
                     self.send_new(now, len, io);
-                    sent += 1;
+                    flight += 1;
                     sent_new = true;
                 }
                 NewData::NoData => {
@@ -467,7 +522,7 @@ impl Sender {
             self.batching = false;
         }
         // Linux tcp_cwnd_validate.
-        if (sent > 0 || cwnd_limited)
+        if (flight > flight_before || cwnd_limited)
             && (self.snd_una >= self.cwnd_usage_seq || (cwnd_limited && !self.cwnd_limited_flag))
         {
             self.cwnd_limited_flag = cwnd_limited;
@@ -482,7 +537,7 @@ impl Sender {
     #[cold]
     fn on_tx_start(&mut self, now: SimTime) {
         self.sync(now);
-        if let Some(last) = self.last_send {
+        if let Some(last) = self.last_send() {
             let rto = self.rtt.rto();
             let mut idle = now.saturating_sub(last).0 as i64;
             if !self.cc.has_cong_control() && idle > rto.0 as i64 {
@@ -539,7 +594,6 @@ impl Sender {
 
     #[inline(always)]
     fn send_new(&mut self, now: SimTime, len: u32, io: &mut Io) {
-        let snap = self.snapshot(now);
         let i = self.snd_nxt;
         self.board.push(
             self.snd_una,
@@ -549,7 +603,12 @@ impl Sender {
                 flags: 0,
             },
         );
-        self.keep_snapshot(i, snap);
+        // The snapshot only for its reader: without it, what `snapshot` keeps (`first_tx`,
+        // `tcp.delivered_time`) is read by nobody either.
+        if self.samples_rate() {
+            let snap = self.snapshot(now);
+            self.board.set_snap(i, snap);
+        }
         self.snd_nxt += 1;
         self.stats.bytes_sent += len as u64;
         if !self.rto_timer.is_armed() {
@@ -561,10 +620,7 @@ impl Sender {
 
     fn seg_len(&self, i: u64) -> u32 {
         let start = i * self.p.mss as u64;
-        match self.data_end {
-            Some(e) => (e.saturating_sub(start)).min(self.p.mss as u64) as u32,
-            None => self.p.mss,
-        }
+        self.data_end.saturating_sub(start).min(self.p.mss as u64) as u32
     }
 
     fn next_retransmit(&mut self) -> Option<u64> {
@@ -621,11 +677,7 @@ impl Sender {
                 .push(io.q, now + io.fwd_delay, pkt, Ev::FwdArrive(io.line));
         }
         self.data_segs_out += 1;
-        self.last_send = Some(now);
         self.tcp.lsndtime = now;
-        if matches!(self.tcp.ca_state, CaState::Recovery | CaState::Cwr) {
-            self.prr_out += 1;
-        }
         // Linux's departure stamp (tcp_wstamp_ns) follows every transmission; with pacing
         // (tcp_update_skb_after_send) it moves on by len/rate, less up to half of that when
         // the stamp had to jump forward to now (the sender was late or idle).

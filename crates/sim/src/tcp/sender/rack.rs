@@ -31,6 +31,10 @@ pub(super) struct Rack {
     valid: bool,
     /// A delivery advanced the state since the last detection.
     advanced: bool,
+    /// `RackQueues` holds entries: kept here, with the state every ACK reads, so that an
+    /// ACK finding both queues empty does not read them (issue 13: a cache line less per
+    /// ACK at 10,000 flows). Set wherever the queues change.
+    queued: bool,
     /// Linux's `tsorted_sent_queue` holds every transmission (send time, segment), sorted by
     /// send time then segment. An entry stands for a detection candidate while its segment
     /// is outstanding, last sent at that time, not SACKed and not waiting for its
@@ -46,9 +50,24 @@ pub(super) struct Rack {
     /// - `held`: first transmissions below `fresh` that a detection walked past while they
     ///   were still within their reordering window;
     /// - `resent`: retransmissions.
+    ///
+    /// (`held` and `resent` are `RackQueues`, a field of the sender of their own, apart
+    /// from the hot state.)
     fresh: u64,
+}
+
+/// The two queued parts of RACK's time-ordered queue (see `Rack`): rarely non-empty, so
+/// kept with the sender's cold fields; `Rack::queued` says whether they hold anything.
+#[derive(Clone, Debug, Default)]
+pub(super) struct RackQueues {
     held: VecDeque<(SimTime, u64)>,
     resent: VecDeque<(SimTime, u64)>,
+}
+
+impl RackQueues {
+    fn any(&self) -> bool {
+        !(self.held.is_empty() && self.resent.is_empty())
+    }
 }
 
 impl Rack {
@@ -101,29 +120,30 @@ impl Sender {
         if !self.p.sack {
             return;
         }
-        let q = &self.rack.resent;
+        let q = &self.rack_q.resent;
         let in_order = !matches!(q.back(), Some(&last) if last > (now, seg));
         if in_order && q.len() as u64 <= 2 * self.packets_out() + 64 {
-            self.rack.resent.push_back((now, seg));
+            self.rack_q.resent.push_back((now, seg));
         } else {
             self.rack_resent_slow(now, seg);
         }
+        self.rack.queued = true;
     }
 
     /// `rack_resent` when the queue outgrew the window (detection drops the stale head on
     /// nearly every ACK, but may not run for a while) or the entry goes before the tail.
     #[cold]
     fn rack_resent_slow(&mut self, now: SimTime, seg: u64) {
-        while let Some(&(tx, i)) = self.rack.resent.front() {
+        while let Some(&(tx, i)) = self.rack_q.resent.front() {
             if self.rack_candidate(tx, i) {
                 break;
             }
-            self.rack.resent.pop_front();
+            self.rack_q.resent.pop_front();
         }
         // Sorted by (send time, segment), as `sent_after` orders them. Retransmissions come
         // in time order; only one sent at the same instant as a later segment's goes
         // further back.
-        let q = &mut self.rack.resent;
+        let q = &mut self.rack_q.resent;
         let e = (now, seg);
         let mut at = q.len();
         while at > 0 && q[at - 1] > e {
@@ -206,7 +226,7 @@ impl Sender {
         } else {
             // Each queue taken out of the sender while it is walked; `held` before the
             // first transmissions, which may add to it.
-            let mut resent = std::mem::take(&mut self.rack.resent);
+            let mut resent = std::mem::take(&mut self.rack_q.resent);
             let wait = self.rack_walk(
                 &mut resent,
                 now,
@@ -214,8 +234,8 @@ impl Sender {
                 #[cfg(test)]
                 &mut marked,
             );
-            self.rack.resent = resent;
-            let mut held = std::mem::take(&mut self.rack.held);
+            self.rack_q.resent = resent;
+            let mut held = std::mem::take(&mut self.rack_q.held);
             let wait = wait.max(self.rack_walk(
                 &mut held,
                 now,
@@ -223,7 +243,7 @@ impl Sender {
                 #[cfg(test)]
                 &mut marked,
             ));
-            self.rack.held = held;
+            self.rack_q.held = held;
             wait.max(self.rack_walk_fresh(
                 now,
                 reo,
@@ -231,6 +251,7 @@ impl Sender {
                 &mut marked,
             ))
         };
+        self.rack.queued = self.rack_q.any();
         #[cfg(test)]
         {
             marked.sort_unstable();
@@ -259,14 +280,16 @@ impl Sender {
         if i < self.snd_nxt && !sent_after(self.seg(i).tx_time, i + 1, mstamp, end_seq) {
             return false;
         }
-        (self.rack.held.is_empty() && self.rack.resent.is_empty())
-            || self.rack_queues_front_sent_after()
+        !self.rack.queued || self.rack_queues_front_sent_after()
     }
 
     /// `rack_front_sent_after` for `held` and `resent`, when one is not empty.
     #[inline(never)]
     fn rack_queues_front_sent_after(&mut self) -> bool {
-        self.rack_queue_front_sent_after(true) && self.rack_queue_front_sent_after(false)
+        let after =
+            self.rack_queue_front_sent_after(true) && self.rack_queue_front_sent_after(false);
+        self.rack.queued = self.rack_q.any();
+        after
     }
 
     /// `rack_front_sent_after` for `held` (`true`) or `resent`.
@@ -275,9 +298,9 @@ impl Sender {
         let (mstamp, end_seq) = (self.rack.mstamp, self.rack.end_seq);
         loop {
             let q = if held {
-                &self.rack.held
+                &self.rack_q.held
             } else {
-                &self.rack.resent
+                &self.rack_q.resent
             };
             let Some(&(tx, i)) = q.front() else {
                 return true;
@@ -286,9 +309,9 @@ impl Sender {
                 return sent_after(tx, i + 1, mstamp, end_seq);
             }
             if held {
-                self.rack.held.pop_front();
+                self.rack_q.held.pop_front();
             } else {
-                self.rack.resent.pop_front();
+                self.rack_q.resent.pop_front();
             }
         }
     }
@@ -398,7 +421,7 @@ impl Sender {
                 );
                 if let Some(left) = left {
                     wait = wait.max(left);
-                    self.rack.held.push_back((tx, i));
+                    self.rack_q.held.push_back((tx, i));
                     #[cfg(test)]
                     tests::HELD.with(|c| c.set(c.get() + 1));
                 }
