@@ -96,7 +96,7 @@ impl Recorder {
                     let mss = s.mss() as u64;
                     (
                         fl.rx.delivered_bytes,
-                        s.stats.retransmits,
+                        s.stats().retransmits,
                         s.tcp.cwnd as u64 * mss,
                         s.srtt().0,
                         s.in_flight() * mss,

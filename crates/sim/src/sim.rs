@@ -699,8 +699,8 @@ impl Sim {
             .enumerate()
             .map(|(i, fl)| {
                 let (s, delivered) = match fl.ns2.as_ref() {
-                    Some(c) => (&c.agent.stats, c.sink.delivered_bytes),
-                    None => (&fl.sender.stats, fl.rx.delivered_bytes),
+                    Some(c) => (c.agent.stats, c.sink.delivered_bytes),
+                    None => (fl.sender.stats(), fl.rx.delivered_bytes),
                 };
                 FlowSummary {
                     id: i as u32,

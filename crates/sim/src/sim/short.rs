@@ -118,7 +118,7 @@ impl ShortFlows {
 
     fn record(&mut self, i: usize, fl: &Flow) {
         let s = &mut self.slots[i];
-        let st = &fl.sender.stats;
+        let st = fl.sender.stats();
         self.table.bytes_delivered[s.row] = fl.rx.delivered_bytes;
         self.table.retransmits[s.row] = st.retransmits;
         self.table.timeouts[s.row] = st.timeouts;
@@ -317,7 +317,7 @@ impl Sim {
             let i = self.short.draining[k] as usize;
             let slot = self.short.base + i;
             let fl = &self.flows[slot];
-            let over = fl.sender.stats.completion.is_some()
+            let over = fl.sender.stats().completion.is_some()
                 && self.paths[slot].fwd.is_empty()
                 && self.paths[slot].rev.is_empty()
                 && !self.links.iter().any(|l| l.holds(slot as u32));

@@ -112,7 +112,7 @@ enum NewData {
 /// RACK state, the parameters, the congestion state and the algorithm (whose own fields
 /// come first in its enum, so a small algorithm's state follows the shared state instead
 /// of sitting in the middle of a larger variant's space); then what only loss recovery,
-/// SACK blocks, BBR, pacing, an application rate or GSO read.
+/// SACK blocks, BBR, pacing, an application rate, GSO or the output read.
 #[repr(C, align(64))]
 pub struct Sender {
     active: bool,
@@ -152,7 +152,6 @@ pub struct Sender {
     pub reo_timer: Timer,
     rack: rack::Rack,
     p: SenderParams,
-    pub stats: SenderStats,
     pub tcp: TcpCc,
     pub cc: AnyCc,
     // Read on loss recovery, SACK blocks, or for BBR alone.
@@ -169,6 +168,9 @@ pub struct Sender {
     /// need not test the state to count itself.
     prr_base: u64,
     known_sacks: [(u64, u64); 3],
+    /// The counters for the output, but `bytes_sent` (which `stats()` derives): touched
+    /// on retransmissions, timeouts and completion only, so in the cold part.
+    stats: SenderStats,
     rack_q: rack::RackQueues,
     first_tx: SimTime,
     pub pacing_timer: Timer,
@@ -269,6 +271,19 @@ impl Sender {
 
     pub fn snd_nxt(&self) -> u64 {
         self.snd_nxt
+    }
+
+    /// The counters for the output. `bytes_sent` is not counted per transmission (it
+    /// would keep the counters in the lines an ACK reads): it is `bytes_at(snd_nxt)`,
+    /// since every new segment is a full one but the last written (`new_data_upto`:
+    /// a short one only at `data_end`, after which nothing new is sent), and `data_end`
+    /// never drops below what was sent (`stop`). Retransmissions and probes resend old
+    /// segments and do not move `snd_nxt`.
+    pub fn stats(&self) -> SenderStats {
+        SenderStats {
+            bytes_sent: self.bytes_at(self.snd_nxt),
+            ..self.stats
+        }
     }
 
     /// A one-line summary of the sender's state, for debugging.
@@ -610,7 +625,6 @@ impl Sender {
             self.board.set_snap(i, snap);
         }
         self.snd_nxt += 1;
-        self.stats.bytes_sent += len as u64;
         if !self.rto_timer.is_armed() {
             self.rto_timer
                 .arm(io.q, now + self.rtt.rto(), self.p.id, TimerKind::Rto);
