@@ -123,6 +123,9 @@ pub struct Sender {
     /// `known_sacks` holds blocks (the last ACK had some): an ACK without blocks after one
     /// without tests this byte alone.
     sacks_known: bool,
+    /// `cc.has_cong_control()`, fixed at construction (`samples_rate`): asked on every
+    /// ACK and sent segment, a byte here instead of a dispatch on the algorithm.
+    rate_reader: bool,
     /// Consecutive RTOs without progress (Linux `icsk_retransmits`).
     rto_count: u32,
     snd_una: u64,
@@ -186,7 +189,8 @@ impl Sender {
     pub fn new(p: SenderParams, cc: AnyCc) -> Sender {
         let tcp = TcpCc::new(p.mss, p.cwnd_clamp);
         let data_end = p.size_bytes.unwrap_or(u64::MAX);
-        let board = board::Board::new(64, cc.has_cong_control());
+        let rate_reader = cc.has_cong_control();
+        let board = board::Board::new(64, rate_reader);
         let max_out = match u64::from(p.mss) {
             0 => u64::MAX,
             mss => p.rwnd_bytes.min(p.sndbuf_bytes) / mss,
@@ -231,6 +235,7 @@ impl Sender {
             agg_goal: 0,
             batching: false,
             sacks_known: false,
+            rate_reader,
             max_out,
             p,
         }
@@ -315,7 +320,7 @@ impl Sender {
     /// assembled at all.
     #[inline]
     fn samples_rate(&self) -> bool {
-        self.cc.has_cong_control()
+        self.rate_reader
     }
 
     /// When the last data segment was sent, if any (one store per segment instead of two).
