@@ -350,7 +350,7 @@ impl Sender {
             ca_rtt = rto_sample;
         }
         if let Some(r) = rto_sample {
-            self.rtt.sample(r);
+            self.rtt_sample(r);
         }
         if let Some(r) = ca_rtt {
             if self.tcp.min_rtt == SimTime::ZERO || r < self.tcp.min_rtt {

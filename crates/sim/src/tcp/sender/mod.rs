@@ -346,9 +346,16 @@ impl Sender {
         self.tcp.packets_in_flight = self.in_flight() as u32;
         self.tcp.snd_nxt = self.bytes_at(self.snd_nxt);
         self.tcp.snd_una = self.bytes_at(self.snd_una);
-        self.tcp.srtt = self.rtt.srtt();
+        // (`tcp.srtt` is set with each RTT sample: `rtt_sample`.)
         self.tcp.is_cwnd_limited = self.is_cwnd_limited();
         self.tcp.wstamp = self.next_send;
+    }
+
+    /// An RTT sample for the RTO estimator; the congestion control's copy of the smoothed
+    /// RTT follows it here (it changes nowhere else), not in every `sync`.
+    fn rtt_sample(&mut self, r: SimTime) {
+        self.rtt.sample(r);
+        self.tcp.srtt = self.rtt.srtt();
     }
 
     fn set_state(&mut self, now: SimTime, s: CaState) {
@@ -365,7 +372,7 @@ impl Sender {
     pub fn start(&mut self, now: SimTime, base_rtt: SimTime, io: &mut Io) {
         self.active = true;
         self.data_start = now;
-        self.rtt.sample(base_rtt);
+        self.rtt_sample(base_rtt);
         self.tcp.min_rtt = base_rtt;
         self.sync(now);
         self.cc.init(&mut self.tcp);
