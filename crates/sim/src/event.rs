@@ -766,7 +766,10 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
         let h = self.near_head as usize;
         let item = self.near[h].1;
         let next = if h + 1 == N { 0 } else { h + 1 };
-        self.near_head = next as u8;
+        // A line left empty starts again at slot 0: with many connections a line holds one
+        // or two items at a time, which then stay in the first slots (the line's first
+        // cache line) instead of going round all `N` (issue 13: first-level misses).
+        self.near_head = if n > 1 { next as u8 } else { 0 };
         self.near_len = n - 1;
         if n > 1 {
             q.push(self.near[next].0, ev);
