@@ -621,6 +621,10 @@ pub struct DelayLine<T, const N: usize = 3> {
     /// Items inline: `near_len` of them, the oldest at `near[near_head]`.
     near_len: u8,
     near_head: u8,
+    /// `rest` holds items: kept beside `near_len` so that appending and popping on a line
+    /// with nothing in `rest` (a connection among thousands) read only the line's first
+    /// cache line, not `rest`'s length further on (issue 13: first-level misses).
+    spilled: bool,
     jitter: Option<Box<Jitter>>,
     near: [(SimTime, T); N],
     rest: VecDeque<(SimTime, T)>,
@@ -631,6 +635,7 @@ impl<T: Copy + Default, const N: usize> Default for DelayLine<T, N> {
         DelayLine {
             near_len: 0,
             near_head: 0,
+            spilled: false,
             jitter: None,
             near: [(SimTime::ZERO, T::default()); N],
             rest: VecDeque::new(),
@@ -675,8 +680,8 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
     /// Arrival time of the last item on the line.
     #[inline(always)]
     fn back_time(&self) -> Option<SimTime> {
-        if let Some(b) = self.rest.back() {
-            return Some(b.0);
+        if self.spilled {
+            return self.rest.back().map(|b| b.0);
         }
         let n = self.near_len as usize;
         n.checked_sub(1).map(|k| self.near[self.near_index(k)].0)
@@ -687,8 +692,9 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
     #[inline(always)]
     fn append(&mut self, at: SimTime, item: T) -> bool {
         let n = self.near_len as usize;
-        if n == N || !self.rest.is_empty() {
+        if n == N || self.spilled {
             self.rest.push_back((at, item));
+            self.spilled = true;
             return false;
         }
         let i = self.near_index(n);
@@ -701,7 +707,9 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
     #[inline(always)]
     fn take_front(&mut self) -> Option<(SimTime, T)> {
         if self.near_len == 0 {
-            return self.rest.pop_front();
+            let front = self.rest.pop_front();
+            self.spilled = !self.rest.is_empty();
+            return front;
         }
         let h = self.near_head as usize;
         let front = self.near[h];
@@ -724,7 +732,7 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
                 // FIFO: a later packet never overtakes an earlier one (a host's send path
                 // is a queue); it leaves right after it instead. (`last` is the back while
                 // the line holds anything; `back_time` without looking the back up.)
-                let empty = self.near_len == 0 && self.rest.is_empty();
+                let empty = self.near_len == 0 && !self.spilled;
                 let at = if empty { t } else { t.max(j.last) };
                 j.last = at;
                 at
@@ -758,8 +766,9 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
                 .rest
                 .pop_front()
                 .expect("delay-line event without an item");
-            if let Some(&(t, _)) = self.rest.front() {
-                q.push(t, ev);
+            match self.rest.front() {
+                Some(&(t, _)) => q.push(t, ev),
+                None => self.spilled = false,
             }
             return item;
         }
@@ -773,8 +782,10 @@ impl<T: Copy + Default, const N: usize> DelayLine<T, N> {
         self.near_len = n - 1;
         if n > 1 {
             q.push(self.near[next].0, ev);
-        } else if let Some(&(t, _)) = self.rest.front() {
-            q.push(t, ev);
+        } else if self.spilled {
+            if let Some(&(t, _)) = self.rest.front() {
+                q.push(t, ev);
+            }
         }
         item
     }
@@ -1089,6 +1100,7 @@ mod tests {
             assert_eq!(d.len(), model.len());
             assert_eq!(d.is_empty(), model.is_empty());
             assert_eq!(d.back_time(), model.back().map(|b| SimTime(b.0)));
+            assert_eq!(d.spilled, !d.rest.is_empty());
             assert_eq!(q.len(), usize::from(!model.is_empty()));
         }
         let all: Vec<(SimTime, u32)> = model.iter().map(|m| (SimTime(m.0), m.1)).collect();
