@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from test_figures import SWEEP as FIGURES_SWEEP
 
 from tcpfair.cli import cli
 from tcpfair.commands import UserError
@@ -19,31 +20,15 @@ from tcpfair.commands import sweep as cmd
 from tcpfair.store import Store
 from tcpfair.sweep import sweep_from_dict
 
-SWEEP = """
-name = "par"
-repeats = 2
-
-[base]
-name = "par"
-duration = "4s"
-[base.bottleneck]
-rate = "10Mbit"
-[[base.flows]]
-cca = "reno"
-rtt = "20ms"
-[[base.flows]]
-cca = "cubic"
-rtt = "20ms"
-
-[axes]
-"flows.1.rtt" = ["20ms", "60ms"]
-"bottleneck.buffer" = ["0.5bdp", "1bdp"]
-
+# test_figures' sweep (two RTTs × two algorithms for flow 2, a line plot of flow 2's
+# throughput), with a plot of each other kind
+SWEEP = FIGURES_SWEEP.format(
+    extra="""
 [[plots]]
 kind = "surface"
 metric = "jfi"
 x = "flows.1.rtt"
-y = "bottleneck.buffer"
+y = "flows.1.cca"
 
 [[plots]]
 kind = "bars"
@@ -51,21 +36,16 @@ metric = "throughput"
 x = "flows.1.rtt"
 
 [[plots]]
-kind = "line"
-metric = "ratio"
-x = "flows.1.rtt"
-by = "bottleneck.buffer"
-
-[[plots]]
 kind = "box"
 metric = "utilization"
 x = "flows.1.rtt"
 """
+)
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
-    d = tmp_path_factory.mktemp("par")
+    d = tmp_path_factory.mktemp("figsweep")
     (d / "sw.toml").write_text(SWEEP)
     r = CliRunner().invoke(
         cli,
@@ -83,7 +63,7 @@ def _plots() -> list[Any]:
 def _draw(store: Store, out: Path, workers: int, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     monkeypatch.setattr(cmd, "_figure_workers", lambda n: min(workers, n))
     out.mkdir()
-    return cmd._draw(store, "par", "sim", _plots(), out, ["png"])
+    return cmd._draw(store, "figsweep", "sim", _plots(), out, ["png"])
 
 
 def test_figures_drawn_in_two_processes_are_those_of_one(
@@ -91,15 +71,15 @@ def test_figures_drawn_in_two_processes_are_those_of_one(
 ) -> None:
     one = _draw(store, tmp_path / "one", 1, monkeypatch)
     two = _draw(store, tmp_path / "two", 2, monkeypatch)
-    # in the plots' order: the surface, the bars and the box plots one per buffer (the axis
-    # they do not show), the line figure with one line per buffer
+    # in the plots' order: the line figure (one line per algorithm of flow 2), the surface,
+    # the bars and the box plots one per algorithm (the axis they do not show)
     assert [p.stem for p in one if p.suffix == ".png"] == [
+        "thr_g1_bps-vs-flows.1.rtt",
         "jfi-surface",
-        "throughput-bars-flows.1.rtt-bottleneck.buffer=0.5bdp",
-        "throughput-bars-flows.1.rtt-bottleneck.buffer=1bdp",
-        "ratio-vs-flows.1.rtt",
-        "utilization-box-flows.1.rtt-bottleneck.buffer=0.5bdp",
-        "utilization-box-flows.1.rtt-bottleneck.buffer=1bdp",
+        "throughput-bars-flows.1.rtt-flows.1.cca=reno",
+        "throughput-bars-flows.1.rtt-flows.1.cca=cubic",
+        "utilization-box-flows.1.rtt-flows.1.cca=reno",
+        "utilization-box-flows.1.rtt-flows.1.cca=cubic",
     ]
     assert len(one) == len(set(one)) == 12  # each figure a PNG and its CSV
     assert [p.name for p in two] == [p.name for p in one]
