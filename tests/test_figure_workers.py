@@ -102,6 +102,19 @@ def test_an_error_in_a_child_reaches_the_caller(
     assert str(e.value).split()[-1] != str(os.getpid())  # it was drawn in another process
 
 
+def test_a_child_that_dies_is_an_error_not_a_wait(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tcpfair import surfaces
+
+    def killed(*args: object, **kw: object) -> list[Path]:
+        os._exit(9)  # as the out-of-memory killer would end it
+
+    monkeypatch.setattr(surfaces, "surface_figure", killed)
+    with pytest.raises(UserError, match="died .*the same command draws the figures again"):
+        _draw(store, tmp_path / "out", 2, monkeypatch)
+
+
 def test_one_process_while_another_thread_runs_or_for_one_plot() -> None:
     assert cmd._figure_workers(1) == 1
     assert cmd._figure_workers(0) == 1

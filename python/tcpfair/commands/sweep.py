@@ -267,14 +267,24 @@ def _draw(
     drawn: dict[int, list[Path]] = {}
     if workers >= 2:
         import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
 
         from .. import surfaces  # noqa: F401 — imported once, here, for every child
 
         global _FORKED_JOB
         _FORKED_JOB = job  # the children inherit it (fork): nothing large is pickled
         try:
-            with multiprocessing.get_context("fork").Pool(workers) as pool:
-                parts = pool.map(_draw_forked, [plots[i] for i in apart], chunksize=1)
+            # an executor, not a multiprocessing.Pool: a child that dies (out of memory)
+            # breaks it with an error instead of leaving its plot waiting forever
+            fork = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(workers, mp_context=fork) as pool:
+                parts = list(pool.map(_draw_forked, [plots[i] for i in apart]))
+        except BrokenProcessPool:
+            raise UserError(
+                "a process drawing the figures died (out of memory?); the runs are in the "
+                "store: the same command draws the figures again without running them"
+            ) from None
         finally:
             _FORKED_JOB = None
         drawn = dict(zip(apart, parts, strict=True))
