@@ -421,6 +421,7 @@ impl<T: Wire> Bottleneck<T> {
             let q = if red.bytes {
                 self.q_bytes as f64
             } else {
+                // `waiting()`, written out: `red` holds `self` mutably here
                 (self.queue.len() - usize::from(self.busy)) as f64
             };
             if red.should_drop(now, q, pkt.wire(), rng) {

@@ -294,12 +294,11 @@ def _draw(
     return paths
 
 
-#: plots drawn at once in separate processes: each figure is matplotlib's work alone, and a
-#: sweep's figures (seed 001's: 14, ~10 s in one process) are independent of each other
 def _figure_workers(n_plots: int) -> int:
-    """Processes to draw ``n_plots`` plots in: one per core, at most one per plot; one (in
-    this process) where forking is not safe — another thread is running (a Dask client,
-    a progress display) or the platform has no ``fork``."""
+    """Processes to draw ``n_plots`` plots in (a sweep's figures are independent of each
+    other: seed 001's 14 take ~10 s in one process): one per core, at most one per plot;
+    one (in this process) where forking is not safe — another thread is running (a Dask
+    client, a progress display) or the platform has no ``fork``."""
     import multiprocessing
     import os
     import threading
