@@ -134,9 +134,10 @@ pub struct EventQueue {
     /// `buckets[level][slot]`.
     buckets: Box<[[Vec<Entry>; SLOTS]; LEVELS]>,
     /// Bit `s` of `occupied[l]` is set when bucket (`l`, `s`) holds entries not yet taken.
+    /// (No summary of the occupied levels: the lowest occupied one above level 0 is almost
+    /// always level 1 or 2, found by testing a word or two, and keeping a summary cost every
+    /// move two instructions; session 12.)
     occupied: [u64; LEVELS],
-    /// Bit `l` (`l` ≥ 1) is set when `occupied[l]` is not 0 (bit 0 means nothing).
-    levels: u32,
     /// The level-0 slot being read, from entry `front` on (its earlier entries are taken).
     cur: usize,
     front: usize,
@@ -164,7 +165,6 @@ impl EventQueue {
             count: 0,
             buckets: Box::new(std::array::from_fn(|_| std::array::from_fn(|_| Vec::new()))),
             occupied: [0; LEVELS],
-            levels: 0,
             cur: 0,
             front: 0,
             last: 0,
@@ -183,7 +183,6 @@ impl EventQueue {
     fn put_in(
         buckets: &mut [[Vec<Entry>; SLOTS]],
         occupied: &mut [u64; LEVELS],
-        levels: &mut u32,
         last: u64,
         e: Entry,
     ) {
@@ -195,7 +194,6 @@ impl EventQueue {
         };
         let slot = (e.time >> (DIGIT * level as u32)) as usize & (SLOTS - 1);
         occupied[level] |= 1 << slot;
-        *levels |= 1 << level;
         buckets[level][slot].push(e);
     }
 
@@ -245,13 +243,7 @@ impl EventQueue {
     /// `put_in` into the whole queue, around `last`.
     #[inline(always)]
     fn put(&mut self, e: Entry) {
-        Self::put_in(
-            &mut self.buckets[..],
-            &mut self.occupied,
-            &mut self.levels,
-            self.last,
-            e,
-        );
+        Self::put_in(&mut self.buckets[..], &mut self.occupied, self.last, e);
     }
 
     /// The small queue is full: move its entries into the buckets, around the current
@@ -302,7 +294,6 @@ impl EventQueue {
             }
         }
         self.occupied = [0; LEVELS];
-        self.levels = 0;
         self.cur = 0;
         self.front = 0;
         all
@@ -341,11 +332,7 @@ impl EventQueue {
     /// The lowest occupied bucket above level 0 (level 0 is empty), if any.
     #[inline(always)]
     fn lowest_bucket(&self) -> Option<(usize, usize)> {
-        let above = self.levels & !1;
-        if above == 0 {
-            return None;
-        }
-        let level = above.trailing_zeros() as usize;
+        let level = (1..LEVELS).find(|&l| self.occupied[l] != 0)?;
         Some((level, self.occupied[level].trailing_zeros() as usize))
     }
 
@@ -377,9 +364,6 @@ impl EventQueue {
             }
             moved.clear();
             self.occupied[level] &= !(1 << slot);
-            if self.occupied[level] == 0 {
-                self.levels &= !(1 << level);
-            }
             self.last = first.time;
             self.cur = (first.time as usize) & (SLOTS - 1);
             self.front = 0;
@@ -397,14 +381,11 @@ impl EventQueue {
         }
         self.last = last;
         self.occupied[level] &= !(1 << slot);
-        if self.occupied[level] == 0 {
-            self.levels &= !(1 << level);
-        }
         // Every entry lands below (they share the digits above `level` with the new
         // minimum, and its digit at `level`); those at the minimum time in level 0.
         for (i, &e) in moved.iter().enumerate() {
             if !(take && i == m) {
-                Self::put_in(lower, &mut self.occupied, &mut self.levels, last, e);
+                Self::put_in(lower, &mut self.occupied, last, e);
             }
         }
         let first = moved[m];
