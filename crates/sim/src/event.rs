@@ -468,6 +468,14 @@ impl EventQueue {
     /// The next entry from the buckets, if due by `limit`.
     #[inline(always)]
     fn take(&mut self, limit: u64) -> Option<Entry> {
+        if self.occupied[0] == 0 {
+            // Level 0 holds nothing (a level-0 slot keeps its bit until it is used up and
+            // cleared): the minimum is in the lowest bucket above. With many connections
+            // most events leave so, straight from a bucket of one entry, and the slot
+            // being read was left empty by the last of them (session 12).
+            let (level, slot) = self.lowest_bucket()?;
+            return self.redistribute(level, slot, true, limit);
+        }
         match self.buckets[0][self.cur].get(self.front) {
             Some(&e) if e.time > limit => None,
             Some(&e) => {
