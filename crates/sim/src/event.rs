@@ -369,6 +369,23 @@ impl EventQueue {
             self.front = 0;
             return Some(first);
         }
+        if take && moved.len() == 2 {
+            // Next most common with many connections (N10000: a fifth of the buckets
+            // taken): the earlier leaves (the older of equal times), the other moves below
+            // it — to the level-0 slot read next when their times are equal.
+            let (a, b) = (moved[0], moved[1]);
+            let (first, other) = if b.time < a.time { (b, a) } else { (a, b) };
+            if first.time > limit {
+                return None;
+            }
+            moved.clear();
+            self.occupied[level] &= !(1 << slot);
+            self.last = first.time;
+            Self::put_in(lower, &mut self.occupied, first.time, other);
+            self.cur = (first.time as usize) & (SLOTS - 1);
+            self.front = 0;
+            return Some(first);
+        }
         let mut m = 0;
         for (i, e) in moved.iter().enumerate().skip(1) {
             if e.time < moved[m].time {
