@@ -878,6 +878,23 @@ fn validate(cfg: &Config) -> Result<(), SimError> {
     if cfg.flows.is_empty() && cfg.short_flows.is_empty() {
         return Err(err("flows", "at least one flow is needed".into()));
     }
+    // Every long-lived flow and (at most) every short flow holds a connection, which a
+    // timer's event-queue entry names in 27 bits.
+    let conns = cfg.flows.len()
+        + cfg
+            .short_flows
+            .iter()
+            .map(|s| s.start_ns.len())
+            .sum::<usize>();
+    if conns > crate::event::MAX_CONNECTIONS {
+        return Err(err(
+            "flows",
+            format!(
+                "at most {} connections (long-lived and short flows together), got {conns}",
+                crate::event::MAX_CONNECTIONS
+            ),
+        ));
+    }
     let mss = (b.mtu_bytes - HEADER_BYTES) as u64;
     for f in &cfg.flows {
         let key = |k: &str| format!("flows.{}.{k}", f.group);
