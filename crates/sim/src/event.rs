@@ -557,7 +557,11 @@ impl Timer {
     }
 
     /// A heap entry of this timer came out at `now`. Returns true when the timer fires;
-    /// re-schedules it when its deadline moved later.
+    /// re-schedules it when its deadline moved later. Inline in the event loop: at 10,000
+    /// connections a fifth of the events are timer entries, two thirds of which do nothing
+    /// or only move (issue 13), and the call cost a third of their instructions; the push
+    /// of a moved entry stays out of line.
+    #[inline(always)]
     pub fn on_pop(
         &mut self,
         q: &mut EventQueue,
@@ -577,8 +581,14 @@ impl Timer {
             self.armed = false;
             return true;
         }
-        self.schedule(q, self.deadline, flow, kind);
+        self.reschedule(q, flow, kind);
         false
+    }
+
+    /// `on_pop`'s entry came out before the deadline: push one for the deadline.
+    #[inline(never)]
+    fn reschedule(&mut self, q: &mut EventQueue, flow: u32, kind: TimerKind) {
+        self.schedule(q, self.deadline, flow, kind);
     }
 }
 
