@@ -56,6 +56,10 @@ pub struct Receiver {
     compressed: u32,
     /// SACK was negotiated (Linux compresses only SACK dupACKs).
     sack: bool,
+    /// `flush` holds an ACK. Asked after every segment: a byte here, in a line a segment
+    /// reads anyway, instead of `flush`'s own tag, 170 bytes further on (issue 13: a cache
+    /// line of its own at every delivery with 10,000 connections).
+    has_flush: bool,
     /// Out-of-order ranges above `rcv_nxt`, sorted, disjoint, not adjacent: found by
     /// binary search; the lowest leaves from the front in O(1).
     ooo: VecDeque<(u64, u64)>,
@@ -114,6 +118,7 @@ impl Receiver {
             dup_ack_counter: 0,
             last_ooo: 0,
             sacks: Vec::with_capacity(NUM_SACKS),
+            has_flush: false,
             flush: None,
             rtt: SimTime::from_millis(100),
             sack: true,
@@ -236,6 +241,7 @@ impl Receiver {
             if self.sack && self.compressed > FASTRETRANS_THRESH {
                 let trigger = self.last_ooo;
                 self.flush = Some(self.ack(trigger, false));
+                self.has_flush = true;
             }
             self.sacks.pop();
         }
@@ -246,8 +252,11 @@ impl Receiver {
     #[inline(always)]
     pub fn take_flush(&mut self) -> Option<Ack> {
         // Asked after every segment and mostly empty: look before taking (a `take` reads
-        // and rewrites the whole 72-byte slot, session 11).
-        self.flush.as_ref()?;
+        // and rewrites the whole 72-byte slot, session 11), at the flag (`has_flush`).
+        if !self.has_flush {
+            return None;
+        }
+        self.has_flush = false;
         self.flush.take()
     }
 
