@@ -20,6 +20,7 @@
 use crate::packet::{Ack, Packet, MAX_SACK_BLOCKS};
 use crate::units::SimTime;
 use std::collections::VecDeque;
+use std::num::NonZeroU64;
 
 /// Linux TCP_DELACK_MIN (HZ/25).
 pub const DELACK_TIMEOUT: SimTime = SimTime::from_millis(40);
@@ -51,8 +52,11 @@ pub struct Receiver {
     last_ack_sent: u64,
     /// Payload bytes delivered in order to the application.
     pub delivered_bytes: u64,
-    /// Short final segment (number, payload length), once seen.
-    short: Option<(u64, u32)>,
+    /// Short final segment, once seen: its number + 1 (a niche for the `None`: with
+    /// `short_len` 12 bytes instead of 16, so the fields up to `short_len` take 64 bytes
+    /// and `ooo` starts in the Flow's second cache line, not the third: −0.8 % first-level
+    /// misses at 10,000 flows, session 12) and its payload length.
+    short_end: Option<NonZeroU64>,
     mss: u32,
     /// Full-sized segments received since the last ACK.
     unacked: u32,
@@ -69,6 +73,7 @@ pub struct Receiver {
     has_ooo: bool,
     /// `sacks.len()`.
     nsacks: u8,
+    short_len: u32,
     /// Out-of-order ranges above `rcv_nxt`, sorted, disjoint, not adjacent: found by
     /// binary search; the lowest leaves from the front in O(1).
     ooo: VecDeque<(u64, u64)>,
@@ -115,7 +120,8 @@ impl Receiver {
             mss,
             rcv_nxt: 0,
             ooo: VecDeque::with_capacity(8),
-            short: None,
+            short_end: None,
+            short_len: 0,
             delivered_bytes: 0,
             unacked: 0,
             quickacks: MAX_QUICKACKS,
@@ -138,9 +144,10 @@ impl Receiver {
 
     fn bytes_of(&self, from: u64, to: u64) -> u64 {
         let mut b = (to - from) * self.mss as u64;
-        if let Some((s, len)) = self.short {
+        if let Some(e) = self.short_end {
+            let s = e.get() - 1;
             if s >= from && s < to {
-                b -= (self.mss - len) as u64;
+                b -= (self.mss - self.short_len) as u64;
             }
         }
         b
@@ -158,7 +165,8 @@ impl Receiver {
             self.ts_recent = pkt.ts;
         }
         if pkt.len < self.mss {
-            self.short = Some((s, pkt.len));
+            self.short_end = NonZeroU64::new(s + 1);
+            self.short_len = pkt.len;
         }
         // The held ranges all lie above rcv_nxt, so the next expected segment needs no look.
         if s < self.rcv_nxt || (s > self.rcv_nxt && self.holds(s)) {
