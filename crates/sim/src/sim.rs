@@ -92,8 +92,10 @@ const REV_INLINE: usize = 2;
 /// per packet is mostly cache misses on per-flow state (issue 13).
 ///
 /// Field order (`repr(C)`, aligned to a cache line): the forward line's header and head
-/// in the first line (a data arrival reads little else), the flags and delays next to the
-/// reverse line's header and head (a delivery's ACK and an ACK's arrival).
+/// in the first line (a data arrival reads little else), then the flags, then the reverse
+/// line's header and head (a delivery's ACK and an ACK's arrival). Each line's delay lives
+/// in its header (`DelayLine::delay`), so the sender and the receiver find it in the line
+/// they append to.
 #[repr(C, align(64))]
 struct Path {
     fwd: DelayLine<Packet>,
@@ -102,8 +104,6 @@ struct Path {
     /// The connection runs ns-2's agents (`Flow::ns2` is set): a copy here, where the
     /// packet events look first, so that they read the large `Flow` only where they use it.
     ns2: bool,
-    fwd_delay: SimTime,
-    rev_delay: SimTime,
     rev: DelayLine<Ack, REV_INLINE>,
 }
 
@@ -118,8 +118,6 @@ impl Path {
         let mut p = Path {
             fwd,
             rev,
-            fwd_delay: SimTime::ZERO,
-            rev_delay: SimTime::ZERO,
             dir,
             ns2: false,
         };
@@ -128,16 +126,16 @@ impl Path {
     }
 
     fn set_rtt(&mut self, rtt_ns: u64) {
-        self.fwd_delay = SimTime(rtt_ns / 2);
-        self.rev_delay = SimTime(rtt_ns - rtt_ns / 2);
+        self.fwd.set_delay(SimTime(rtt_ns / 2));
+        self.rev.set_delay(SimTime(rtt_ns - rtt_ns / 2));
     }
 
     /// Where connection `line`'s sender puts its packets.
     fn io<'a>(&'a mut self, q: &'a mut EventQueue, line: u32) -> Io<'a> {
         Io {
             q,
+            fwd_delay: self.fwd.delay(),
             fwd: &mut self.fwd,
-            fwd_delay: self.fwd_delay,
             line,
         }
     }
@@ -439,7 +437,7 @@ impl Sim {
                         let path = &mut self.paths[ack.flow as usize];
                         path.rev.push(
                             &mut self.q,
-                            now + path.rev_delay,
+                            now + path.rev.delay(),
                             ack,
                             Ev::RevArrive(ack.flow),
                         );
@@ -502,7 +500,7 @@ impl Sim {
         };
         path.rev.push(
             &mut self.q,
-            at_receiver + path.rev_delay,
+            at_receiver + path.rev.delay(),
             synack,
             Ev::RevArrive(syn.flow),
         );
@@ -753,7 +751,7 @@ fn send_ack(
 ) {
     if links.len() < 2 {
         path.rev
-            .push(q, now + path.rev_delay, ack, Ev::RevArrive(f));
+            .push(q, now + path.rev.delay(), ack, Ev::RevArrive(f));
         return;
     }
     let wire = match fl.ns2 {

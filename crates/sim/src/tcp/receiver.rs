@@ -20,6 +20,7 @@
 use crate::packet::{Ack, Packet, MAX_SACK_BLOCKS};
 use crate::units::SimTime;
 use std::collections::VecDeque;
+use std::num::NonZeroU64;
 
 /// Linux TCP_DELACK_MIN (HZ/25).
 pub const DELACK_TIMEOUT: SimTime = SimTime::from_millis(40);
@@ -35,7 +36,12 @@ const FASTRETRANS_THRESH: u32 = 3;
 
 /// Field order (`repr(C)`): what an in-order segment and its ACK touch first, together
 /// (issue 13: with 10,000 connections each of those fields is otherwise a cache miss of its
-/// own), the out-of-order and compression state after it, the flushed ACK last.
+/// own), the out-of-order and compression state after it, the flushed ACK last. Whether
+/// there are out-of-order ranges or SACK blocks is asked of a flag and a count beside the
+/// hot fields (`has_ooo`, `nsacks`), not of the containers: an in-order segment and its
+/// ACK then skip them (session 12: −0.16 % instructions at two flows; at 10,000 flows
+/// the containers' line is still read, the compiler loading their headers early — moving
+/// them to the struct's end cost more misses than it saved).
 #[derive(Debug)]
 #[repr(C)]
 pub struct Receiver {
@@ -46,8 +52,11 @@ pub struct Receiver {
     last_ack_sent: u64,
     /// Payload bytes delivered in order to the application.
     pub delivered_bytes: u64,
-    /// Short final segment (number, payload length), once seen.
-    short: Option<(u64, u32)>,
+    /// Short final segment, once seen: its number + 1 (a niche for the `None`: with
+    /// `short_len` 12 bytes instead of 16, so the fields up to `short_len` take 64 bytes
+    /// and `ooo` starts in the Flow's second cache line, not the third: −0.8 % first-level
+    /// misses at 10,000 flows, session 12) and its payload length.
+    short_end: Option<NonZeroU64>,
     mss: u32,
     /// Full-sized segments received since the last ACK.
     unacked: u32,
@@ -56,6 +65,15 @@ pub struct Receiver {
     compressed: u32,
     /// SACK was negotiated (Linux compresses only SACK dupACKs).
     sack: bool,
+    /// `flush` holds an ACK. Asked after every segment: a byte here, in a line a segment
+    /// reads anyway, instead of `flush`'s own tag, 170 bytes further on (issue 13: a cache
+    /// line of its own at every delivery with 10,000 connections).
+    has_flush: bool,
+    /// `ooo` is not empty.
+    has_ooo: bool,
+    /// `sacks.len()`.
+    nsacks: u8,
+    short_len: u32,
     /// Out-of-order ranges above `rcv_nxt`, sorted, disjoint, not adjacent: found by
     /// binary search; the lowest leaves from the front in O(1).
     ooo: VecDeque<(u64, u64)>,
@@ -102,7 +120,8 @@ impl Receiver {
             mss,
             rcv_nxt: 0,
             ooo: VecDeque::with_capacity(8),
-            short: None,
+            short_end: None,
+            short_len: 0,
             delivered_bytes: 0,
             unacked: 0,
             quickacks: MAX_QUICKACKS,
@@ -114,6 +133,9 @@ impl Receiver {
             dup_ack_counter: 0,
             last_ooo: 0,
             sacks: Vec::with_capacity(NUM_SACKS),
+            has_flush: false,
+            has_ooo: false,
+            nsacks: 0,
             flush: None,
             rtt: SimTime::from_millis(100),
             sack: true,
@@ -122,9 +144,10 @@ impl Receiver {
 
     fn bytes_of(&self, from: u64, to: u64) -> u64 {
         let mut b = (to - from) * self.mss as u64;
-        if let Some((s, len)) = self.short {
+        if let Some(e) = self.short_end {
+            let s = e.get() - 1;
             if s >= from && s < to {
-                b -= (self.mss - len) as u64;
+                b -= (self.mss - self.short_len) as u64;
             }
         }
         b
@@ -142,7 +165,8 @@ impl Receiver {
             self.ts_recent = pkt.ts;
         }
         if pkt.len < self.mss {
-            self.short = Some((s, pkt.len));
+            self.short_end = NonZeroU64::new(s + 1);
+            self.short_len = pkt.len;
         }
         // The held ranges all lie above rcv_nxt, so the next expected segment needs no look.
         if s < self.rcv_nxt || (s > self.rcv_nxt && self.holds(s)) {
@@ -151,19 +175,25 @@ impl Receiver {
             return (AckDecision::Now(self.ack(s, false)), 0);
         }
         if s == self.rcv_nxt {
-            let had_ooo = !self.ooo.is_empty();
+            let had_ooo = self.has_ooo;
             let mut end = s + 1;
-            if let Some(&(a, b)) = self.ooo.front() {
-                if a == end {
-                    end = b;
-                    self.ooo.pop_front();
+            if had_ooo {
+                if let Some(&(a, b)) = self.ooo.front() {
+                    if a == end {
+                        end = b;
+                        self.ooo.pop_front();
+                        self.has_ooo = !self.ooo.is_empty();
+                    }
                 }
             }
             let bytes = self.bytes_of(self.rcv_nxt, end);
             self.rcv_nxt = end;
             // tcp_sack_remove: blocks now below rcv_nxt are gone.
             let nxt = self.rcv_nxt;
-            self.sacks.retain(|&(_, b)| b > nxt);
+            if self.nsacks > 0 {
+                self.sacks.retain(|&(_, b)| b > nxt);
+                self.nsacks = self.sacks.len() as u8;
+            }
             self.delivered_bytes += bytes;
             if pkt.len >= self.mss {
                 self.unacked += 1;
@@ -192,6 +222,7 @@ impl Receiver {
             (false, true) => self.ooo[i].0 = s,
             (false, false) => self.ooo.insert(i, (s, s + 1)),
         }
+        self.has_ooo = true;
         self.last_ooo = s;
         self.unacked = 0;
         self.sack_new_ofo(s);
@@ -230,24 +261,30 @@ impl Receiver {
                 !touches
             });
             self.sacks.insert(0, (a, b));
+            self.nsacks = self.sacks.len() as u8;
             return;
         }
         if self.sacks.len() >= NUM_SACKS {
             if self.sack && self.compressed > FASTRETRANS_THRESH {
                 let trigger = self.last_ooo;
                 self.flush = Some(self.ack(trigger, false));
+                self.has_flush = true;
             }
             self.sacks.pop();
         }
         self.sacks.insert(0, (s, s + 1));
+        self.nsacks = self.sacks.len() as u8;
     }
 
     /// A compressed ACK that must leave before the one this segment causes.
     #[inline(always)]
     pub fn take_flush(&mut self) -> Option<Ack> {
         // Asked after every segment and mostly empty: look before taking (a `take` reads
-        // and rewrites the whole 72-byte slot, session 11).
-        self.flush.as_ref()?;
+        // and rewrites the whole 72-byte slot, session 11), at the flag (`has_flush`).
+        if !self.has_flush {
+            return None;
+        }
+        self.has_flush = false;
         self.flush.take()
     }
 
@@ -267,9 +304,12 @@ impl Receiver {
             ..Ack::default()
         };
         let _ = trigger; // the most recently changed block is first in `sacks`
-        for &r in self.sacks.iter().take(MAX_SACK_BLOCKS) {
-            a.sack[a.nsack as usize] = r;
-            a.nsack += 1;
+        debug_assert_eq!(self.nsacks as usize, self.sacks.len());
+        if self.nsacks > 0 {
+            for &r in self.sacks.iter().take(MAX_SACK_BLOCKS) {
+                a.sack[a.nsack as usize] = r;
+                a.nsack += 1;
+            }
         }
         a
     }
@@ -290,6 +330,10 @@ impl Receiver {
 
     /// Is segment `s` (above `rcv_nxt`) held out of order?
     fn holds(&self, s: u64) -> bool {
+        debug_assert_eq!(self.has_ooo, !self.ooo.is_empty());
+        if !self.has_ooo {
+            return false;
+        }
         let k = self.ooo.partition_point(|&(_, b)| b <= s);
         k < self.ooo.len() && self.ooo[k].0 <= s
     }

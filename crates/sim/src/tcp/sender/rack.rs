@@ -531,12 +531,11 @@ impl Sender {
             // Retransmit the last segment (not counted in retrans_out: Linux's
             // __tcp_retransmit_skb, not tcp_retransmit_skb).
             let i = self.snd_nxt - 1;
-            let snap = self.snapshot(now);
             let s = self.seg_mut(i);
             s.flags |= EVER_RETRANS;
             s.flags &= !RATE_DONE;
             s.tx_time = now;
-            self.keep_snapshot(i, snap);
+            self.keep_snapshot(i, now);
             let len = self.seg_len(i);
             self.stats.retransmits += 1;
             self.stats.bytes_retransmitted += len as u64;
