@@ -45,6 +45,38 @@ def test_bench_table_is_not_cut_at_80_columns() -> None:
     assert max(len(line) for line in res.output.splitlines()) > 80
 
 
+def test_bench_table_on_an_80_column_terminal_keeps_the_rates_whole(monkeypatch) -> None:
+    """On a terminal narrower than the full table (~130 columns) every cell used to be cut
+    with '…' ("N10…", "12,…"): it prints a compact table instead, numbers whole, and says
+    where the other columns are."""
+    import io
+
+    from rich.console import Console
+
+    from tcpfair.commands import bench as bench_cmd
+
+    out = io.StringIO()
+    monkeypatch.setattr(bench_cmd, "table_console", lambda: Console(file=out, width=80))
+    res = CliRunner().invoke(cli, ["bench", "--only", "N2", "--quick", "--format", "table"])
+    assert res.exit_code == 0, res.output
+    text = out.getvalue()
+    lines = text.splitlines()
+    assert "…" not in text
+    assert max(len(line) for line in lines) <= 80
+    header = next(line for line in lines if "scenario" in line and "M pkts/s" in line)
+    assert "wall s" in header and "M events/s" in header
+    row = next(line for line in lines if line.startswith("│") and " N2 " in line)
+    cells = [c.strip() for c in row.strip("│").split("│")]
+    assert cells[0] == "N2" and cells[1] == "2"
+    # the rate in millions, whole: N2's 382,282 packets over the wall time, which the
+    # table rounds to the millisecond (and the rate to 0.01 M)
+    wall, mpps = float(cells[2]), float(cells[3])
+    slowest, fastest = 382_282 / (wall + 0.0005) / 1e6, 382_282 / (wall - 0.0005) / 1e6
+    assert slowest - 0.005 <= mpps <= fastest + 0.005
+    assert "--format json" in text
+    assert "x fewest flows" in text  # the scaling table still follows
+
+
 def test_bench_short_flow_case_counts_long_and_short_flows_apart() -> None:
     res = CliRunner().invoke(cli, ["bench", "--only", "N200-S1000", "--quick", "--format", "json"])
     assert res.exit_code == 0, res.output
