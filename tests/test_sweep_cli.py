@@ -328,3 +328,35 @@ def test_results_of_a_sweep_without_axes(
     assert run_cli(["results", str(out)]) == 0
     text = capsys.readouterr().out
     assert "2 runs — 2 done" in text and "jfi" in text
+
+
+def test_results_table_at_80_columns_keeps_every_mean_and_ci_whole(
+    tmp_path: Path, fake_backend: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On an 80-column terminal the overview's axis names fold and its numbers stay whole:
+    rich used to cut every cell to '0.986±0.…', the CI lost."""
+    import io
+    import re
+
+    from rich.console import Console
+
+    from tcpfair.commands import sweep as sweep_cmd
+
+    f = tmp_path / "s.toml"
+    f.write_text(SWEEP.format(ccas='["reno", "newreno"]'))
+    out = tmp_path / "res"
+    assert run_cli(["sweep", str(f), "-j", "1", "-o", str(out), "--no-progress"]) == 0
+    buf = io.StringIO()
+    monkeypatch.setattr(sweep_cmd, "table_console", lambda: Console(file=buf, width=80))
+    assert run_cli(["results", str(out)]) == 0
+    text = buf.getvalue()
+    assert "…" not in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+    rows = [line for line in text.splitlines() if line.startswith("│")]
+    assert len(rows) == 12  # 2 algorithms × 3 RTT pairs × 2 buffers
+    for row in rows:
+        cells = [c.strip() for c in row.strip("│").split("│")]
+        # three axes shown (the zip partner is not), n, then jfi, ratio, utilization
+        assert cells[3] == "2"
+        for cell in cells[4:]:
+            assert re.fullmatch(r"\d+\.\d{3}±\d+\.\d{3}", cell), row

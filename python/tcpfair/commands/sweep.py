@@ -616,11 +616,13 @@ def _print_overview(s: Any, sweep_name: str | None, backend: str | None) -> None
             )
         ]
         tab = Table(caption="mean ± half-width of the 95 % CI over the repeats")
+        # On a narrow terminal the axis names fold (flows.1.cca over two lines) and the
+        # numbers stay whole: at 80 columns rich cut every mean ± CI to "0.986±0.…".
         for a in shown:
-            tab.add_column(a)
-        tab.add_column("n", justify="right")
+            tab.add_column(a, overflow="fold")
+        tab.add_column("n", justify="right", no_wrap=True)
         for m in ("jfi", "ratio", "utilization"):
-            tab.add_column(m, justify="right")
+            tab.add_column(m, justify="right", no_wrap=True)
         parts = agg.groupby(shown, sort=False, dropna=False) if shown else [((), agg)]
         for key, part in parts:  # a sweep without axes is one point
             key = key if isinstance(key, tuple) else (key,)
