@@ -3,6 +3,7 @@ failures do not stop a sweep; the kernel backend runs one at a time."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -205,3 +206,34 @@ def test_layers_import_one_way():
 
     assert not {"executors", "orchestrate"} & imported(tcpfair.sweep)
     assert "orchestrate" not in imported(tcpfair.executors)
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_progress_bar_keeps_counts_and_times_whole_on_a_narrow_terminal(
+    width: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 80 columns rich cut the sweep bar's times to "0:0… ETA -:--…"; now only the
+    title gives way (and the bar itself below 100 columns)."""
+    import io
+
+    from rich.console import Console
+
+    from tcpfair.orchestrate import _Progress
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    title = "ns2-testbed-sim (sim, local ×2) and a long tail of words"
+    bar = _Progress(True, 1600, title)
+    try:
+        bar.advance(1234, 5)
+        out = io.StringIO()
+        Console(file=out, width=width).print(bar.p.make_tasks_table(bar.p.tasks))
+    finally:
+        bar.close()
+    (line,) = [ln for ln in out.getvalue().splitlines() if ln.strip()]
+    assert len(line) <= width
+    assert "1234 done 5 failed 361 left" in line
+    # elapsed, then ETA, both whole (h:mm:ss; unknown so soon after the start)
+    assert re.search(r" \d+:\d\d:\d\d ETA (-:--:--|\d+:\d\d:\d\d)$", line), line
+    head = line.split(" 1234 done")[0]
+    assert head.startswith("ns2-testbed-sim (sim") and "…" in head  # the title gave way
+    assert ("━" in head) == (width >= 100)  # the bar only where it fits

@@ -286,18 +286,35 @@ class _Progress:
             TimeElapsedColumn,
             TimeRemainingColumn,
         )
+        from rich.table import Column
 
+        # On a narrow terminal only the title gives way (it ends in '…') and the bar goes:
+        # the counts and the times stay whole (at 80 columns rich cut them to "0:0… ETA
+        # -:--…"). Widths: the counts at their widest, the two times (h:mm:ss) and "ETA".
+        console = Console(stderr=True)
+        digits = len(str(total))
+        counts = 3 * digits + len(" done  failed  left")
+        bar = 20 if console.width >= 100 else 0
+        columns = 5 + (bar > 0)
+        rest = counts + 7 + 3 + 7 + bar + (columns - 1)
+        whole = Column(no_wrap=True)
         self.p = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
+            TextColumn(
+                "{task.description}",
+                table_column=Column(
+                    no_wrap=True, overflow="ellipsis", max_width=max(8, console.width - rest)
+                ),
+            ),
+            *([BarColumn(bar_width=bar)] if bar else []),
             TextColumn(
                 "[green]{task.fields[ok]} done[/] [red]{task.fields[bad]} failed[/] "
-                "{task.fields[left]} left"
+                "{task.fields[left]} left",
+                table_column=whole,
             ),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=Console(stderr=True),
+            TimeElapsedColumn(table_column=whole),
+            TextColumn("ETA", table_column=whole),
+            TimeRemainingColumn(table_column=whole),
+            console=console,
         )
         self.total = total
         self.task = self.p.add_task(title, total=total, ok=0, bad=0, left=total)
