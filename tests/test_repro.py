@@ -341,7 +341,7 @@ def test_kernel_versions_compare_like_with_like(name):
 
 
 # --------------------------------------------------------------------------- end to end
-def test_quick_vegas_end_to_end(tmp_path):
+def test_quick_vegas_end_to_end(tmp_path, monkeypatch):
     out = tmp_path / "store"
     md = tmp_path / "page.md"
     args = ["repro", "vegas", "--quick", "-o", str(out), "--no-progress", "-j", "2"]
@@ -376,6 +376,37 @@ def test_quick_vegas_end_to_end(tmp_path):
     r2 = CliRunner().invoke(cli, args)
     assert r2.exit_code == 0, r2.output
     assert (out / "repro-vegas-quick.csv").read_text() == before
+    assert "explanation" in r2.output  # piped: the full table, 200 columns
+    # on an 80-column terminal: the comparison itself, numbers and verdicts whole (it used
+    # to print the 200-column table, each line wrapped into three); the rest is named
+    import io
+
+    from rich.console import Console
+
+    from tcpfair.commands import repro as repro_cmd
+
+    buf = io.StringIO()
+    monkeypatch.setattr(repro_cmd, "table_console", lambda width: Console(file=buf, width=80))
+    r3 = CliRunner().invoke(cli, args)
+    assert r3.exit_code == 0, r3.output
+    text = buf.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    header = next(line for line in text.splitlines() if "verdict" in line)
+    assert [c.strip() for c in header.strip("┃").split("┃")] == [
+        "table",
+        "row",
+        "source",
+        "tcpfair",
+        "verdict",
+    ]
+    verdicts = [
+        line.strip("│").split("│")[4].strip()
+        for line in text.splitlines()
+        if line.startswith("│") and line.split("│")[1].strip()
+    ]
+    assert len(verdicts) == len(rows)  # one first line per row, its verdict whole
+    assert sorted(set(verdicts)) == sorted({row["verdict"] for row in rows.values()})
+    assert "explanations are in the .md" in " ".join(text.split())
 
 
 # --------------------------------------------------------------------------- bad inputs

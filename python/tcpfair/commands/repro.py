@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from . import UserError, friendly_errors
+from . import UserError, friendly_errors, table_console
 
 if TYPE_CHECKING:
     from ..repro import Row, Study, StudyRun
@@ -291,18 +291,33 @@ def _list() -> None:
         click.echo(f"{name:12s} {status:26s} {source}")
 
 
+#: The columns a terminal narrower than the full table shows (the rest, the explanation
+#: above all, is in the .md and .csv tables written next to the results).
+_NARROW = ("table", "row", "source", "tcpfair", "verdict")
+
+
 def _print(st: Study, rows: list[Row], header: str) -> None:
-    from rich.console import Console
+    """The study's rows: every column at 200 columns when piped (as before) or on a wide
+    terminal; on a narrower one (an 80-column terminal wrapped each 200-column line into
+    three) the comparison itself, the row folding and the numbers and verdicts whole."""
     from rich.table import Table
     from rich.text import Text
 
     from .. import repro as r
 
-    t = Table(title=f"{st.name}: {st.title}", caption=header)
-    cols = r.SHOWN
+    console = table_console(width=200)
+    full = console.width >= 200
+    cols = r.SHOWN if full else _NARROW
+    caption = header if full else f"{header}\nnarrow terminal: the units, counts, differences "
+    if not full:
+        caption += "and explanations are in the .md and .csv tables named below"
+    t = Table(title=f"{st.name}: {st.title}", caption=caption)
     for col in cols:
-        t.add_column(col, overflow="fold")
+        if full or col == "row":
+            t.add_column(col, overflow="fold")
+        else:
+            t.add_column(col, no_wrap=True)
     for row in rows:
         c = r.cells(row)
         t.add_row(*(Text(c[k]) for k in cols))
-    Console(width=200).print(t)
+    console.print(t)
