@@ -360,3 +360,31 @@ def test_results_table_at_80_columns_keeps_every_mean_and_ci_whole(
         assert cells[3] == "2"
         for cell in cells[4:]:
             assert re.fullmatch(r"\d+\.\d{3}±\d+\.\d{3}", cell), row
+
+
+def test_prose_lines_wrap_between_words_on_a_terminal_and_stay_whole_when_piped(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`compare`'s summary lines (up to ~180 characters): piped, one line each, as scripts
+    read them; on a terminal, wrapped between words at its width (the terminal broke
+    "B:ns2-testbed-sim/sim" and "|D|" in the middle), the continuation indented."""
+    import os
+    import shutil
+    import sys
+
+    from tcpfair.commands import echo_prose
+
+    line = (
+        "  flows.1.cca=reno: significant at 0 of 80 tested points, "
+        "W ≥ 0 at 0 of 80, mean |D| 0.0123"
+    )
+    echo_prose(line)
+    assert capsys.readouterr().out == line + "\n"
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda *a, **k: os.terminal_size((40, 24)))
+    echo_prose(line)
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) > 1 and all(len(x) <= 40 for x in out)
+    assert out[0].startswith("  flows.1.cca=reno:")
+    assert all(x.startswith("    ") and not x.startswith("     ") for x in out[1:])
+    assert " ".join(x.strip() for x in out) == " ".join(line.split())  # every word whole

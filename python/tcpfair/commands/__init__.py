@@ -26,6 +26,29 @@ def table_console(width: int = 200) -> Any:
     return console if console.is_terminal else Console(width=width)
 
 
+def echo_prose(line: str) -> None:
+    """One line of prose on stdout: on a terminal, wrapped between words at its width, the
+    continuation indented two more than the line (the terminal itself breaks words); piped,
+    as it is — one line per record, for scripts and grep."""
+    import shutil
+    import sys
+    import textwrap
+
+    if not sys.stdout.isatty():
+        click.echo(line)
+        return
+    indent = line[: len(line) - len(line.lstrip(" "))]
+    click.echo(
+        textwrap.fill(
+            line,
+            width=max(40, shutil.get_terminal_size().columns),
+            subsequent_indent=indent + "  ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+    )
+
+
 def file_or_builtin(arg: Path, kind: str) -> Path:
     """The file a command's SCENARIO / SWEEP argument means (``shipped.resolve``: an existing
     path wins, else a built-in name of ``kind``); a note when a local file hides a built-in of

@@ -331,7 +331,9 @@ def _print_table(report: dict[str, Any], per_interval: bool) -> None:
         f"per-interval JFI mean {_fmt(report['jfi_per_interval_mean'], '.4f')} "
         f"({report['intervals']} intervals)"
     )
-    console.print("  ".join(parts), soft_wrap=True)
+    # Piped: one line (scripts read it whole). On a terminal: wrapped between the parts'
+    # words at its width (soft-wrapped, the terminal broke "intervals" across lines at 80).
+    console.print("  ".join(parts), soft_wrap=not console.is_terminal)
     if per_interval and not report["per_interval"]:
         console.print("JFI per interval: no interval in which every flow has a sample")
     elif per_interval:

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from . import UserError, file_or_builtin, friendly_errors, table_console
+from . import UserError, echo_prose, file_or_builtin, friendly_errors, table_console
 
 FORMAT_HELP = "Figure formats, comma-separated: png, svg, pdf."
 
@@ -141,7 +141,7 @@ def sweep(
         sw, backend=be, executor=ex, output=store_dir, retry_failed=retry_failed, progress=progress
     )
     s = rep.store
-    click.echo(
+    echo_prose(
         f"{sw.name} on {be}: {rep.total} runs ({sw.n_points()} points × {sw.repeats} repeats); "
         f"ran {rep.ran} in {rep.wall_s:.1f} s ({rep.finished} finished, {rep.failed} failed); "
         f"{rep.already_done} were done before"
@@ -149,12 +149,12 @@ def sweep(
     )
     if rep.damaged:
         first = next(iter(rep.damaged.values()))
-        click.echo(
+        echo_prose(
             f"{len(rep.damaged)} runs recorded as done had damaged files (e.g. {first[0]}); "
             f"they ran again, the damaged files are kept in {s.root / 'runs' / be}/.damaged-*"
         )
     if rep.skipped_failed:
-        click.echo(
+        echo_prose(
             f"{rep.skipped_failed} runs failed earlier and were skipped; --retry-failed runs them again"
         )
     if rep.errors:
@@ -735,7 +735,7 @@ def compare(
             click.echo(f"{lab}: ", nl=False, err=True)
             _note_invalid(t)
     for line in summary_lines(c):
-        click.echo(line)
+        echo_prose(line)
     if c.n_points == 0:
         raise UserError("no point of A matches a point of B (same axes, same values)")
     if export is not None:
@@ -753,7 +753,7 @@ def compare(
     ]
     for f in facets:
         for key, row in c.by(f).iterrows():
-            click.echo(
+            echo_prose(
                 f"  {f}={key}: significant at {int(row['significant'])} of "
                 f"{int(row['tested'])} tested points, W ≥ 0 at {int(row['differ'])} of "
                 f"{int(row['defined'])}, mean |D| {row['mean_abs_D']:.4g}"
