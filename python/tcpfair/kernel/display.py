@@ -19,11 +19,21 @@ def print_checks(result: RunResult, console: Console | None = None) -> None:
     checks = result.meta.get("checks") or []
     if not checks:
         return
+    from rich.table import Table
+    from rich.text import Text
+
     console = console or Console()
+    # A grid, so that a message longer than the terminal continues under its own first
+    # word, not under the grade (at 80 columns most messages take two lines); messages are
+    # plain text (a "[measure]" in one is not markup).
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column()
     for c in checks:
-        console.print(f"  {_MARK[grade_of(c)]} {c['message']}", highlight=False)
+        grid.add_row(Text.from_markup(f"  {_MARK[grade_of(c)]}"), Text(c["message"]))
     for n in (result.meta.get("kernel") or {}).get("notes") or []:
-        console.print(f"  [yellow]note[/yellow] {n}", highlight=False)
+        grid.add_row(Text.from_markup("  [yellow]note[/yellow]"), Text(n))
+    console.print(grid, highlight=False)
     grade = overall(checks)
     if grade == "ok":
         console.print("[green]run valid[/green]: every check passed")
