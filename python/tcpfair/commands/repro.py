@@ -308,9 +308,11 @@ def _print(st: Study, rows: list[Row], header: str) -> None:
     console = table_console(width=200)
     full = console.width >= 200
     cols = r.SHOWN if full else _NARROW
-    caption = header if full else f"{header}\nnarrow terminal: the units, counts, differences "
-    if not full:
-        caption += "and explanations are in the .md and .csv tables named below"
+    narrow = (
+        "\nnarrow terminal: the units, counts, differences and explanations are in the .md "
+        "and .csv tables named below"
+    )
+    caption = header if full else header + narrow
     t = Table(title=f"{st.name}: {st.title}", caption=caption)
     for col in cols:
         if full or col == "row":
