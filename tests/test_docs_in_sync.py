@@ -11,6 +11,7 @@ to the simulator, regenerate with ``.venv/bin/python benches/docgen.py`` (docs/r
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -21,6 +22,8 @@ sys.path.insert(0, str(ROOT / "benches"))
 
 import docgen  # noqa: E402
 import validation  # noqa: E402
+
+from tcpfair import registry, spec  # noqa: E402
 
 DOCS = ROOT / "docs"
 STALE = "docs/{page} is stale: regenerate with `.venv/bin/python benches/docgen.py --only {id}`"
@@ -179,3 +182,42 @@ def test_validation_bbr_ack_jitter_row():
     assert page == docgen.bbr_ack_jitter_row("2ms"), STALE.format(
         page="validation.md", id="validation-bbr-ack-jitter"
     )
+
+
+def _keys_table(heading: str) -> dict[str, str]:
+    """docs/scenario.md § Keys: the table after the line ``heading``, key → its row (a row
+    naming several keys, `` `rmem`, `wmem` ``, gives each)."""
+    lines = (DOCS / "scenario.md").read_text().splitlines()
+    i = lines.index(heading)
+    while not lines[i].startswith("| key |"):
+        i += 1
+    rows: dict[str, str] = {}
+    for ln in lines[i + 2 :]:
+        if not ln.startswith("|"):
+            break
+        for key in re.findall(r"`([a-z_]+)`", ln.split(" | ")[0]):
+            rows[key] = ln
+    return rows
+
+
+def test_scenario_keys_tables_are_the_spec_keys():
+    """Every key the spec accepts under [bottleneck] and [[flows]] has its row in
+    docs/scenario.md, and every row is a key the spec accepts (a documented key that is
+    refused, or an accepted one nobody can find, is drift)."""
+    assert set(_keys_table("`[bottleneck]`")) == set(spec.Bottleneck.model_fields)
+    assert set(_keys_table("`[[flows]]` (at least one)")) == set(spec.Flow.model_fields)
+    text = (DOCS / "scenario.md").read_text()
+    measure = text[text.index("`[measure]`: ") :].split("\n\n")[0]
+    documented = set(re.findall(r"`([a-z_]+)` \(default", measure))
+    assert documented == {f.alias or name for name, f in spec.Measure.model_fields.items()}
+
+
+def test_scenario_cca_row_and_ns2_agents_name_the_registry():
+    """The `cca` row lists every congestion control the registry has (it once lacked
+    ns-2's `sack`), and the `stack` row's ns-2 agents are the registry's ns2 names."""
+    rows = _keys_table("`[[flows]]` (at least one)")
+    allowed = rows["cca"].split(" | ")[2]
+    assert re.findall(r"`([a-z]+)`", allowed.split(" (the list")[0]) == list(registry.registry())
+    ns2 = re.search(r"for `cca` = (.*?) \(no others\)", rows["stack"])
+    assert ns2 is not None, rows["stack"]
+    assert re.findall(r"`([a-z]+)`", ns2.group(1)) == list(registry.names("ns2"))

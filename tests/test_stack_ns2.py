@@ -101,6 +101,9 @@ def test_bad_stack_settings_fail_with_one_line(override: str, mentions: list[str
             ["flows.1.exact_base_rtt", 'a parameter of vegas under stack = "ns2"'],
         ),
         ("flows.1.delack=true", ["flows.1.delack", 'stack = "ns2" only']),
+        # stack left at its default: the line names cca, not params (it said
+        # "flows.1.params: sack parameter : congestion control ... does not exist")
+        ("flows.1.cca=sack", ["flows.1.cca", "'sack'", 'only under stack = "ns2"', "got 'sack'"]),
         ("flows.1.stack=ns2", []),
     ],
     ids=lambda v: v if isinstance(v, str) else None,

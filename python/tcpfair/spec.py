@@ -529,6 +529,16 @@ class ParamProblem(ValueError):
 def _check_params(f: Flow) -> None:
     """Check ``f``'s parameters against the registry: declared for its algorithm under its
     stack, of the declared type, then ranges and the algorithm's rules (the simulator's)."""
+    if registry.params_of(f.cca, f.stack) is None:
+        # the stack validator catches this only when `stack` is written; with the default
+        # it would reach the simulator's check and be blamed on `params`
+        where = ", ".join(f'stack = "{s}"' for s in registry.registry()[f.cca].stacks)
+        raise ParamProblem(
+            "cca",
+            f.cca,
+            f'congestion control {f.cca!r} does not exist under stack "{f.stack}" (only '
+            f"under {where}); allowed: {', '.join(registry.names(f.stack))}",
+        )
     written = f.written_params()
     for name in PARAM_SHORTHANDS:
         if name in f.params and getattr(f, name) is not None:
