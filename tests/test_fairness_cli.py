@@ -263,3 +263,15 @@ def test_csv_kind_column_tells_rows_from_the_summary() -> None:
     rows = list(csv.DictReader(io.StringIO(out)))
     assert list(rows[0])[:2] == ["kind", "group"]
     assert [r["kind"] for r in rows] == ["group", "group", "all"]
+
+
+def test_command_list_names_every_input_kind() -> None:
+    """`tcpfair --help` (its one-line summaries are kept apart from the commands, so the
+    list starts fast) names the three kinds of file the command reads, as its own help
+    does; it once said "from iperf3 -J files" only."""
+    listing = CliRunner().invoke(cli, ["--help"]).output
+    words = " ".join(listing.split())  # the summary may wrap onto a second line
+    line = words.split(" fairness ", 1)[1].split(" sweep ", 1)[0]
+    own = CliRunner().invoke(cli, ["fairness", "--help"]).output
+    for kind in ("iperf3", "capture", "Flent"):
+        assert kind in own and kind in line, (kind, line)

@@ -28,7 +28,7 @@ COMMANDS = {
 HELP = {
     "run": "Run one scenario on the simulator or the kernel backend.",
     "scenarios": "The built-in scenarios and sweeps; `scenarios show NAME` prints one.",
-    "fairness": "Fairness table (JFI, ratios) from iperf3 -J files.",
+    "fairness": "Fairness (JFI, ratios) of iperf3 -J files, packet captures or Flent files.",
     "sweep": "Run a grid of scenarios with repeats into a results store.",
     "results": "Show or export the runs of a results store.",
     "compare": "Difference surface between two result sets.",
