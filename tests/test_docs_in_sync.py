@@ -221,3 +221,39 @@ def test_scenario_cca_row_and_ns2_agents_name_the_registry():
     ns2 = re.search(r"for `cca` = (.*?) \(no others\)", rows["stack"])
     assert ns2 is not None, rows["stack"]
     assert re.findall(r"`([a-z]+)`", ns2.group(1)) == list(registry.names("ns2"))
+
+
+def _command_options() -> dict[str, set[str]]:
+    """Each `tcpfair` command's options (a group's subcommands' included), from click."""
+    import click
+
+    from tcpfair.cli import COMMANDS, cli
+
+    out: dict[str, set[str]] = {}
+    for name in COMMANDS:
+        cmd = cli.get_command(click.Context(cli), name)
+        assert cmd is not None, name
+        todo, opts = [cmd], set()
+        while todo:
+            c = todo.pop()
+            opts |= {o for p in c.params for o in (*p.opts, *p.secondary_opts)}
+            if isinstance(c, click.Group):
+                todo += c.commands.values()
+        out[name] = opts
+    return out
+
+
+def test_options_named_beside_a_command_exist():
+    """Every `--option` written after `tcpfair CMD` on one line of README.md or docs/ (a
+    command, a synopsis, a code span) is one of CMD's options: an option renamed or removed
+    leaves the docs pointing at nothing."""
+    options = _command_options()
+    pattern = re.compile(rf"tcpfair ({'|'.join(options)})\b([^`\n|]*)")
+    stale = []
+    for page in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
+        for n, line in enumerate(page.read_text().splitlines(), 1):
+            for m in pattern.finditer(line):
+                for opt in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", m.group(2)):
+                    if opt not in options[m.group(1)]:
+                        stale.append(f"{page.name}:{n}: tcpfair {m.group(1)} {opt}")
+    assert not stale, stale
