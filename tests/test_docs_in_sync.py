@@ -257,3 +257,24 @@ def test_options_named_beside_a_command_exist():
                     if opt not in options[m.group(1)]:
                         stale.append(f"{page.name}:{n}: tcpfair {m.group(1)} {opt}")
     assert not stale, stale
+
+
+def test_fairness_json_keys_are_documented():
+    """docs/fairness.md's `--format json` item names every key the command writes (top
+    level and per row), and no key it does not write (captures' `small_connections` aside)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from tcpfair.cli import cli
+
+    args = ["fairness", str(ROOT / "examples/lab10-parallel-P4.json"), "--format", "json"]
+    out = json.loads(CliRunner().invoke(cli, [*args, "--per-interval"]).output)
+    text = (DOCS / "fairness.md").read_text()
+    item = text[text.index("* `--format json`") :].split("\n* ")[0]
+    rows = re.search(r"`rows` \(per flow or group:\s*`([^`]*)`", item)
+    assert rows is not None, item
+    assert {k.strip() for k in rows.group(1).split(",")} == set(out["rows"][0])
+    named = set(re.findall(r"`([a-z_0-9]+)`", item)) - {"flow", "group", "null"}
+    assert set(out) | {"small_connections"} <= named, set(out) - named
+    assert named - set(out) <= {"small_connections", "t_s", "label", "value"}, named - set(out)
