@@ -278,3 +278,25 @@ def test_fairness_json_keys_are_documented():
     named = set(re.findall(r"`([a-z_0-9]+)`", item)) - {"flow", "group", "null"}
     assert set(out) | {"small_connections"} <= named, set(out) - named
     assert named - set(out) <= {"small_connections", "t_s", "label", "value"}, named - set(out)
+
+
+def test_repository_paths_named_in_docs_exist():
+    """A file or folder of this repository named in README.md or docs/ (`scenarios/…`,
+    `benches/…`, `tests/x.py::test_y`, …) exists, so a rename or removal cannot leave a page
+    pointing at nothing. Globs and placeholders (`*`, `<study>`, `{a,b}`) are skipped;
+    python/tcpfair/_bin exists only while a wheel is built."""
+    path = re.compile(
+        r"(?<![\w/.-])((?:scenarios|examples|benches|tests|crates|python/tcpfair|docs)/"
+        r"[\w./{}*<>-]*[\w*}>])(?:::(\w+))?"
+    )
+    missing = []
+    for page in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
+        for n, line in enumerate(page.read_text().splitlines(), 1):
+            for p, test in path.findall(line):
+                if any(c in p for c in "*<>{}") or p == "python/tcpfair/_bin":
+                    continue
+                if not (ROOT / p).exists():
+                    missing.append(f"{page.name}:{n}: {p}")
+                elif test and f"def {test}(" not in (ROOT / p).read_text():
+                    missing.append(f"{page.name}:{n}: {p}::{test}")
+    assert not missing, missing
