@@ -300,3 +300,25 @@ def test_repository_paths_named_in_docs_exist():
                 elif test and f"def {test}(" not in (ROOT / p).read_text():
                     missing.append(f"{page.name}:{n}: {p}::{test}")
     assert not missing, missing
+
+
+def test_scenario_md_two_way_example_prints_what_the_page_shows(tmp_path):
+    """docs/scenario.md's reverse-direction example, run as the page says, prints the
+    summary lines the page quotes (they once lacked the reverse line's retransmits and the
+    line after it)."""
+    from click.testing import CliRunner
+
+    from tcpfair.cli import cli
+
+    text = (DOCS / "scenario.md").read_text()
+    toml = re.search(r'```toml\n(name = "two-way"\n.*?)```', text, re.S)
+    shown = re.search(r"`tcpfair run two-way.toml` prints:\n\n```\n(.*?)```", text, re.S)
+    assert toml is not None and shown is not None
+    (tmp_path / "two-way.toml").write_text(toml.group(1))
+    r = CliRunner().invoke(
+        cli, ["run", str(tmp_path / "two-way.toml"), "--no-plot", "-o", str(tmp_path / "o")]
+    )
+    assert r.exit_code == 0, r.output
+    out = [ln.rstrip() for ln in r.output.splitlines()]
+    for line in shown.group(1).splitlines():
+        assert line in out, (line, out)

@@ -406,6 +406,15 @@ def test_run_command_prints_the_reverse_line(tmp_path: Path) -> None:
     out = " ".join(r.output.split())
     assert "direction" in out and "reverse: 4 connections" in out
     assert "(JFI, min/max, sum and retransmits above: forward connections" in out
+    # not a terminal: one record per line, for scripts and grep (at rich's default 80
+    # columns the JFI line lost its utilization and the reverse line its retransmits to
+    # a second line)
+    lines = r.output.splitlines()
+    assert any(ln.startswith("JFI ") and " utilization " in ln for ln in lines), lines
+    assert any(
+        ln.startswith("reverse: 4 connections") and " drops " in ln and " retransmits " in ln
+        for ln in lines
+    ), lines
     assert (tmp_path / "out" / "reverse_link.parquet").exists()
     # with [measure] flows the line names it (as text, not rich markup)
     r = CliRunner().invoke(

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from . import UserError, file_or_builtin, friendly_errors
+from . import UserError, file_or_builtin, friendly_errors, table_console
 
 #: exit status of a run the kernel backend graded invalid (its results are saved anyway);
 #: 2 is bad input, 70 a bug, 130 an interrupt
@@ -162,7 +162,7 @@ def run(
         from ..kernel.display import print_checks
         from ..report import print_run_summary
 
-        print_run_summary(result, title=f"{sc.name} ({backend})")
+        print_run_summary(result, title=f"{sc.name} ({backend})", console=table_console())
         print_checks(result)
         click.echo(f"run directory: {out}")
         if figure:
