@@ -322,3 +322,18 @@ def test_scenario_md_two_way_example_prints_what_the_page_shows(tmp_path):
     out = [ln.rstrip() for ln in r.output.splitlines()]
     for line in shown.group(1).splitlines():
         assert line in out, (line, out)
+
+
+def test_run_folder_files_in_sweeps_md_are_the_recognised_ones():
+    """docs/sweeps.md's "A run folder is recognised strictly" names exactly the files
+    ``outputs.RUN_FILES`` accepts (it once left out reverse_link.parquet,
+    short_flows.parquet and capture.pcap, which --force accepts)."""
+    from tcpfair.outputs import RUN_FILES
+
+    text = (DOCS / "sweeps.md").read_text()
+    item = text[text.index("- A **run folder** is recognised strictly") :].split("\n- ")[0]
+    named = set()
+    for name in re.findall(r"`([\w.|]+)`", item):
+        stem, _, ext = name.rpartition(".")
+        named |= {f"{stem}.{e}" for e in ext.split("|")} if "|" in ext else {name}
+    assert named - {"format_version"} == set(RUN_FILES)
