@@ -1,7 +1,7 @@
 """Docs generated, not typed: regenerate the tables of numbers in docs/ from the commands
 named next to them.
 
-    .venv/bin/python benches/docgen.py               # everything (~60 min on 2 cores)
+    .venv/bin/python benches/docgen.py               # everything (~25 min on 2 cores)
     .venv/bin/python benches/docgen.py --only ID,... # some of them
     .venv/bin/python benches/docgen.py --list        # the tables, their pages and commands
 
@@ -16,17 +16,16 @@ This script runs that command's work (in-process where the command is this scrip
 generator) and replaces what is between the markers. docs/reproductions.md is generated
 whole by ``tcpfair repro all --quick --markdown docs/reproductions.md`` (``--only
 reproductions``), docs/reproductions-seed001.md by the full seed 001 study (``--only
-reproductions-seed001``, ~25 min). Kernel-backend columns are recorded data (root, a
+reproductions-seed001``, ~8.5 min). Kernel-backend columns are recorded data (root, a
 quiet machine): the blocks say at which commit and date they were measured, and a kernel
 table outside the blocks carries a *Recorded (kernel backend, …)* line. Every simulator
 table of docs/validation.md is a block.
 
-Time (2 cores shared with other builds, load average 4-9, 2026-11-23): the validation
-blocks take ~21 min together (validation-10g 5 min and validation-gso 8 min at 10 Gbit/s,
-validation-burst 3 min, validation-fig9 / -fig8 2 min each, the rest under 20 s each;
-simulator runs made for one block are reused by the next in the same process, so
-validation-disagreements alone repeats ~7 min of them), reproductions ~7 min,
-reproductions-seed001 ~25 min, the performance blocks ~2 min.
+Time (each block alone with one process, 2 cores shared with two other jobs, load average
+~4, 2026-11-24 04:00-04:35 UTC, main d48af10): the 15 validation blocks take 11 min
+together (validation-gso 6.5 min and validation-10g 1.8 min at 10 Gbit/s, validation-netem,
+-fig9, -fig8, -burst and -disagreements 27-37 s each, the rest under 4 s each),
+reproductions 98 s, reproductions-seed001 8.5 min, the performance blocks ~2 min.
 tests/test_docs_in_sync.py regenerates a quick subset of the simulator numbers and fails
 when a page disagrees.
 """
@@ -1484,7 +1483,7 @@ BLOCKS: dict[str, Block] = {
 #: id → (page, ``tcpfair repro`` arguments): pages that are a command's whole output
 WHOLE_PAGES = {
     "reproductions": ("reproductions.md", ["all", "--quick"]),
-    # seed 001 as published: 1,600 runs, ~25 min on 2 cores
+    # seed 001 as published: 1,600 runs and their figures, ~8.5 min on 2 cores
     "reproductions-seed001": ("reproductions-seed001.md", ["ns2-testbed"]),
 }
 
