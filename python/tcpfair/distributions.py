@@ -171,7 +171,7 @@ def _parse_dist(
     v: dict[str, Any], check: Checker, lo: int, hi: int, fmt: Callable[[float], str]
 ) -> Varied:
     name = v.get("dist")
-    if name not in DISTS:
+    if not isinstance(name, str) or name not in DISTS:  # (a table or a list is unhashable)
         raise ValueError(
             f"a table here names a distribution: dist = {', '.join(map(repr, DISTS))} "
             f'(got dist = {name!r}), or an empirical CDF {{ cdf = "file.csv" }}; or give one '

@@ -276,7 +276,9 @@ class ReverseBottleneck(_Strict):
 
     rate: Rate | None = None
     buffer: BufferSpec | None = None
-    aqm: Annotated[AqmSpec | None, BeforeValidator(_aqm)] = None
+    #: the discriminator on the optional union itself: inside ``AqmSpec | None`` it was lost,
+    #: and one bad RED key gave five lines saying kind should be 'droptail'
+    aqm: Annotated[DropTail | Red | None, BeforeValidator(_aqm), Field(discriminator="kind")] = None
     loss: float | None = Field(None, ge=0, lt=1)
 
 
@@ -318,7 +320,8 @@ class Bottleneck(_Strict):
     @field_validator("netem_root")
     @classmethod
     def _netem_root(cls, v: bool, info: ValidationInfo) -> bool:
-        if v and info.data.get("burst") is None:
+        # a burst that was refused is absent here: no second error for it
+        if v and "burst" in info.data and info.data["burst"] is None:
             raise ValueError(
                 "true needs bottleneck.burst: netem's child in the labs' tree is a tbf "
                 '(set burst, e.g. burst = "5000000B" as the labs do), or drop netem_root'
@@ -646,13 +649,23 @@ class Scenario(_Strict):
     @model_validator(mode="after")
     def _window(self) -> Scenario:
         to = self.window_end
+        fmt = units.format_time
         if to > self.duration:
             raise ValueError(
-                f"measure.to ({units.format_time(to)}) is after the end of the run ({units.format_time(self.duration)})"
+                f"measure.to {fmt(to)} is after the end of the run ({fmt(self.duration)}); "
+                "allowed: at most the duration"
+            )
+        if self.measure.from_ >= to and self.measure.to is None:
+            # the window ends with the run: either key may be the one to change
+            raise ValueError(
+                f"measure.from {fmt(self.measure.from_)} is not before the end of the run "
+                f"(duration = {fmt(self.duration)}), so nothing would be measured; allowed: "
+                "a measure.from below the duration (or a longer duration)"
             )
         if self.measure.from_ >= to:
             raise ValueError(
-                f"measure.from ({units.format_time(self.measure.from_)}) must be before measure.to ({units.format_time(to)})"
+                f"measure.from {fmt(self.measure.from_)} must be before measure.to ({fmt(to)}); "
+                "allowed: a start before the end of the window"
             )
         for i, f in enumerate(self.flows):
             starts = self.entry_values(i)["start"]
@@ -1104,6 +1117,72 @@ def _message(err: ErrorDetails) -> str:
     return msg
 
 
+def _table_keys(loc: tuple[Any, ...]) -> list[str] | None:
+    """The keys allowed in the table at ``loc`` (a pydantic location without the key), or
+    None when it is not one of the scenario's tables."""
+    model: Any = Scenario
+    for p in loc:
+        if isinstance(p, int) or (isinstance(p, str) and p.startswith("function-")):
+            continue
+        tagged = {"red": Red, "Red": Red, "droptail": DropTail, "DropTail": DropTail}.get(p)
+        if tagged is not None:  # the union branch pydantic names in the location
+            model = tagged
+            continue
+        fields = model.model_fields
+        field = fields.get(p) or next((f for f in fields.values() if f.alias == p), None)
+        model = None if field is None else _model_in(field.annotation)
+        if model is None:
+            return None
+    return [f.alias or name for name, f in model.model_fields.items()]
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The first model class in a field's annotation (``list[Flow]``, ``X | None``)."""
+    import typing
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _unknown_key_message(name: str, allowed: list[str] | None) -> str:
+    """``unknown key``, the key it is likely a misspelling of, and the keys allowed there."""
+    if not allowed:
+        return "unknown key"
+    import difflib
+
+    close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown key{hint}; allowed: {', '.join(allowed)}"
+
+
+def _without_misspelling_echoes(problems: list[tuple[str, Any, str]]) -> list[tuple[str, Any, str]]:
+    """``problems`` without those a misspelled key causes in its table: ``rtts = "20ms"`` is
+    one problem (an unknown key that is likely ``rtt``), not also "rtt: required key is
+    missing" (or a neighbour's "needs burst") — so a typo is one line, not a puzzle."""
+    echoes: set[int] = set()
+    for key, _, msg in problems:
+        meant = re.match(r"unknown key \(did you mean '([^']+)'\?\)", msg)
+        if meant is None:
+            continue
+        table, _, _ = key.rpartition(".")
+        prefix = f"{table}." if table else ""
+        word = re.compile(rf"\b{re.escape(meant.group(1))}\b")
+        for i, (k, _, m) in enumerate(problems):
+            sibling = k.startswith(prefix) and "." not in k[len(prefix) :]
+            if (
+                sibling
+                and not m.startswith("unknown key")
+                and (k == prefix + meant.group(1) or word.search(m))
+            ):
+                echoes.add(i)
+    return [p for i, p in enumerate(problems) if i not in echoes]
+
+
 def from_dict(data: dict[str, Any], source: str | None = None) -> Scenario:
     """Validate a scenario given as a dict (the parsed TOML)."""
     try:
@@ -1116,14 +1195,18 @@ def from_dict(data: dict[str, Any], source: str | None = None) -> Scenario:
             if isinstance(value, dict) and err["type"] != "extra_forbidden":
                 value = _MISSING
             key, msg = _loc_to_key(loc), _message(err)
+            if err["type"] == "extra_forbidden":
+                msg = _unknown_key_message(str(loc[-1]), _table_keys(loc[:-1]))
             problem = err.get("ctx", {}).get("error")
             if isinstance(problem, ParamProblem):
                 key, value, msg = f"{key}.{problem.key}", problem.value, problem.message
             if not key:  # a check across keys (Scenario._window) names its key first
-                named = re.match(r"(flows\.\d+\.(?:start|stop)) (.*)", msg, re.S)
+                named = re.match(
+                    r"(flows\.\d+\.(?:start|stop)|measure\.(?:from|to)) (.*)", msg, re.S
+                )
                 key, msg = (named.group(1), named.group(2)) if named else ("(scenario)", msg)
             problems.append((key, value, msg))
-        raise SpecError(problems, source) from None
+        raise SpecError(_without_misspelling_echoes(problems), source) from None
     problems = _derived_limits(sc, data)
     if problems:
         raise SpecError(problems, source)
@@ -1362,6 +1445,12 @@ def _parse_value(text: str) -> Any:
         return text
 
 
+def _is_index(part: str) -> bool:
+    """Whether a part of a dotted key is a list index: ASCII digits (``str.isdigit`` also
+    takes '²', which ``int`` refuses, and '١', which it reads as 1)."""
+    return part.isascii() and part.isdigit()
+
+
 def set_key(data: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
     """Return a copy of ``data`` with dotted ``key`` set (``flows.1.cca``; list indices from 0)."""
     out = copy.deepcopy(data)
@@ -1372,7 +1461,7 @@ def set_key(data: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
     for i, p in enumerate(parts[:-1]):
         where = ".".join(parts[: i + 1])
         if isinstance(cur, list):
-            if not p.isdigit() or int(p) >= len(cur):
+            if not _is_index(p) or int(p) >= len(cur):
                 raise SpecError(
                     [
                         (
@@ -1389,9 +1478,15 @@ def set_key(data: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
             elif not isinstance(cur[p], (dict, list)):
                 raise SpecError([(key, value, f"'{where}' is a value, not a table")])
             cur = cur[p]
+        else:  # a list entry that is a value (flows = [1, 2]): nothing to set a key in
+            above = ".".join(parts[:i])
+            raise SpecError([(key, value, f"'{above}' is a value, not a table")])
     last = parts[-1]
+    if not isinstance(cur, (dict, list)):
+        above = ".".join(parts[:-1])
+        raise SpecError([(key, value, f"'{above}' is a value, not a table")])
     if isinstance(cur, list):
-        if not last.isdigit() or int(last) >= len(cur):
+        if not _is_index(last) or int(last) >= len(cur):
             raise SpecError(
                 [(key, value, f"index out of range; there are {len(cur)} entries (indices from 0)")]
             )

@@ -1,0 +1,151 @@
+"""Bad-input corpus: what a mutation checker found (session 13).
+
+Every built-in scenario and sweep was mutated key by key (wrong type, negative, zero, huge,
+non-finite, unit typos, a key removed, misspelled or added; ``--set`` in malformed forms)
+and each input run through the CLI's validation; the iperf3 example report likewise through
+``tcpfair fairness``. Each case below broke the promise of ``badinput.py`` before its fix:
+an internal error (``--set flows.².cca``, a report whose ``streams`` is a number), a value
+silently taken for another (``flows.١`` read as ``flows.1``), several lines for one mistake
+(a misspelled key, a bad key of ``[bottleneck.reverse.aqm]``, a bad key of a sweep's base
+repeated for every point), or a line that did not say what is allowed (an unknown key) or
+blamed an option the user never gave (``--from/--to``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from badinput import fails_cleanly
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SCENARIO = """\
+name = "t"
+duration = "10s"
+[bottleneck]
+rate = "10Mbit"
+buffer = "100pkt"
+{bottleneck}
+[[flows]]
+cca = "reno"
+{flow0}
+[[flows]]
+cca = "cubic"
+rtt = "20ms"
+[measure]
+interval = "1s"
+from = "2s"
+"""
+
+
+def write(tmp: Path, bottleneck: str = "", flow0: str = 'rtt = "20ms"') -> str:
+    (tmp / "s.toml").write_text(SCENARIO.format(bottleneck=bottleneck, flow0=flow0))
+    return "s.toml"
+
+
+def run(tmp: Path, *sets: str, **parts: str) -> list[str]:
+    args = ["run", write(tmp, **parts), "--no-plot", "-o", "out"]
+    for s in sets:
+        args += ["--set", s]
+    return args
+
+
+@pytest.mark.parametrize(
+    ("sets", "parts", "mentions"),
+    [
+        # str.isdigit() takes '²' (int() refuses it: an internal error) and '١' (int() reads
+        # it as 1: the override silently went to flows.1)
+        (["flows.².cca=bbr"], {}, ["flows.²", "not an existing entry", "indices from 0"]),
+        (["flows.١.cca=bbr"], {}, ["flows.١", "not an existing entry", "indices from 0"]),
+        # an unknown key says which keys the table takes, and what it likely meant
+        (
+            ["bottleneck.speed=1"],
+            {},
+            ["bottleneck.speed: unknown key", "allowed: rate, buffer, aqm, loss, mtu"],
+        ),
+        (
+            ["measure.form=1s"],
+            {},
+            ["measure.form: unknown key (did you mean 'from'?)", "allowed: interval, from, to"],
+        ),
+        # a misspelled required key: one line (was a second: "rtt: required key is missing")
+        (
+            [],
+            {"flow0": 'rtts = "20ms"'},
+            ["flows.0.rtts: unknown key (did you mean 'rtt'?)", "allowed: cca, rtt,"],
+        ),
+        # a misspelled burst with netem_root: one line (was also "netem_root: true needs
+        # bottleneck.burst")
+        (
+            [],
+            {"bottleneck": 'burts = "5000000B"\nnetem_root = true'},
+            ["bottleneck.burts: unknown key (did you mean 'burst'?)"],
+        ),
+        # a burst that was refused is not missing: one line (was also "netem_root: true
+        # needs bottleneck.burst")
+        (
+            [],
+            {"bottleneck": 'burst = "1B"\nnetem_root = true'},
+            ["bottleneck.burst", "allowed: from the mtu (1500B, one full packet)"],
+        ),
+        # [bottleneck.reverse]'s RED: one bad key was five lines, "kind: Input should be
+        # 'droptail'" and min_th/max_th "unknown key" among them
+        (
+            [
+                'bottleneck.reverse.aqm={kind="red", min_th="5pkt", max_th="10pkt", max_p=2}',
+            ],
+            {},
+            ["bottleneck.reverse.aqm.max_p", "less than or equal to 1", "(got 2)"],
+        ),
+        (
+            ['bottleneck.reverse.aqm={kind="red", min_th="5pkt", max_th="10pkt", maxp=0.2}'],
+            {},
+            [
+                "bottleneck.reverse.aqm.maxp: unknown key (did you mean 'max_p'?)",
+                "allowed: kind, min_th, max_th, max_p, wq, gentle",
+            ],
+        ),
+        # a duration that ends before measure.from (no measure.to): was "(scenario):
+        # measure.from (2s) must be before measure.to (1s)", a measure.to nobody wrote
+        (
+            ["duration=1s"],
+            {},
+            ["measure.from: 2s is not before the end of the run (duration = 1s)", "allowed:"],
+        ),
+        (["measure.to=11s"], {}, ["measure.to: 11s is after the end of the run (10s)", "allowed"]),
+        # a key under a list entry that is a value: was an internal error (TypeError: 'int'
+        # object does not support item assignment)
+        (["flows=[1, 2]", "flows.0.cca=bbr"], {}, ["flows.0.cca", "'flows.0' is a value"]),
+        # a distribution named by a table or a list: was an internal error (TypeError:
+        # unhashable type)
+        (
+            [],
+            {"flow0": "rtt = { dist = { a = 1 } }"},
+            ["flows.0.rtt", "dist = 'uniform', 'normal'", "(got dist = {'a': 1})"],
+        ),
+        ([], {"flow0": "rtt = { dist = [1] }"}, ["flows.0.rtt", "(got dist = [1])"]),
+    ],
+    ids=[
+        "set-superscript-index",
+        "set-arabic-indic-index",
+        "unknown-key-lists-allowed",
+        "unknown-key-suggests",
+        "misspelled-required-key-one-line",
+        "misspelled-burst-one-line",
+        "refused-burst-one-line",
+        "reverse-red-bad-value-one-line",
+        "reverse-red-unknown-key-one-line",
+        "duration-before-measure-from",
+        "measure-to-after-duration",
+        "set-key-under-a-value-entry",
+        "dist-is-a-table",
+        "dist-is-a-list",
+    ],
+)
+def test_scenario_mutations(
+    sets: list[str], parts: dict[str, str], mentions: list[str], tmp_path: Path
+) -> None:
+    fails_cleanly(
+        run(tmp_path, *sets, **parts), mentions=mentions, cwd=tmp_path, unchanged=[tmp_path]
+    )
