@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from badinput import fails_cleanly
 
+from tcpfair.sweep import point_label
+
 ROOT = Path(__file__).resolve().parent.parent
 
 SCENARIO = """\
@@ -149,3 +151,65 @@ def test_scenario_mutations(
     fails_cleanly(
         run(tmp_path, *sets, **parts), mentions=mentions, cwd=tmp_path, unchanged=[tmp_path]
     )
+
+
+SWEEP = """\
+name = "t"
+repeats = 2
+{top}
+[base]
+name = "t"
+duration = "{duration}"
+[base.bottleneck]
+rate = "10Mbit"
+buffer = "50pkt"
+[[base.flows]]
+cca = "reno"
+rtt = "20ms"
+start = "{start}"
+[[base.flows]]
+cca = "cubic"
+rtt = "20ms"
+[axes]
+"flows.1.rtt" = ["20ms", "40ms", "80ms"]
+"""
+
+
+@pytest.mark.parametrize(
+    ("fields", "mentions"),
+    [
+        # a bad key of the base fails every point the same way: it was one line per point
+        ({"duration": "10 mins"}, ["all 3 points", "duration: unknown time unit 'mins'"]),
+        ({"duration": "1s", "start": "2s"}, ["all 3 points", "flows.0.start: 2s is not before"]),
+        # start_jitter beyond any run: was one line per run, 500 shown
+        ({"top": 'start_jitter = "1e30s"'}, ["start_jitter", "allowed: at most 86400s"]),
+        # start_jitter that can push a start past the end: was a line per unlucky repeat
+        (
+            {"top": 'start_jitter = "9s"', "start": "2s"},
+            ["all 3 points", "start_jitter: 9s could move flows.0.start (2s)", "at most 8s"],
+        ),
+    ],
+    ids=[
+        "base-duration-typo",
+        "base-start-after-end",
+        "start-jitter-huge",
+        "start-jitter-past-end",
+    ],
+)
+def test_sweep_mutations(fields: dict[str, str], mentions: list[str], tmp_path: Path) -> None:
+    values = {"top": "", "duration": "10s", "start": "0s", **fields}
+    (tmp_path / "sw.toml").write_text(SWEEP.format(**values))
+    fails_cleanly(
+        ["sweep", "sw.toml", "--dry-run", "-o", "store"],
+        mentions=mentions,
+        cwd=tmp_path,
+        unchanged=[tmp_path],
+    )
+
+
+def test_a_point_label_is_one_line() -> None:
+    """An axis value with a newline made a point's label, and so its error, two lines."""
+    assert point_label({"flows.1.cca": "a\nb", "flows.1.rtt": "25ms"}) == (
+        "flows.1.cca='a\\nb', flows.1.rtt=25ms"
+    )
+    assert point_label({"flows.0.streams": 4}) == "flows.0.streams=4"

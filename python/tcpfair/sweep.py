@@ -166,30 +166,67 @@ class Sweep:
 
     def iter_runs(self, problems: list[tuple[str, str]]) -> Iterator[Run]:
         """Every valid point × repeat, one at a time (a plan need not hold them all);
-        the bad ones are appended to ``problems``."""
-        for i, values in enumerate(self.points()):
-            try:
-                sc = self.point_scenario(values)
-            except SpecError as e:
-                where = point_label(values)
-                for key, value, msg in e.problems:
-                    got = "" if value is spec._MISSING else f" (got {value!r})"
-                    problems.append((where, f"{key}: {msg}{got}"))
-                continue
-            point_hash = sc.with_seed(0).hash()
-            for r in range(self.repeats):
-                seed = derive_seed(self.seed, point_hash, r)
+        the bad ones are appended to ``problems`` (once, when every point fails the same
+        way: a bad key of the base, not of the points)."""
+        bad_points: list[tuple[str, list[str]]] = []  # (point, its problems)
+        try:
+            for i, values in enumerate(self.points()):
                 try:
-                    run_sc = (
-                        self._jittered(sc, seed) if self.start_jitter_ns else sc.with_seed(seed)
-                    )
+                    sc = self.point_scenario(values)
                 except SpecError as e:
-                    problems.extend(
-                        (f"{point_label(values)} (repeat {r})", f"{k}: {m}")
-                        for k, _, m in e.problems
+                    bad_points.append(
+                        (
+                            point_label(values),
+                            [
+                                f"{key}: {msg}"
+                                + ("" if value is spec._MISSING else f" (got {value!r})")
+                                for key, value, msg in e.problems
+                            ],
+                        )
                     )
                     continue
-                yield Run(i, r, dict(values), run_sc, point_hash, run_sc.hash())
+                jitter_problem = self._jitter_problem(sc)
+                if jitter_problem is not None:
+                    bad_points.append((point_label(values), [jitter_problem]))
+                    continue
+                yield from self._repeats(i, values, sc, problems)
+        finally:
+            problems.extend(_said_once(bad_points, self.n_points()))
+
+    def _jitter_problem(self, sc: Scenario) -> str | None:
+        """Why ``start_jitter`` could move a flow of ``sc`` to or past its stop or the end
+        of the run (the offset is below the jitter, so start + jitter <= that end is safe)."""
+        fmt = units.format_time
+        for i, f in enumerate(sc.flows):
+            if not isinstance(f.start, int):
+                continue  # a list or a distribution of starts is not moved
+            end = min(f.stop, sc.duration) if f.stop is not None else sc.duration
+            if f.start + self.start_jitter_ns > end:
+                what = (
+                    "its stop" if f.stop is not None and f.stop < sc.duration else "the run's end"
+                )
+                return (
+                    f"start_jitter: {fmt(self.start_jitter_ns)} could move flows.{i}.start "
+                    f"({fmt(f.start)}) past {what} ({fmt(end)}); allowed: at most "
+                    f"{fmt(end - f.start)} here"
+                )
+        return None
+
+    def _repeats(
+        self, i: int, values: dict[str, Any], sc: Scenario, problems: list[tuple[str, str]]
+    ) -> Iterator[Run]:
+        """The runs of point ``i`` (scenario ``sc``): one per repeat, each with its seed."""
+        point_hash = sc.with_seed(0).hash()
+        for r in range(self.repeats):
+            seed = derive_seed(self.seed, point_hash, r)
+            try:
+                run_sc = self._jittered(sc, seed) if self.start_jitter_ns else sc.with_seed(seed)
+            except SpecError as e:
+                problems.extend(
+                    (f"{point_label(values)} (repeat {r})", f"{k}: {m}") for k, _, m in e.problems
+                )
+                continue
+            yield Run(i, r, dict(values), run_sc, point_hash, run_sc.hash())
 
     def _jittered(self, sc: Scenario, seed: int) -> Scenario:
         """``start_jitter``: every flow's start moves later by floor(Uᵢ·J) ns, Uᵢ the i-th
@@ -285,10 +322,28 @@ class Sweep:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _said_once(bad_points: list[tuple[str, list[str]]], n_points: int) -> list[tuple[str, str]]:
+    """The problems of the bad points, as (point, problem); when every point of several has
+    the same problems (a bad key of the base), each is said once for "all N points"."""
+    if n_points > 1 and len(bad_points) == n_points:
+        first = bad_points[0][1]
+        if all(p == first for _, p in bad_points):
+            return [(f"all {n_points} points", m) for m in first]
+    return [(where, m) for where, msgs in bad_points for m in msgs]
+
+
+def _shown(v: Any) -> str:
+    """An axis value in a point's label: a string as it is (``25ms``) unless it is not one
+    printable line (then its repr: a label is one line of a message), others as JSON."""
+    if isinstance(v, str):
+        return v if v.isprintable() else repr(v)
+    return json.dumps(v)
+
+
 def point_label(values: dict[str, Any]) -> str:
     """``flows.1.rtt=25ms, bottleneck.buffer=0.2bdp``: how a point is named in messages."""
     return (
-        ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in values.items())
+        ", ".join(f"{k}={_shown(v)}" for k, v in values.items())
         or "(base)"
     )
 
@@ -346,6 +401,16 @@ def sweep_from_dict(
             jitter = units.parse_time(data["start_jitter"])
         except units.UnitError as e:
             problems.append(("start_jitter", str(e)))
+        else:
+            if jitter > spec.MAX_DURATION_NS:
+                problems.append(
+                    (
+                        "start_jitter",
+                        f"out of range; allowed: at most 86400s (one day) "
+                        f"(got {data['start_jitter']!r})",
+                    )
+                )
+                jitter = 0
     axes = _load_axes(data.get("axes"), problems)
     groups = _load_groups(data.get("zip", []), axes, problems)
     plots = _load_plots(data.get("plots", []), axes, problems)
