@@ -13,6 +13,7 @@ blamed an option the user never gave (``--from/--to``).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from badinput import fails_cleanly
 from tcpfair.sweep import point_label
 
 ROOT = Path(__file__).resolve().parent.parent
+P4 = ROOT / "examples" / "lab10-parallel-P4.json"  # iperf3 3.12 -P 4, 20 s, 1 s intervals
 
 SCENARIO = """\
 name = "t"
@@ -213,3 +215,32 @@ def test_a_point_label_is_one_line() -> None:
         "flows.1.cca='a\\nb', flows.1.rtt=25ms"
     )
     assert point_label({"flows.0.streams": 4}) == "flows.0.streams=4"
+
+
+def test_iperf3_streams_not_a_list(tmp_path: Path) -> None:
+    """intervals[0].streams = 5 was an internal error (TypeError: 'int' object is not
+    iterable) in the UDP check, before the field reader that names the path."""
+    report = json.loads(P4.read_text())
+    report["intervals"][0]["streams"] = 5
+    (tmp_path / "f.json").write_text(json.dumps(report))
+    fails_cleanly(
+        ["fairness", "f.json"],
+        mentions=["f.json", "intervals[0].streams is 5; expected a list"],
+        cwd=tmp_path,
+        unchanged=[tmp_path],
+    )
+
+
+def test_default_window_that_misses_the_data_names_the_file_not_from_to(tmp_path: Path) -> None:
+    """A report whose first interval has no streams: the default window (from 0) starts
+    before the samples. The error said "--from/--to: …" to a user who gave neither."""
+    report = json.loads(P4.read_text())
+    report["intervals"][0]["streams"] = []
+    (tmp_path / "f.json").write_text(json.dumps(report))
+    line = fails_cleanly(
+        ["fairness", "f.json"],
+        mentions=["f.json: the default window 0", "starts before the data", "--from/--to"],
+        cwd=tmp_path,
+        unchanged=[tmp_path],
+    )
+    assert not line.startswith("error: --from/--to")
