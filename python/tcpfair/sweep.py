@@ -342,10 +342,7 @@ def _shown(v: Any) -> str:
 
 def point_label(values: dict[str, Any]) -> str:
     """``flows.1.rtt=25ms, bottleneck.buffer=0.2bdp``: how a point is named in messages."""
-    return (
-        ", ".join(f"{k}={_shown(v)}" for k, v in values.items())
-        or "(base)"
-    )
+    return ", ".join(f"{k}={_shown(v)}" for k, v in values.items()) or "(base)"
 
 
 def derive_seed(sweep_seed: int, point_hash: str, repeat: int) -> int:
