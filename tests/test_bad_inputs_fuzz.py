@@ -129,6 +129,18 @@ def run(tmp: Path, *sets: str, **parts: str) -> list[str]:
             ["flows.0.rtt", "dist = 'uniform', 'normal'", "(got dist = {'a': 1})"],
         ),
         ([], {"flow0": "rtt = { dist = [1] }"}, ["flows.0.rtt", "(got dist = [1])"]),
+        # an aqm table without a kind, or with an unknown one: was pydantic's "Unable to
+        # extract tag using discriminator 'kind'", and a kind with a newline two lines
+        (
+            ["bottleneck.aqm={ min_th = '5pkt' }"],
+            {},
+            ["bottleneck.aqm: the table has no kind", 'allowed: kind = "droptail"'],
+        ),
+        (
+            [],
+            {"bottleneck": 'aqm = { kind = "re\\nd" }'},  # TOML's \n: a newline
+            ["bottleneck.aqm: unknown kind 're\\nd'", 'kind = "red" with min_th and max_th'],
+        ),
     ],
     ids=[
         "set-superscript-index",
@@ -145,6 +157,8 @@ def run(tmp: Path, *sets: str, **parts: str) -> list[str]:
         "set-key-under-a-value-entry",
         "dist-is-a-table",
         "dist-is-a-list",
+        "aqm-without-kind",
+        "aqm-kind-with-newline",
     ],
 )
 def test_scenario_mutations(
@@ -169,9 +183,7 @@ buffer = "50pkt"
 cca = "reno"
 rtt = "20ms"
 start = "{start}"
-[[base.flows]]
-cca = "cubic"
-rtt = "20ms"
+{flow1}
 [axes]
 "flows.1.rtt" = ["20ms", "40ms", "80ms"]
 """
@@ -183,6 +195,12 @@ rtt = "20ms"
         # a bad key of the base fails every point the same way: it was one line per point
         ({"duration": "10 mins"}, ["all 3 points", "duration: unknown time unit 'mins'"]),
         ({"duration": "1s", "start": "2s"}, ["all 3 points", "flows.0.start: 2s is not before"]),
+        # an axis under a key the base gives as a value: a line per point before, each
+        # ending in that point's value (so not said once either)
+        (
+            {"flow1": ""},
+            ["axes.flows.1.rtt", "'flows.1' is not an existing entry; there are 1"],
+        ),
         # start_jitter beyond any run: was one line per run, 500 shown
         ({"top": 'start_jitter = "1e30s"'}, ["start_jitter", "allowed: at most 86400s"]),
         # start_jitter that can push a start past the end: was a line per unlucky repeat
@@ -194,12 +212,14 @@ rtt = "20ms"
     ids=[
         "base-duration-typo",
         "base-start-after-end",
+        "axis-without-a-place",
         "start-jitter-huge",
         "start-jitter-past-end",
     ],
 )
 def test_sweep_mutations(fields: dict[str, str], mentions: list[str], tmp_path: Path) -> None:
-    values = {"top": "", "duration": "10s", "start": "0s", **fields}
+    second = '[[base.flows]]\ncca = "cubic"\nrtt = "20ms"'
+    values = {"top": "", "duration": "10s", "start": "0s", "flow1": second, **fields}
     (tmp_path / "sw.toml").write_text(SWEEP.format(**values))
     fails_cleanly(
         ["sweep", "sw.toml", "--dry-run", "-o", "store"],
@@ -244,3 +264,17 @@ def test_default_window_that_misses_the_data_names_the_file_not_from_to(tmp_path
         unchanged=[tmp_path],
     )
     assert not line.startswith("error: --from/--to")
+
+
+def test_a_plot_axis_given_as_a_table(tmp_path: Path) -> None:
+    """[[plots]] x = { a = 1 } was an internal error (TypeError: unhashable type: 'dict')."""
+    second = '[[base.flows]]\ncca = "cubic"\nrtt = "20ms"'
+    text = SWEEP.format(top="", duration="10s", start="0s", flow1=second)
+    text += '\n[[plots]]\nkind = "line"\nmetric = "jfi"\nx = { a = 1 }\n'
+    (tmp_path / "sw.toml").write_text(text)
+    fails_cleanly(
+        ["sweep", "sw.toml", "--dry-run", "-o", "store"],
+        mentions=["plots.0.x", "{'a': 1} is not an axis; axes: flows.1.rtt"],
+        cwd=tmp_path,
+        unchanged=[tmp_path],
+    )

@@ -163,28 +163,37 @@ def test_every_bad_point_is_reported_with_its_axis_values() -> None:
 
 
 def test_a_problem_every_point_shares_is_said_once() -> None:
-    """A key no axis can fix (here an axis naming a flow that does not exist; elsewhere a bad
-    key of the base) fails every point the same way: one line, not one per point (the
-    mutation checker of session 13 found a bad base key printed 20 and 500 times)."""
+    """A bad key of the base fails every point the same way: one line, not one per point
+    (the mutation checker of session 13 found one printed 20 and 36 times)."""
+    base = {**BASE, "bottleneck": {"rate": "fast"}}
     sw = sweep_from_dict(
-        sweep(
-            axes={
-                "flows.1.cca": ["newreno", "tahoe"],
-                "flows.1.rtt": ["25ms", "-5ms", "50ms"],
-                "flows.7.rtt": ["25ms"],  # no such flow: every point is bad, the same way
-            }
-        )
+        {"name": "t", "base": base, "axes": {"flows.1.rtt": ["25ms", "50ms", "100ms"]}}
     )
     with pytest.raises(SweepError) as e:
         sw.runs()
-    assert e.value.problems == [
-        (
-            "all 6 points",
-            "flows.7.rtt: 'flows.7' is not an existing entry; there are 2 (indices from 0) "
-            "(got '25ms')",
-        )
-    ]
+    assert len(e.value.problems) == 1
+    where, message = e.value.problems[0]
+    assert where == "all 3 points"
+    assert message.startswith("bottleneck.rate: cannot read 'fast'; expected a rate")
     assert "\n" not in str(e.value)
+
+
+def test_an_axis_the_base_has_no_place_for_is_said_once() -> None:
+    """An axis naming a flow that does not exist: refused when the sweep is read, naming
+    the axis (it was a line per point, each ending in that point's value)."""
+    with pytest.raises(SweepError) as e:
+        sweep_from_dict(
+            sweep(
+                axes={
+                    "flows.1.cca": ["newreno", "tahoe"],
+                    "flows.1.rtt": ["25ms", "-5ms", "50ms"],
+                    "flows.7.rtt": ["25ms"],  # no such flow
+                }
+            )
+        )
+    assert e.value.problems == [
+        ("axes.flows.7.rtt", "'flows.7' is not an existing entry; there are 2 (indices from 0)")
+    ]
 
 
 def test_scenario_rejections_per_point() -> None:

@@ -262,6 +262,13 @@ def _aqm(v: Any) -> Any:
                 '\'red\' needs thresholds: aqm = { kind = "red", min_th = "15pkt", max_th = "45pkt", max_p = 0.1 }'
             )
         raise ValueError("expected 'droptail' or a table { kind = \"red\", min_th, max_th, max_p }")
+    if isinstance(v, dict) and v.get("kind") not in ("droptail", "red"):
+        # pydantic's own words ("Unable to extract tag using discriminator") say neither
+        # the key nor what is allowed, and show a kind with a newline raw
+        got = f"unknown kind {v['kind']!r}" if "kind" in v else "the table has no kind"
+        raise ValueError(
+            f'{got}; allowed: kind = "droptail", or kind = "red" with min_th and max_th'
+        )
     return v
 
 

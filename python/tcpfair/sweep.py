@@ -413,6 +413,8 @@ def sweep_from_dict(
     plots = _load_plots(data.get("plots", []), axes, problems)
     if not problems and base:
         problems.extend(_size_problems(axes, groups, repeats, "axes"))
+    if not problems and base:
+        problems.extend(_axis_path_problems(base, axes))
     if problems:
         raise SweepError(problems, source)
     return Sweep(
@@ -427,6 +429,19 @@ def sweep_from_dict(
         source=source,
         start_jitter_ns=jitter,
     )
+
+
+def _axis_path_problems(base: dict[str, Any], axes: dict[str, list[Any]]) -> list[tuple[str, str]]:
+    """An axis whose key cannot be set in the base (``flows.3.rtt`` with two flows, a key
+    under a value) fails every point the same way: said once, for the axis, as the first
+    point meets it (``set_key`` looks at the key, not at the value)."""
+    data = base
+    for k, values in axes.items():
+        try:
+            data = spec.set_key(data, k, values[0])
+        except SpecError as e:
+            return [(f"axes.{k}", msg) for _, _, msg in e.problems]
+    return []
 
 
 def _load_base(
@@ -615,7 +630,8 @@ def _load_plots(
         broken = {w for w, _ in problems}
         for k in ("x", "y", "by"):
             v = p.get(k)
-            if v is not None and v not in axes and f"axes.{v}" not in broken:
+            known = isinstance(v, str) and v in axes  # (a table or a list is unhashable)
+            if v is not None and not known and f"axes.{v}" not in broken:
                 problems.append((f"{where}.{k}", f"{v!r} is not an axis; axes: {', '.join(axes)}"))
         _check_kind_keys(p, where, problems)
         if kind == "surface" and p.get("y") is None:
