@@ -141,6 +141,20 @@ def run(tmp: Path, *sets: str, **parts: str) -> list[str]:
             {"bottleneck": 'aqm = { kind = "re\\nd" }'},  # TOML's \n: a newline
             ["bottleneck.aqm: unknown kind 're\\nd'", 'kind = "red" with min_th and max_th'],
         ),
+        # a pareto whose least value rounds to 0: accepted, then refused by the simulator
+        # ("flows.0.size: must be positive", nothing allowed) once the run started
+        (
+            [],
+            {"flow0": 'rtt = "20ms"\nsize = { dist = "pareto", mean = "1B", shape = 1.5 }'},
+            ["flows.0.size: pareto mean 1B with shape 1.5", "allowed: a mean of at least 3B"],
+        ),
+        # with burst (tbf) a buffer below one packet dropped every packet: a run of zeros
+        # and JFI nan, exit 0
+        (
+            ["bottleneck.buffer=1000B"],
+            {"bottleneck": 'burst = "5000B"'},
+            ["bottleneck.buffer: 1000B is less than one packet", "allowed: at least 1pkt"],
+        ),
     ],
     ids=[
         "set-superscript-index",
@@ -159,6 +173,8 @@ def run(tmp: Path, *sets: str, **parts: str) -> list[str]:
         "dist-is-a-list",
         "aqm-without-kind",
         "aqm-kind-with-newline",
+        "pareto-rounds-to-zero",
+        "burst-buffer-below-a-packet",
     ],
 )
 def test_scenario_mutations(

@@ -1245,6 +1245,21 @@ def _derived_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
                 f"{_BUFFER_MAX['bytes'][1]}",
             )
         )
+    if b.burst is not None and (
+        (buf_pkts is not None and buf_pkts < 1) or (buf_bytes is not None and buf_bytes < b.mtu)
+    ):
+        # the token-bucket shaper holds the packet waiting for tokens in the buffer: with
+        # less than one packet of it every packet is dropped (a run of zeros, JFI nan)
+        have = f"{buf_pkts}pkt" if buf_pkts is not None else f"{buf_bytes}B"
+        problems.append(
+            (
+                "bottleneck.buffer",
+                _written(data, "bottleneck", "buffer"),
+                f"{have} is less than one packet, and with bottleneck.burst (tbf) the packet "
+                "waiting for tokens counts in the buffer: every packet would be dropped; "
+                f"allowed: at least 1pkt (the mtu, {b.mtu}B)",
+            )
+        )
     if isinstance(b.aqm, Red):
         problems += _red_within_buffer(b.aqm, buf_bytes, buf_pkts, b.mtu, data)
     problems += _reverse_limits(sc, data)
