@@ -155,6 +155,21 @@ def run(tmp: Path, *sets: str, **parts: str) -> list[str]:
             {"bottleneck": 'burst = "5000B"'},
             ["bottleneck.buffer: 1000B is less than one packet", "allowed: at least 1pkt"],
         ),
+        # every measured flow outside the window: exit 0 with JFI nan and zeros
+        (
+            ["flows.0.stop=1s", "measure.flows=['r']"],
+            {"flow0": 'rtt = "20ms"\nlabel = "r"'},
+            [
+                "flows.0.stop: the measured flows (measure.flows) are outside the measurement "
+                "window (2s to 10s; this one stops at 1s)",
+                "allowed: flows that send in the window",
+            ],
+        ),
+        (
+            ["flows.0.start=9s", "flows.1.start=9.5s", "measure.to=8s"],
+            {},
+            ["flows.0.start: every flow is outside the measurement window (2s to 8s", "allowed"],
+        ),
     ],
     ids=[
         "set-superscript-index",
@@ -175,6 +190,8 @@ def run(tmp: Path, *sets: str, **parts: str) -> list[str]:
         "aqm-kind-with-newline",
         "pareto-rounds-to-zero",
         "burst-buffer-below-a-packet",
+        "measured-flows-stop-before-the-window",
+        "every-flow-starts-after-the-window",
     ],
 )
 def test_scenario_mutations(

@@ -1279,6 +1279,8 @@ def _derived_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
     label_problem = sc.measured_label_problem()
     if label_problem:
         problems.append(("measure.flows", _written(data, "measure", "flows"), label_problem))
+    elif not problems:
+        problems += _idle_window(sc, data)
     n_int, n_conn, rows = sample_rows(sc)
     if rows > MAX_SAMPLE_ROWS:
         per = rows // n_int  # connections + links
@@ -1295,6 +1297,44 @@ def _derived_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
             )
         )
     return problems
+
+
+def _idle_window(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, str]]:
+    """The headline metrics cover the measured entries (``measure.flows``, else every
+    long-lived entry) over the window: when none of them sends in it — each stops by
+    measure.from or starts at or after measure.to — every number would be 0 or nan."""
+    lo, hi = sc.measure.from_, sc.window_end
+    measured = [
+        g
+        for g, f in enumerate(sc.flows)
+        if f.arrivals is None
+        and (sc.measure.flows is None or sc.group_label(g) in sc.measure.flows)
+    ]
+    if not measured:
+        return []
+    for g in measured:
+        f = sc.flows[g]
+        if not ((f.stop is not None and f.stop <= lo) or min(sc.entry_values(g)["start"]) >= hi):
+            return []  # this one sends in the window
+    fmt = units.format_time
+    g = measured[0]
+    f = sc.flows[g]
+    why = (
+        f"stops at {fmt(f.stop)}"
+        if f.stop is not None and f.stop <= lo
+        else f"starts at {fmt(min(sc.entry_values(g)['start']))}"
+    )
+    which = "the measured flows (measure.flows) are" if sc.measure.flows else "every flow is"
+    key = f"flows.{g}.stop" if why.startswith("stops") else f"flows.{g}.start"
+    return [
+        (
+            key,
+            _written(data, "flows", g, key.rsplit(".", 1)[1]),
+            f"{which} outside the measurement window ({fmt(lo)} to {fmt(hi)}; this one "
+            f"{why}): every metric would be 0 or nan; allowed: flows that send in the window "
+            "(a later stop, an earlier start, or another window)",
+        )
+    ]
 
 
 def _arrival_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, str]]:
