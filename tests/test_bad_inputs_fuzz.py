@@ -311,3 +311,23 @@ def test_a_plot_axis_given_as_a_table(tmp_path: Path) -> None:
         cwd=tmp_path,
         unchanged=[tmp_path],
     )
+
+
+@pytest.mark.parametrize(
+    ("duration", "mentions"),
+    [
+        # was "invalid scenario: measure.interval: longer than the measurement window (0ns
+        # to 5ms) …": the key of a scenario the user never wrote, not the option
+        ("5 ms", ["--duration '5 ms': out of range", "allowed: 1s", "to 86400s"]),
+        ("1e30s", ["--duration '1e30s': out of range"]),
+        ("abc", ["--duration 'abc': cannot read 'abc'", "expected a time with a unit"]),
+    ],
+    ids=["too-short", "too-long", "not-a-time"],
+)
+def test_bench_duration(duration: str, mentions: list[str], tmp_path: Path) -> None:
+    fails_cleanly(
+        ["bench", "--only", "A1", "--duration", duration],
+        mentions=mentions,
+        cwd=tmp_path,
+        unchanged=[tmp_path],
+    )
