@@ -331,3 +331,19 @@ def test_bench_duration(duration: str, mentions: list[str], tmp_path: Path) -> N
         cwd=tmp_path,
         unchanged=[tmp_path],
     )
+
+
+def test_one_bad_axis_value_is_said_once(tmp_path: Path) -> None:
+    """'hello' among an axis's values failed each point it is in, a line per point (4 of
+    the 8 here), each naming other axes' values that have nothing to do with it."""
+    second = '[[base.flows]]\ncca = "cubic"\nrtt = "20ms"'
+    text = SWEEP.format(top="", duration="10s", start="0s", flow1=second)
+    text = text.replace('["20ms", "40ms", "80ms"]', '["20ms", "hello"]')
+    text += '"flows.0.cca" = ["reno", "cubic", "bic", "vegas"]\n'
+    (tmp_path / "sw.toml").write_text(text)
+    fails_cleanly(
+        ["sweep", "sw.toml", "--dry-run", "-o", "store"],
+        mentions=["flows.1.rtt=hello (4 points): flows.1.rtt: cannot read 'hello'"],
+        cwd=tmp_path,
+        unchanged=[tmp_path],
+    )

@@ -151,15 +151,27 @@ def test_every_bad_point_is_reported_with_its_axis_values() -> None:
     )
     with pytest.raises(SweepError) as e:
         sw.runs()
+    # tahoe at each of the 3 RTTs, and -5ms with either algorithm: each problem once, for
+    # the axis value its points share
     where = dict(e.value.problems)
-    # tahoe at each of the 3 RTTs, and newreno at -5ms: 4 of the 2 × 3 points
-    assert sorted(where) == [
+    assert sorted(where) == ["flows.1.cca=tahoe (3 points)", "flows.1.rtt=-5ms (2 points)"]
+    assert "unknown congestion control" in where["flows.1.cca=tahoe (3 points)"]
+    assert "'-5ms' is negative" in where["flows.1.rtt=-5ms (2 points)"]
+
+
+def test_points_with_nothing_in_common_are_each_named() -> None:
+    sw = sweep_from_dict(
+        sweep(
+            axes={"flows.1.cca": ["newreno", "tahoe"], "flows.1.rtt": ["-5ms", "25ms"]},
+            zip=[["flows.1.cca", "flows.1.rtt"]],
+        )
+    )
+    with pytest.raises(SweepError) as e:
+        sw.runs()
+    assert [w for w, _ in e.value.problems] == [
         "flows.1.cca=newreno, flows.1.rtt=-5ms",
-        "flows.1.cca=tahoe, flows.1.rtt=-5ms",
         "flows.1.cca=tahoe, flows.1.rtt=25ms",
-        "flows.1.cca=tahoe, flows.1.rtt=50ms",
     ]
-    assert "unknown congestion control" in where["flows.1.cca=tahoe, flows.1.rtt=25ms"]
 
 
 def test_a_problem_every_point_shares_is_said_once() -> None:

@@ -168,7 +168,7 @@ class Sweep:
         """Every valid point × repeat, one at a time (a plan need not hold them all);
         the bad ones are appended to ``problems`` (once, when every point fails the same
         way: a bad key of the base, not of the points)."""
-        bad_points: list[tuple[str, list[str]]] = []  # (point, its problems)
+        bad_points: list[tuple[dict[str, Any], list[str]]] = []  # (point, its problems)
         try:
             for i, values in enumerate(self.points()):
                 try:
@@ -176,7 +176,7 @@ class Sweep:
                 except SpecError as e:
                     bad_points.append(
                         (
-                            point_label(values),
+                            values,
                             [
                                 f"{key}: {msg}"
                                 + ("" if value is spec._MISSING else f" (got {value!r})")
@@ -187,7 +187,7 @@ class Sweep:
                     continue
                 jitter_problem = self._jitter_problem(sc)
                 if jitter_problem is not None:
-                    bad_points.append((point_label(values), [jitter_problem]))
+                    bad_points.append((values, [jitter_problem]))
                     continue
                 yield from self._repeats(i, values, sc, problems)
         finally:
@@ -322,14 +322,30 @@ class Sweep:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _said_once(bad_points: list[tuple[str, list[str]]], n_points: int) -> list[tuple[str, str]]:
-    """The problems of the bad points, as (point, problem); when every point of several has
-    the same problems (a bad key of the base), each is said once for "all N points"."""
+def _said_once(
+    bad_points: list[tuple[dict[str, Any], list[str]]], n_points: int
+) -> list[tuple[str, str]]:
+    """The problems of the bad points, as (where, problem), each problem once: when every
+    point of several has the same problems (a bad key of the base), for "all N points";
+    when several points share a problem, for the axis values they have in common
+    (``flows.0.rtt=hello (4 points)``: one bad value of an axis), else for each point."""
     if n_points > 1 and len(bad_points) == n_points:
         first = bad_points[0][1]
         if all(p == first for _, p in bad_points):
             return [(f"all {n_points} points", m) for m in first]
-    return [(where, m) for where, msgs in bad_points for m in msgs]
+    where_of: dict[str, list[dict[str, Any]]] = {}  # problem → the points that have it
+    for values, msgs in bad_points:
+        for m in msgs:
+            where_of.setdefault(m, []).append(values)
+    out = []
+    for m, points in where_of.items():
+        if len(points) == 1:
+            out.append((point_label(points[0]), m))
+            continue
+        common = {k: v for k, v in points[0].items() if all(p.get(k) == v for p in points)}
+        label = point_label(common) if common else f"{point_label(points[0])}, …"
+        out.append((f"{label} ({len(points)} points)", m))
+    return out
 
 
 def _shown(v: Any) -> str:
