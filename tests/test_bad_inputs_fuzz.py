@@ -170,6 +170,16 @@ def run(tmp: Path, *sets: str, **parts: str) -> list[str]:
             {},
             ["flows.0.start: every flow is outside the measurement window (2s to 8s", "allowed"],
         ),
+        # a duration cut below measure.from + interval: named only measure.interval and a
+        # window "(2s to 2.5s)" whose end nobody wrote
+        (
+            ["duration=2.5s"],
+            {},
+            [
+                "measure.interval: longer than the measurement window (2s to 2.5s, the end of "
+                "the run: duration)"
+            ],
+        ),
     ],
     ids=[
         "set-superscript-index",
@@ -192,6 +202,7 @@ def run(tmp: Path, *sets: str, **parts: str) -> list[str]:
         "burst-buffer-below-a-packet",
         "measured-flows-stop-before-the-window",
         "every-flow-starts-after-the-window",
+        "duration-shorter-than-an-interval",
     ],
 )
 def test_scenario_mutations(

@@ -1271,8 +1271,10 @@ def _derived_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
                 "measure.interval",
                 _written(data, "measure", "interval"),
                 f"longer than the measurement window ({units.format_time(m.from_)} to "
-                f"{units.format_time(sc.window_end)}): no interval would lie in it; allowed: "
-                "an interval no longer than measure.to - measure.from",
+                f"{units.format_time(sc.window_end)}"
+                + (", the end of the run: duration" if m.to is None else "")
+                + "): no interval would lie in it; allowed: an interval no longer than "
+                "measure.to - measure.from (or a longer window)",
             )
         )
     problems += _arrival_limits(sc, data)
