@@ -358,3 +358,42 @@ def test_one_bad_axis_value_is_said_once(tmp_path: Path) -> None:
         cwd=tmp_path,
         unchanged=[tmp_path],
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "mentions"),
+    [
+        # a sweep given to run: was eight lines, each sweep key "unknown" and duration,
+        # bottleneck "required"
+        (
+            ["run", str(ROOT / "scenarios/sweeps/cubic-fig8.toml"), "--no-plot", "-o", "out"],
+            ["cubic-fig8.toml", "a sweep file (it has base/axes), not a scenario", "tcpfair sweep"],
+        ),
+        # a scenario given to sweep: was five lines, each scenario key "unknown"
+        (
+            ["sweep", str(ROOT / "scenarios/lab10-reno-vs-bbr.toml"), "--dry-run", "-o", "s"],
+            ["a scenario file (it has duration, [bottleneck], [[flows]]), not a sweep"],
+        ),
+        # a repro reference given to run
+        (
+            ["run", str(ROOT / "scenarios/repro/vegas/reference.toml"), "--no-plot", "-o", "o"],
+            ["a reference file of tcpfair repro", "not a scenario"],
+        ),
+    ],
+    ids=["sweep-to-run", "scenario-to-sweep", "reference-to-run"],
+)
+def test_the_wrong_kind_of_file(args: list[str], mentions: list[str], tmp_path: Path) -> None:
+    fails_cleanly(args, mentions=mentions, cwd=tmp_path, unchanged=[tmp_path])
+
+
+def test_a_sweep_whose_base_is_a_sweep(tmp_path: Path) -> None:
+    (tmp_path / "inner.toml").write_text((ROOT / "scenarios/sweeps/cubic-fig8.toml").read_text())
+    (tmp_path / "sw.toml").write_text(
+        'name = "t"\nbase = "inner.toml"\n[axes]\n"flows.0.rtt" = ["10ms"]\n'
+    )
+    fails_cleanly(
+        ["sweep", "sw.toml", "--dry-run", "-o", "store"],
+        mentions=["base: ", "inner.toml: a sweep file (it has base/axes), not a scenario"],
+        cwd=tmp_path,
+        unchanged=[tmp_path],
+    )

@@ -1492,11 +1492,39 @@ def cdf_paths_from(data: dict[str, Any], base_dir: Path) -> dict[str, Any]:
     return out
 
 
+def file_kind_problem(data: dict[str, Any], wanted: str) -> str | None:
+    """Why ``data`` (a parsed TOML file) is another kind of tcpfair file than ``wanted``
+    ("scenario" or "sweep"), or None: a sweep given to ``tcpfair run`` was a list of every
+    sweep key as "unknown", and a scenario given to ``tcpfair sweep`` the same the other way."""
+    scenario_keys = {"duration", "bottleneck", "flows"} & set(data)
+    if {"study", "value"} & set(data) and not scenario_keys and "base" not in data:
+        kind = "a reference file of tcpfair repro (it has [study] / [[value]])"
+    elif {"base", "axes"} & set(data) and not scenario_keys:
+        kind = "a sweep file (it has base/axes)"
+    elif scenario_keys and not {"base", "axes"} & set(data):
+        kind = "a scenario file (it has duration, [bottleneck], [[flows]])"
+    else:
+        return None
+    if kind.startswith(f"a {wanted}"):
+        return None
+    use = {
+        "a sweep": "run it with tcpfair sweep",
+        "a scenario": "run it with tcpfair run, or name it as a sweep's base",
+        "a reference": "tcpfair repro reads it",
+    }
+    how = next(v for k, v in use.items() if kind.startswith(k))
+    return f"{kind}, not a {wanted}; {how}"
+
+
 def load_scenario(path: str | Path, overrides: list[str] | None = None) -> Scenario:
     """Read a scenario TOML file, apply ``key=value`` overrides, validate. A CDF file
     named in the file is relative to the file's folder (one named in an override, to the
     current folder)."""
-    data = cdf_paths_from(read_toml(path), Path(path).parent)
+    raw = read_toml(path)
+    wrong = file_kind_problem(raw, "scenario")
+    if wrong:
+        raise SpecError([("(file)", _MISSING, wrong)], str(path))
+    data = cdf_paths_from(raw, Path(path).parent)
     if overrides:
         data = apply_overrides(data, overrides)
     return from_dict(data, str(path))

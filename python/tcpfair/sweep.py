@@ -387,6 +387,9 @@ def sweep_from_dict(
     base_dir: Path | None = None,
     default_name: str = "sweep",
 ) -> Sweep:
+    wrong = spec.file_kind_problem(data, "sweep")
+    if wrong:
+        raise SweepError([("(file)", wrong)], source)
     problems: list[tuple[str, str]] = []
     for k in data:
         if k not in _SWEEP_KEYS:
@@ -477,7 +480,12 @@ def _load_base(
         if not path.is_absolute() and base_dir is not None:
             path = base_dir / path
         try:
-            return spec.cdf_paths_from(spec.read_toml(path), path.parent)
+            raw = spec.read_toml(path)
+            wrong = spec.file_kind_problem(raw, "scenario")
+            if wrong:
+                problems.append(("base", f"{path}: {wrong}"))
+                return {}
+            return spec.cdf_paths_from(raw, path.parent)
         except SpecError as e:
             for _k, v, m in e.problems:
                 shown = f"{path}: {m}" if v is spec._MISSING else f"{m} ({v})"
