@@ -180,6 +180,13 @@ def run(tmp: Path, *sets: str, **parts: str) -> list[str]:
                 "the run: duration)"
             ],
         ),
+        # a parameter shorthand that is a string: three lines, one per union branch
+        # ("flows.0.alpha.bool: Input should be a valid boolean", ".int", ".float")
+        (
+            ["flows.0.cca=vegas", "flows.0.alpha=hello"],
+            {},
+            ["flows.0.alpha: expected a number or true/false", "(got 'hello')"],
+        ),
     ],
     ids=[
         "set-superscript-index",
@@ -203,6 +210,7 @@ def run(tmp: Path, *sets: str, **parts: str) -> list[str]:
         "measured-flows-stop-before-the-window",
         "every-flow-starts-after-the-window",
         "duration-shorter-than-an-interval",
+        "param-shorthand-a-string",
     ],
 )
 def test_scenario_mutations(

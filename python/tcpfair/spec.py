@@ -358,6 +358,19 @@ class Bottleneck(_Strict):
         return self
 
 
+def _param_value(v: Any) -> Any:
+    """A parameter shorthand (``alpha = 2``) is a number or true/false; its type for the
+    algorithm is the registry's to check. A string was three lines, one per union branch
+    ("alpha.bool: Input should be a valid boolean", ".int", ".float")."""
+    if v is None or isinstance(v, bool | int | float):
+        return v
+    raise ValueError("expected a number or true/false (a parameter's value, e.g. alpha = 2)")
+
+
+#: the value of a parameter shorthand (``alpha``, ``beta``, …)
+ParamValue = Annotated[bool | int | float | None, BeforeValidator(_param_value)]
+
+
 class Flow(_Strict):
     cca: str
     rtt: VariedRtt
@@ -373,12 +386,12 @@ class Flow(_Strict):
     jitter: Time = DEFAULT_JITTER_NS
     ack_jitter: Time = 0
     label: str | None = None
-    alpha: bool | int | float | None = None
-    beta: bool | int | float | None = None
-    gamma: bool | int | float | None = None
+    alpha: ParamValue = None
+    beta: ParamValue = None
+    gamma: ParamValue = None
     stack: str = "linux"
-    delta: bool | int | float | None = None
-    exact_base_rtt: bool | int | float | None = None
+    delta: ParamValue = None
+    exact_base_rtt: ParamValue = None
     #: the algorithm's parameters (crates/sim/src/cc/registry.rs; docs/scenario.md)
     params: dict[str, Any] = Field(default_factory=dict)
     delack: bool = False
