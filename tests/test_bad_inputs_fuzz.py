@@ -187,6 +187,13 @@ def run(tmp: Path, *sets: str, **parts: str) -> list[str]:
             {},
             ["flows.0.alpha: expected a number or true/false", "(got 'hello')"],
         ),
+        # a refused stack with delack = true: also "delack … applies under stack = "ns2"
+        # only" (the refused stack read as not ns2)
+        (
+            ['flows.0.stack="ns3"', "flows.0.delack=true"],
+            {},
+            ["flows.0.stack: unknown stack; allowed: linux, ns2 (got 'ns3')"],
+        ),
     ],
     ids=[
         "set-superscript-index",
@@ -211,6 +218,7 @@ def run(tmp: Path, *sets: str, **parts: str) -> list[str]:
         "every-flow-starts-after-the-window",
         "duration-shorter-than-an-interval",
         "param-shorthand-a-string",
+        "refused-stack-with-delack",
     ],
 )
 def test_scenario_mutations(

@@ -448,7 +448,8 @@ class Flow(_Strict):
     @field_validator("delack")
     @classmethod
     def _delack(cls, v: bool, info: ValidationInfo) -> bool:
-        if v and info.data.get("stack") != "ns2":
+        # no second error when the stack itself was refused (it is then absent here)
+        if v and info.data.get("stack", "ns2") != "ns2":
             raise ValueError(
                 'delack (Agent/TCPSink/DelAck) applies under stack = "ns2" only; '
                 "Linux receivers always delay ACKs"
