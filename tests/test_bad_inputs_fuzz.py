@@ -413,3 +413,31 @@ def test_a_sweep_whose_base_is_a_sweep(tmp_path: Path) -> None:
         cwd=tmp_path,
         unchanged=[tmp_path],
     )
+
+
+def test_a_flent_series_meta_that_is_not_a_table_is_no_metadata(tmp_path: Path) -> None:
+    """metadata.SERIES_META["TCP upload::1"] = "x" was an internal error (AttributeError:
+    'str' object has no attribute 'get'). A SERIES_META that is not a table is already read
+    as none; one series' entry now is too: the same report as with the entry removed."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from click.testing import CliRunner
+    from flentgen import tcp_nup, write
+
+    from tcpfair.cli import cli
+
+    odd, none = tcp_nup(), tcp_nup()
+    odd["metadata"]["SERIES_META"]["TCP upload::1"] = "x"
+    del none["metadata"]["SERIES_META"]["TCP upload::1"]
+    out = []
+    for name, obj in (("odd", odd), ("none", none)):
+        write(tmp_path / f"{name}.flent.gz", obj)
+        r = CliRunner().invoke(
+            cli, ["fairness", str(tmp_path / f"{name}.flent.gz"), "--format", "json"]
+        )
+        assert r.exit_code == 0, r.output
+        report = json.loads(r.stdout)
+        report.pop("files", None)
+        out.append(json.dumps(report, sort_keys=True).replace("odd.flent.gz", "none.flent.gz"))
+    assert out[0] == out[1]
