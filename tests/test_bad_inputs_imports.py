@@ -200,6 +200,15 @@ CASES: dict[str, tuple[Callable[[Path], list[str]], tuple[str, ...]]] = {
             "results['TCP upload::2'][2] is '8'",
         ),
     ),
+    # session 13's mutation checker: each of these two was an internal error
+    "flent-rate-1e30": (  # OverflowError: Python int too large to convert to C long
+        _flent_mutate(_set("results/TCP upload::1/0", 1e30)),
+        ("x.flent.gz", "results['TCP upload::1'][0] is 1e+30", "at most 1e+08"),
+    ),
+    "flent-step-1e30": (  # OverflowError, as above
+        _flent_mutate(_set("metadata/STEP_SIZE", 1e30)),
+        ("x.flent.gz", "STEP_SIZE is 1e+30", "at most 86400"),
+    ),
     "flent-series-too-short": (
         _flent_mutate(_set("results/TCP upload::1", [1.0, 2.0])),
         ("x.flent.gz", "has 2 values for 26 x_values"),

@@ -427,7 +427,7 @@ def test_bad_sweep_options(
         (["--plot", "jfi"], ["--plot needs --x"]),
         (["--plot", "jfi", "--x", "flows.9.rtt"], ["'flows.9.rtt' is not an axis", "axes:"]),
         (["--plot", "colour", "--x", "flows.1.rtt"], ["unknown metric 'colour'", "metrics: jfi"]),
-        (["--sweep", "nope"], ["no sweep matches", "corpus (sim)"]),
+        (["--sweep", "nope"], ["no sweep matches --sweep 'nope'; allowed: corpus (sim)"]),
         (["--backend", "kernel", "--aggregate", "--export", "x.csv"], ["no sweep matches"]),
         (["--plot", "jfi", "--x", "flows.1.rtt", "--format", "gif"], ["--format", "png"]),
     ],
@@ -458,10 +458,10 @@ def other_axes(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     ("options", "mentions"),
     [
-        (["--metric", "colour"], ["has no metric 'colour'"]),
-        (["--x", "flows.9.rtt"], ["'flows.9.rtt' is not a common axis"]),
-        (["--a-sweep", "nope"], ["no sweep matches sweep='nope'"]),
-        (["--b-backend", "kernel"], ["no sweep matches", "backend='kernel'"]),
+        (["--metric", "colour"], ["metric 'colour'", "no such metric; allowed: jfi,"]),
+        (["--x", "flows.9.rtt"], ["--x 'flows.9.rtt': not an axis A and B share", "allowed"]),
+        (["--a-sweep", "nope"], ["no sweep matches --a-sweep 'nope'; allowed: corpus (sim)"]),
+        (["--b-backend", "kernel"], ["no sweep matches --b-backend 'kernel'; allowed:"]),
         (["--format", "gif"], ["--format", "png"]),
     ],
     ids=["unknown-metric", "unknown-axis", "unknown-sweep", "unknown-backend", "format-unknown"],

@@ -72,7 +72,7 @@ def test_different_axes_are_refused() -> None:
     a = table({("reno", "25ms", "1bdp"): [0.9]})
     with pytest.raises(ValueError, match="different axes"):
         compare(a, a, "jfi", AXES, ["cca", "rtt"])
-    with pytest.raises(ValueError, match="no metric 'ratio'"):
+    with pytest.raises(ValueError, match="metric 'ratio': A has no such metric; allowed: jfi"):
         compare(a, a, "ratio", AXES)
 
 

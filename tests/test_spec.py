@@ -53,9 +53,14 @@ def test_shipped_scenarios_validate(path: Path) -> None:
 @pytest.mark.parametrize(
     ("path", "value", "message"),
     [
-        ("colour", "red", "colour: unknown key (got 'red')"),
-        ("bottleneck.speed", "1Gbit", "bottleneck.speed: unknown key"),
-        ("flows.1.rtx", 3, "flows.1.rtx: unknown key (got 3)"),
+        (
+            "colour",
+            "red",
+            "colour: unknown key; allowed: name, duration, seed, bottleneck, flows, measure "
+            "(got 'red')",
+        ),
+        ("bottleneck.speed", "1Gbit", "bottleneck.speed: unknown key; allowed: rate, buffer,"),
+        ("flows.1.rtx", 3, "flows.1.rtx: unknown key (did you mean 'rtt'?); allowed: cca, rtt,"),
         (
             "bottleneck.rate",
             "100",
@@ -77,8 +82,12 @@ def test_shipped_scenarios_validate(path: Path) -> None:
             "vegas, bbr (got 'westwood')",
         ),
         ("flows.0.streams", 0, "flows.0.streams: Input should be greater than or equal to 1"),
-        ("measure.to", "40s", "measure.to (40s) is after the end of the run (30s)"),
-        ("measure.from", "30s", "measure.from (30s) must be before measure.to (30s)"),
+        (
+            "measure.to",
+            "40s",
+            "measure.to: 40s is after the end of the run (30s); allowed: at most the duration",
+        ),
+        ("measure.from", "30s", "measure.from: 30s must be before measure.to (30s); allowed:"),
         ("flows.1.start", "30s", "flows.1.start: 30s is not before the end of the run (30s)"),
     ],
 )

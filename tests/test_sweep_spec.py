@@ -147,23 +147,65 @@ def test_point_keeps_its_seeds_when_another_axis_value_is_added() -> None:
 
 def test_every_bad_point_is_reported_with_its_axis_values() -> None:
     sw = sweep_from_dict(
+        sweep(axes={"flows.1.cca": ["newreno", "tahoe"], "flows.1.rtt": ["25ms", "-5ms", "50ms"]})
+    )
+    with pytest.raises(SweepError) as e:
+        sw.runs()
+    # tahoe at each of the 3 RTTs, and -5ms with either algorithm: each problem once, for
+    # the axis value its points share
+    where = dict(e.value.problems)
+    assert sorted(where) == ["flows.1.cca=tahoe (3 points)", "flows.1.rtt=-5ms (2 points)"]
+    assert "unknown congestion control" in where["flows.1.cca=tahoe (3 points)"]
+    assert "'-5ms' is negative" in where["flows.1.rtt=-5ms (2 points)"]
+
+
+def test_points_with_nothing_in_common_are_each_named() -> None:
+    sw = sweep_from_dict(
         sweep(
-            axes={
-                "flows.1.cca": ["newreno", "tahoe"],
-                "flows.1.rtt": ["25ms", "-5ms", "50ms"],
-                "flows.7.rtt": ["25ms"],  # no such flow: every point is bad
-            }
+            axes={"flows.1.cca": ["newreno", "tahoe"], "flows.1.rtt": ["-5ms", "25ms"]},
+            zip=[["flows.1.cca", "flows.1.rtt"]],
         )
     )
     with pytest.raises(SweepError) as e:
         sw.runs()
-    problems = e.value.problems
-    assert len({w for w, _ in problems}) == 6  # all 2 × 3 points
-    where = dict(problems)
-    assert any("flows.1.cca=tahoe, flows.1.rtt=-5ms, flows.7.rtt=25ms" == w for w, _ in problems)
-    assert (
-        "not an existing entry" in where["flows.1.cca=newreno, flows.1.rtt=25ms, flows.7.rtt=25ms"]
+    assert [w for w, _ in e.value.problems] == [
+        "flows.1.cca=newreno, flows.1.rtt=-5ms",
+        "flows.1.cca=tahoe, flows.1.rtt=25ms",
+    ]
+
+
+def test_a_problem_every_point_shares_is_said_once() -> None:
+    """A bad key of the base fails every point the same way: one line, not one per point
+    (the mutation checker of session 13 found one printed 20 and 36 times)."""
+    base = {**BASE, "bottleneck": {"rate": "fast"}}
+    sw = sweep_from_dict(
+        {"name": "t", "base": base, "axes": {"flows.1.rtt": ["25ms", "50ms", "100ms"]}}
     )
+    with pytest.raises(SweepError) as e:
+        sw.runs()
+    assert len(e.value.problems) == 1
+    where, message = e.value.problems[0]
+    assert where == "all 3 points"
+    assert message.startswith("bottleneck.rate: cannot read 'fast'; expected a rate")
+    assert "\n" not in str(e.value)
+
+
+def test_an_axis_the_base_has_no_place_for_is_said_once() -> None:
+    """An axis naming a flow that does not exist: refused when the sweep is read, naming
+    the axis (it was a line per point, each ending in that point's value)."""
+    with pytest.raises(SweepError) as e:
+        sweep_from_dict(
+            sweep(
+                axes={
+                    "flows.1.cca": ["newreno", "tahoe"],
+                    "flows.1.rtt": ["25ms", "-5ms", "50ms"],
+                    "flows.7.rtt": ["25ms"],  # no such flow
+                }
+            )
+        )
+    assert e.value.problems == [
+        ("axes.flows.7.rtt", "'flows.7' is not an existing entry; there are 2 (indices from 0)")
+    ]
 
 
 def test_scenario_rejections_per_point() -> None:
@@ -316,4 +358,12 @@ def test_start_jitter_that_pushes_a_start_past_the_end_is_a_bad_point() -> None:
     )
     with pytest.raises(SweepError) as e:
         sw.runs()
-    assert all(w.startswith("flows.1.start=19.9s (repeat ") for w, _ in e.value.problems)
+    # the point, once (not one line per repeat, and not only the repeats whose draw
+    # happened to pass the end): 19.9s + up to 5s in a 20 s run; at most 20 - 19.9 = 0.1 s
+    assert e.value.problems == [
+        (
+            "flows.1.start=19.9s",
+            "start_jitter: 5s could move flows.1.start (19.9s) past the run's end (20s); "
+            "allowed: at most 100ms here",
+        )
+    ]

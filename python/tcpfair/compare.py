@@ -111,7 +111,12 @@ def compare(
         )
     for lab, t in zip(labels, (table_a, table_b), strict=True):
         if metric not in t.columns:
-            raise ValueError(f"{lab} has no metric {metric!r}")
+            from .aggregate import metric_columns
+
+            raise ValueError(
+                f"metric {metric!r}: {lab} has no such metric; allowed: "
+                f"{', '.join(metric_columns(t))}"
+            )
     axes = list(axes_a)
     a = aggregate(table_a, axes, [metric])
     b = aggregate(table_b, axes, [metric])

@@ -171,7 +171,7 @@ def _parse_dist(
     v: dict[str, Any], check: Checker, lo: int, hi: int, fmt: Callable[[float], str]
 ) -> Varied:
     name = v.get("dist")
-    if name not in DISTS:
+    if not isinstance(name, str) or name not in DISTS:  # (a table or a list is unhashable)
         raise ValueError(
             f"a table here names a distribution: dist = {', '.join(map(repr, DISTS))} "
             f'(got dist = {name!r}), or an empirical CDF {{ cdf = "file.csv" }}; or give one '
@@ -203,6 +203,17 @@ def _parse_dist(
         p.setdefault("min", lo)
     p.setdefault("max", hi)
     _consistent(name, p, fmt)
+    if name == "pareto":
+        # its least value is x_m = mean × (shape − 1) / shape (no min key): below the
+        # quantity's floor the draws would round to 0 (a 0-byte transfer, a 0 ns RTT) and
+        # the simulator refuse the run after validation said yes
+        xm = p["mean"] * (p["shape"] - 1) / p["shape"]
+        if xm < lo:
+            raise ValueError(
+                f"pareto mean {fmt(p['mean'])} with shape {p['shape']:g} draws from "
+                f"{fmt(xm)} up, below the least value {fmt(lo)}; allowed: a mean of at least "
+                f"{fmt(math.ceil(lo * p['shape'] / (p['shape'] - 1)))}"
+            )
     order = [k for k in ("mean", "sd", "shape", "min", "max") if k in p]
     return Varied(name, params=tuple((k, p[k]) for k in order))
 

@@ -262,6 +262,13 @@ def _aqm(v: Any) -> Any:
                 '\'red\' needs thresholds: aqm = { kind = "red", min_th = "15pkt", max_th = "45pkt", max_p = 0.1 }'
             )
         raise ValueError("expected 'droptail' or a table { kind = \"red\", min_th, max_th, max_p }")
+    if isinstance(v, dict) and v.get("kind") not in ("droptail", "red"):
+        # pydantic's own words ("Unable to extract tag using discriminator") say neither
+        # the key nor what is allowed, and show a kind with a newline raw
+        got = f"unknown kind {v['kind']!r}" if "kind" in v else "the table has no kind"
+        raise ValueError(
+            f'{got}; allowed: kind = "droptail", or kind = "red" with min_th and max_th'
+        )
     return v
 
 
@@ -276,7 +283,9 @@ class ReverseBottleneck(_Strict):
 
     rate: Rate | None = None
     buffer: BufferSpec | None = None
-    aqm: Annotated[AqmSpec | None, BeforeValidator(_aqm)] = None
+    #: the discriminator on the optional union itself: inside ``AqmSpec | None`` it was lost,
+    #: and one bad RED key gave five lines saying kind should be 'droptail'
+    aqm: Annotated[DropTail | Red | None, BeforeValidator(_aqm), Field(discriminator="kind")] = None
     loss: float | None = Field(None, ge=0, lt=1)
 
 
@@ -318,7 +327,8 @@ class Bottleneck(_Strict):
     @field_validator("netem_root")
     @classmethod
     def _netem_root(cls, v: bool, info: ValidationInfo) -> bool:
-        if v and info.data.get("burst") is None:
+        # a burst that was refused is absent here: no second error for it
+        if v and "burst" in info.data and info.data["burst"] is None:
             raise ValueError(
                 "true needs bottleneck.burst: netem's child in the labs' tree is a tbf "
                 '(set burst, e.g. burst = "5000000B" as the labs do), or drop netem_root'
@@ -348,6 +358,19 @@ class Bottleneck(_Strict):
         return self
 
 
+def _param_value(v: Any) -> Any:
+    """A parameter shorthand (``alpha = 2``) is a number or true/false; its type for the
+    algorithm is the registry's to check. A string was three lines, one per union branch
+    ("alpha.bool: Input should be a valid boolean", ".int", ".float")."""
+    if v is None or isinstance(v, bool | int | float):
+        return v
+    raise ValueError("expected a number or true/false (a parameter's value, e.g. alpha = 2)")
+
+
+#: the value of a parameter shorthand (``alpha``, ``beta``, …)
+ParamValue = Annotated[bool | int | float | None, BeforeValidator(_param_value)]
+
+
 class Flow(_Strict):
     cca: str
     rtt: VariedRtt
@@ -363,12 +386,12 @@ class Flow(_Strict):
     jitter: Time = DEFAULT_JITTER_NS
     ack_jitter: Time = 0
     label: str | None = None
-    alpha: bool | int | float | None = None
-    beta: bool | int | float | None = None
-    gamma: bool | int | float | None = None
+    alpha: ParamValue = None
+    beta: ParamValue = None
+    gamma: ParamValue = None
     stack: str = "linux"
-    delta: bool | int | float | None = None
-    exact_base_rtt: bool | int | float | None = None
+    delta: ParamValue = None
+    exact_base_rtt: ParamValue = None
     #: the algorithm's parameters (crates/sim/src/cc/registry.rs; docs/scenario.md)
     params: dict[str, Any] = Field(default_factory=dict)
     delack: bool = False
@@ -425,7 +448,8 @@ class Flow(_Strict):
     @field_validator("delack")
     @classmethod
     def _delack(cls, v: bool, info: ValidationInfo) -> bool:
-        if v and info.data.get("stack") != "ns2":
+        # no second error when the stack itself was refused (it is then absent here)
+        if v and info.data.get("stack", "ns2") != "ns2":
             raise ValueError(
                 'delack (Agent/TCPSink/DelAck) applies under stack = "ns2" only; '
                 "Linux receivers always delay ACKs"
@@ -656,13 +680,23 @@ class Scenario(_Strict):
     @model_validator(mode="after")
     def _window(self) -> Scenario:
         to = self.window_end
+        fmt = units.format_time
         if to > self.duration:
             raise ValueError(
-                f"measure.to ({units.format_time(to)}) is after the end of the run ({units.format_time(self.duration)})"
+                f"measure.to {fmt(to)} is after the end of the run ({fmt(self.duration)}); "
+                "allowed: at most the duration"
+            )
+        if self.measure.from_ >= to and self.measure.to is None:
+            # the window ends with the run: either key may be the one to change
+            raise ValueError(
+                f"measure.from {fmt(self.measure.from_)} is not before the end of the run "
+                f"(duration = {fmt(self.duration)}), so nothing would be measured; allowed: "
+                "a measure.from below the duration (or a longer duration)"
             )
         if self.measure.from_ >= to:
             raise ValueError(
-                f"measure.from ({units.format_time(self.measure.from_)}) must be before measure.to ({units.format_time(to)})"
+                f"measure.from {fmt(self.measure.from_)} must be before measure.to ({fmt(to)}); "
+                "allowed: a start before the end of the window"
             )
         for i, f in enumerate(self.flows):
             starts = self.entry_values(i)["start"]
@@ -1114,6 +1148,72 @@ def _message(err: ErrorDetails) -> str:
     return msg
 
 
+def _table_keys(loc: tuple[Any, ...]) -> list[str] | None:
+    """The keys allowed in the table at ``loc`` (a pydantic location without the key), or
+    None when it is not one of the scenario's tables."""
+    model: Any = Scenario
+    for p in loc:
+        if isinstance(p, int) or (isinstance(p, str) and p.startswith("function-")):
+            continue
+        tagged = {"red": Red, "Red": Red, "droptail": DropTail, "DropTail": DropTail}.get(p)
+        if tagged is not None:  # the union branch pydantic names in the location
+            model = tagged
+            continue
+        fields = model.model_fields
+        field = fields.get(p) or next((f for f in fields.values() if f.alias == p), None)
+        model = None if field is None else _model_in(field.annotation)
+        if model is None:
+            return None
+    return [f.alias or name for name, f in model.model_fields.items()]
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The first model class in a field's annotation (``list[Flow]``, ``X | None``)."""
+    import typing
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _unknown_key_message(name: str, allowed: list[str] | None) -> str:
+    """``unknown key``, the key it is likely a misspelling of, and the keys allowed there."""
+    if not allowed:
+        return "unknown key"
+    import difflib
+
+    close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown key{hint}; allowed: {', '.join(allowed)}"
+
+
+def _without_misspelling_echoes(problems: list[tuple[str, Any, str]]) -> list[tuple[str, Any, str]]:
+    """``problems`` without those a misspelled key causes in its table: ``rtts = "20ms"`` is
+    one problem (an unknown key that is likely ``rtt``), not also "rtt: required key is
+    missing" (or a neighbour's "needs burst") — so a typo is one line, not a puzzle."""
+    echoes: set[int] = set()
+    for key, _, msg in problems:
+        meant = re.match(r"unknown key \(did you mean '([^']+)'\?\)", msg)
+        if meant is None:
+            continue
+        table, _, _ = key.rpartition(".")
+        prefix = f"{table}." if table else ""
+        word = re.compile(rf"\b{re.escape(meant.group(1))}\b")
+        for i, (k, _, m) in enumerate(problems):
+            sibling = k.startswith(prefix) and "." not in k[len(prefix) :]
+            if (
+                sibling
+                and not m.startswith("unknown key")
+                and (k == prefix + meant.group(1) or word.search(m))
+            ):
+                echoes.add(i)
+    return [p for i, p in enumerate(problems) if i not in echoes]
+
+
 def from_dict(data: dict[str, Any], source: str | None = None) -> Scenario:
     """Validate a scenario given as a dict (the parsed TOML)."""
     try:
@@ -1126,14 +1226,18 @@ def from_dict(data: dict[str, Any], source: str | None = None) -> Scenario:
             if isinstance(value, dict) and err["type"] != "extra_forbidden":
                 value = _MISSING
             key, msg = _loc_to_key(loc), _message(err)
+            if err["type"] == "extra_forbidden":
+                msg = _unknown_key_message(str(loc[-1]), _table_keys(loc[:-1]))
             problem = err.get("ctx", {}).get("error")
             if isinstance(problem, ParamProblem):
                 key, value, msg = f"{key}.{problem.key}", problem.value, problem.message
             if not key:  # a check across keys (Scenario._window) names its key first
-                named = re.match(r"(flows\.\d+\.(?:start|stop)) (.*)", msg, re.S)
+                named = re.match(
+                    r"(flows\.\d+\.(?:start|stop)|measure\.(?:from|to)) (.*)", msg, re.S
+                )
                 key, msg = (named.group(1), named.group(2)) if named else ("(scenario)", msg)
             problems.append((key, value, msg))
-        raise SpecError(problems, source) from None
+        raise SpecError(_without_misspelling_echoes(problems), source) from None
     problems = _derived_limits(sc, data)
     if problems:
         raise SpecError(problems, source)
@@ -1165,6 +1269,21 @@ def _derived_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
                 f"{_BUFFER_MAX['bytes'][1]}",
             )
         )
+    if b.burst is not None and (
+        (buf_pkts is not None and buf_pkts < 1) or (buf_bytes is not None and buf_bytes < b.mtu)
+    ):
+        # the token-bucket shaper holds the packet waiting for tokens in the buffer: with
+        # less than one packet of it every packet is dropped (a run of zeros, JFI nan)
+        have = f"{buf_pkts}pkt" if buf_pkts is not None else f"{buf_bytes}B"
+        problems.append(
+            (
+                "bottleneck.buffer",
+                _written(data, "bottleneck", "buffer"),
+                f"{have} is less than one packet, and with bottleneck.burst (tbf) the packet "
+                "waiting for tokens counts in the buffer: every packet would be dropped; "
+                f"allowed: at least 1pkt (the mtu, {b.mtu}B)",
+            )
+        )
     if isinstance(b.aqm, Red):
         problems += _red_within_buffer(b.aqm, buf_bytes, buf_pkts, b.mtu, data)
     problems += _reverse_limits(sc, data)
@@ -1176,14 +1295,18 @@ def _derived_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
                 "measure.interval",
                 _written(data, "measure", "interval"),
                 f"longer than the measurement window ({units.format_time(m.from_)} to "
-                f"{units.format_time(sc.window_end)}): no interval would lie in it; allowed: "
-                "an interval no longer than measure.to - measure.from",
+                f"{units.format_time(sc.window_end)}"
+                + (", the end of the run: duration" if m.to is None else "")
+                + "): no interval would lie in it; allowed: an interval no longer than "
+                "measure.to - measure.from (or a longer window)",
             )
         )
     problems += _arrival_limits(sc, data)
     label_problem = sc.measured_label_problem()
     if label_problem:
         problems.append(("measure.flows", _written(data, "measure", "flows"), label_problem))
+    elif not problems:
+        problems += _idle_window(sc, data)
     n_int, n_conn, rows = sample_rows(sc)
     if rows > MAX_SAMPLE_ROWS:
         per = rows // n_int  # connections + links
@@ -1200,6 +1323,44 @@ def _derived_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, 
             )
         )
     return problems
+
+
+def _idle_window(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, str]]:
+    """The headline metrics cover the measured entries (``measure.flows``, else every
+    long-lived entry) over the window: when none of them sends in it — each stops by
+    measure.from or starts at or after measure.to — every number would be 0 or nan."""
+    lo, hi = sc.measure.from_, sc.window_end
+    measured = [
+        g
+        for g, f in enumerate(sc.flows)
+        if f.arrivals is None
+        and (sc.measure.flows is None or sc.group_label(g) in sc.measure.flows)
+    ]
+    if not measured:
+        return []
+    for g in measured:
+        f = sc.flows[g]
+        if not ((f.stop is not None and f.stop <= lo) or min(sc.entry_values(g)["start"]) >= hi):
+            return []  # this one sends in the window
+    fmt = units.format_time
+    g = measured[0]
+    f = sc.flows[g]
+    why = (
+        f"stops at {fmt(f.stop)}"
+        if f.stop is not None and f.stop <= lo
+        else f"starts at {fmt(min(sc.entry_values(g)['start']))}"
+    )
+    which = "the measured flows (measure.flows) are" if sc.measure.flows else "every flow is"
+    key = f"flows.{g}.stop" if why.startswith("stops") else f"flows.{g}.start"
+    return [
+        (
+            key,
+            _written(data, "flows", g, key.rsplit(".", 1)[1]),
+            f"{which} outside the measurement window ({fmt(lo)} to {fmt(hi)}; this one "
+            f"{why}): every metric would be 0 or nan; allowed: flows that send in the window "
+            "(a later stop, an earlier start, or another window)",
+        )
+    ]
 
 
 def _arrival_limits(sc: Scenario, data: dict[str, Any]) -> list[tuple[str, Any, str]]:
@@ -1355,11 +1516,39 @@ def cdf_paths_from(data: dict[str, Any], base_dir: Path) -> dict[str, Any]:
     return out
 
 
+def file_kind_problem(data: dict[str, Any], wanted: str) -> str | None:
+    """Why ``data`` (a parsed TOML file) is another kind of tcpfair file than ``wanted``
+    ("scenario" or "sweep"), or None: a sweep given to ``tcpfair run`` was a list of every
+    sweep key as "unknown", and a scenario given to ``tcpfair sweep`` the same the other way."""
+    scenario_keys = {"duration", "bottleneck", "flows"} & set(data)
+    if {"study", "value"} & set(data) and not scenario_keys and "base" not in data:
+        kind = "a reference file of tcpfair repro (it has [study] / [[value]])"
+    elif {"base", "axes"} & set(data) and not scenario_keys:
+        kind = "a sweep file (it has base/axes)"
+    elif scenario_keys and not {"base", "axes"} & set(data):
+        kind = "a scenario file (it has duration, [bottleneck], [[flows]])"
+    else:
+        return None
+    if kind.startswith(f"a {wanted}"):
+        return None
+    use = {
+        "a sweep": "run it with tcpfair sweep",
+        "a scenario": "run it with tcpfair run, or name it as a sweep's base",
+        "a reference": "tcpfair repro reads it",
+    }
+    how = next(v for k, v in use.items() if kind.startswith(k))
+    return f"{kind}, not a {wanted}; {how}"
+
+
 def load_scenario(path: str | Path, overrides: list[str] | None = None) -> Scenario:
     """Read a scenario TOML file, apply ``key=value`` overrides, validate. A CDF file
     named in the file is relative to the file's folder (one named in an override, to the
     current folder)."""
-    data = cdf_paths_from(read_toml(path), Path(path).parent)
+    raw = read_toml(path)
+    wrong = file_kind_problem(raw, "scenario")
+    if wrong:
+        raise SpecError([("(file)", _MISSING, wrong)], str(path))
+    data = cdf_paths_from(raw, Path(path).parent)
     if overrides:
         data = apply_overrides(data, overrides)
     return from_dict(data, str(path))
@@ -1372,6 +1561,12 @@ def _parse_value(text: str) -> Any:
         return text
 
 
+def _is_index(part: str) -> bool:
+    """Whether a part of a dotted key is a list index: ASCII digits (``str.isdigit`` also
+    takes '²', which ``int`` refuses, and '١', which it reads as 1)."""
+    return part.isascii() and part.isdigit()
+
+
 def set_key(data: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
     """Return a copy of ``data`` with dotted ``key`` set (``flows.1.cca``; list indices from 0)."""
     out = copy.deepcopy(data)
@@ -1382,7 +1577,7 @@ def set_key(data: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
     for i, p in enumerate(parts[:-1]):
         where = ".".join(parts[: i + 1])
         if isinstance(cur, list):
-            if not p.isdigit() or int(p) >= len(cur):
+            if not _is_index(p) or int(p) >= len(cur):
                 raise SpecError(
                     [
                         (
@@ -1399,9 +1594,15 @@ def set_key(data: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
             elif not isinstance(cur[p], (dict, list)):
                 raise SpecError([(key, value, f"'{where}' is a value, not a table")])
             cur = cur[p]
+        else:  # a list entry that is a value (flows = [1, 2]): nothing to set a key in
+            above = ".".join(parts[:i])
+            raise SpecError([(key, value, f"'{above}' is a value, not a table")])
     last = parts[-1]
+    if not isinstance(cur, (dict, list)):
+        above = ".".join(parts[:-1])
+        raise SpecError([(key, value, f"'{above}' is a value, not a table")])
     if isinstance(cur, list):
-        if not last.isdigit() or int(last) >= len(cur):
+        if not _is_index(last) or int(last) >= len(cur):
             raise SpecError(
                 [(key, value, f"index out of range; there are {len(cur)} entries (indices from 0)")]
             )

@@ -442,8 +442,14 @@ class Store:
             for r in self._db.execute("SELECT name, backend FROM sweeps ORDER BY name, backend")
         ]
 
-    def select(self, sweep: str | None = None, backend: str | None = None) -> tuple[str, str]:
-        """The one (sweep, backend) matching the filters; an error listing the choices otherwise."""
+    def select(
+        self,
+        sweep: str | None = None,
+        backend: str | None = None,
+        options: tuple[str, str] = ("--sweep", "--backend"),
+    ) -> tuple[str, str]:
+        """The one (sweep, backend) matching the filters; an error listing the choices
+        otherwise, naming the filters by ``options`` (the command's option names)."""
         have = self.sweeps()
         match = [
             (n, b)
@@ -454,11 +460,15 @@ class Store:
             return match[0]
         choices = ", ".join(f"{n} ({b})" for n, b in have) or "none"
         if not match:
+            given = " ".join(
+                f"{o} {v!r}" for o, v in zip(options, (sweep, backend), strict=True) if v
+            )
             raise StoreError(
-                f"{self.root}: no sweep matches sweep={sweep!r} backend={backend!r}; it has: {choices}"
+                f"{self.root}: no sweep matches {given or 'the filters'}; allowed: {choices}"
             )
         raise StoreError(
-            f"{self.root}: holds several sweeps ({choices}); choose one with --sweep/--backend"
+            f"{self.root}: holds several sweeps ({choices}); choose one with "
+            f"{options[0]}/{options[1]}"
         )
 
     @_sql_errors

@@ -166,30 +166,67 @@ class Sweep:
 
     def iter_runs(self, problems: list[tuple[str, str]]) -> Iterator[Run]:
         """Every valid point × repeat, one at a time (a plan need not hold them all);
-        the bad ones are appended to ``problems``."""
-        for i, values in enumerate(self.points()):
-            try:
-                sc = self.point_scenario(values)
-            except SpecError as e:
-                where = point_label(values)
-                for key, value, msg in e.problems:
-                    got = "" if value is spec._MISSING else f" (got {value!r})"
-                    problems.append((where, f"{key}: {msg}{got}"))
-                continue
-            point_hash = sc.with_seed(0).hash()
-            for r in range(self.repeats):
-                seed = derive_seed(self.seed, point_hash, r)
+        the bad ones are appended to ``problems`` (once, when every point fails the same
+        way: a bad key of the base, not of the points)."""
+        bad_points: list[tuple[dict[str, Any], list[str]]] = []  # (point, its problems)
+        try:
+            for i, values in enumerate(self.points()):
                 try:
-                    run_sc = (
-                        self._jittered(sc, seed) if self.start_jitter_ns else sc.with_seed(seed)
-                    )
+                    sc = self.point_scenario(values)
                 except SpecError as e:
-                    problems.extend(
-                        (f"{point_label(values)} (repeat {r})", f"{k}: {m}")
-                        for k, _, m in e.problems
+                    bad_points.append(
+                        (
+                            values,
+                            [
+                                f"{key}: {msg}"
+                                + ("" if value is spec._MISSING else f" (got {value!r})")
+                                for key, value, msg in e.problems
+                            ],
+                        )
                     )
                     continue
-                yield Run(i, r, dict(values), run_sc, point_hash, run_sc.hash())
+                jitter_problem = self._jitter_problem(sc)
+                if jitter_problem is not None:
+                    bad_points.append((values, [jitter_problem]))
+                    continue
+                yield from self._repeats(i, values, sc, problems)
+        finally:
+            problems.extend(_said_once(bad_points, self.n_points()))
+
+    def _jitter_problem(self, sc: Scenario) -> str | None:
+        """Why ``start_jitter`` could move a flow of ``sc`` to or past its stop or the end
+        of the run (the offset is below the jitter, so start + jitter <= that end is safe)."""
+        fmt = units.format_time
+        for i, f in enumerate(sc.flows):
+            if not isinstance(f.start, int):
+                continue  # a list or a distribution of starts is not moved
+            end = min(f.stop, sc.duration) if f.stop is not None else sc.duration
+            if f.start + self.start_jitter_ns > end:
+                what = (
+                    "its stop" if f.stop is not None and f.stop < sc.duration else "the run's end"
+                )
+                return (
+                    f"start_jitter: {fmt(self.start_jitter_ns)} could move flows.{i}.start "
+                    f"({fmt(f.start)}) past {what} ({fmt(end)}); allowed: at most "
+                    f"{fmt(end - f.start)} here"
+                )
+        return None
+
+    def _repeats(
+        self, i: int, values: dict[str, Any], sc: Scenario, problems: list[tuple[str, str]]
+    ) -> Iterator[Run]:
+        """The runs of point ``i`` (scenario ``sc``): one per repeat, each with its seed."""
+        point_hash = sc.with_seed(0).hash()
+        for r in range(self.repeats):
+            seed = derive_seed(self.seed, point_hash, r)
+            try:
+                run_sc = self._jittered(sc, seed) if self.start_jitter_ns else sc.with_seed(seed)
+            except SpecError as e:
+                problems.extend(
+                    (f"{point_label(values)} (repeat {r})", f"{k}: {m}") for k, _, m in e.problems
+                )
+                continue
+            yield Run(i, r, dict(values), run_sc, point_hash, run_sc.hash())
 
     def _jittered(self, sc: Scenario, seed: int) -> Scenario:
         """``start_jitter``: every flow's start moves later by floor(Uᵢ·J) ns, Uᵢ the i-th
@@ -285,12 +322,43 @@ class Sweep:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _said_once(
+    bad_points: list[tuple[dict[str, Any], list[str]]], n_points: int
+) -> list[tuple[str, str]]:
+    """The problems of the bad points, as (where, problem), each problem once: when every
+    point of several has the same problems (a bad key of the base), for "all N points";
+    when several points share a problem, for the axis values they have in common
+    (``flows.0.rtt=hello (4 points)``: one bad value of an axis), else for each point."""
+    if n_points > 1 and len(bad_points) == n_points:
+        first = bad_points[0][1]
+        if all(p == first for _, p in bad_points):
+            return [(f"all {n_points} points", m) for m in first]
+    where_of: dict[str, list[dict[str, Any]]] = {}  # problem → the points that have it
+    for values, msgs in bad_points:
+        for m in msgs:
+            where_of.setdefault(m, []).append(values)
+    out = []
+    for m, points in where_of.items():
+        if len(points) == 1:
+            out.append((point_label(points[0]), m))
+            continue
+        common = {k: v for k, v in points[0].items() if all(p.get(k) == v for p in points)}
+        label = point_label(common) if common else f"{point_label(points[0])}, …"
+        out.append((f"{label} ({len(points)} points)", m))
+    return out
+
+
+def _shown(v: Any) -> str:
+    """An axis value in a point's label: a string as it is (``25ms``) unless it is not one
+    printable line (then its repr: a label is one line of a message), others as JSON."""
+    if isinstance(v, str):
+        return v if v.isprintable() else repr(v)
+    return json.dumps(v)
+
+
 def point_label(values: dict[str, Any]) -> str:
     """``flows.1.rtt=25ms, bottleneck.buffer=0.2bdp``: how a point is named in messages."""
-    return (
-        ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in values.items())
-        or "(base)"
-    )
+    return ", ".join(f"{k}={_shown(v)}" for k, v in values.items()) or "(base)"
 
 
 def derive_seed(sweep_seed: int, point_hash: str, repeat: int) -> int:
@@ -319,6 +387,9 @@ def sweep_from_dict(
     base_dir: Path | None = None,
     default_name: str = "sweep",
 ) -> Sweep:
+    wrong = spec.file_kind_problem(data, "sweep")
+    if wrong:
+        raise SweepError([("(file)", wrong)], source)
     problems: list[tuple[str, str]] = []
     for k in data:
         if k not in _SWEEP_KEYS:
@@ -346,11 +417,23 @@ def sweep_from_dict(
             jitter = units.parse_time(data["start_jitter"])
         except units.UnitError as e:
             problems.append(("start_jitter", str(e)))
+        else:
+            if jitter > spec.MAX_DURATION_NS:
+                problems.append(
+                    (
+                        "start_jitter",
+                        f"out of range; allowed: at most 86400s (one day) "
+                        f"(got {data['start_jitter']!r})",
+                    )
+                )
+                jitter = 0
     axes = _load_axes(data.get("axes"), problems)
     groups = _load_groups(data.get("zip", []), axes, problems)
     plots = _load_plots(data.get("plots", []), axes, problems)
     if not problems and base:
         problems.extend(_size_problems(axes, groups, repeats, "axes"))
+    if not problems and base:
+        problems.extend(_axis_path_problems(base, axes))
     if problems:
         raise SweepError(problems, source)
     return Sweep(
@@ -365,6 +448,19 @@ def sweep_from_dict(
         source=source,
         start_jitter_ns=jitter,
     )
+
+
+def _axis_path_problems(base: dict[str, Any], axes: dict[str, list[Any]]) -> list[tuple[str, str]]:
+    """An axis whose key cannot be set in the base (``flows.3.rtt`` with two flows, a key
+    under a value) fails every point the same way: said once, for the axis, as the first
+    point meets it (``set_key`` looks at the key, not at the value)."""
+    data = base
+    for k, values in axes.items():
+        try:
+            data = spec.set_key(data, k, values[0])
+        except SpecError as e:
+            return [(f"axes.{k}", msg) for _, _, msg in e.problems]
+    return []
 
 
 def _load_base(
@@ -384,7 +480,12 @@ def _load_base(
         if not path.is_absolute() and base_dir is not None:
             path = base_dir / path
         try:
-            return spec.cdf_paths_from(spec.read_toml(path), path.parent)
+            raw = spec.read_toml(path)
+            wrong = spec.file_kind_problem(raw, "scenario")
+            if wrong:
+                problems.append(("base", f"{path}: {wrong}"))
+                return {}
+            return spec.cdf_paths_from(raw, path.parent)
         except SpecError as e:
             for _k, v, m in e.problems:
                 shown = f"{path}: {m}" if v is spec._MISSING else f"{m} ({v})"
@@ -553,7 +654,8 @@ def _load_plots(
         broken = {w for w, _ in problems}
         for k in ("x", "y", "by"):
             v = p.get(k)
-            if v is not None and v not in axes and f"axes.{v}" not in broken:
+            known = isinstance(v, str) and v in axes  # (a table or a list is unhashable)
+            if v is not None and not known and f"axes.{v}" not in broken:
                 problems.append((f"{where}.{k}", f"{v!r} is not an axis; axes: {', '.join(axes)}"))
         _check_kind_keys(p, where, problems)
         if kind == "surface" and p.get("y") is None:

@@ -45,6 +45,7 @@ def bench(only: tuple[str, ...], duration: str, quick: bool, repeat: int, fmt: s
     """
     from ..bench import as_dict, run_one, scenarios
 
+    _check_duration(duration)
     all_sc = scenarios(duration, quick)
     names = list(only) or list(all_sc)
     unknown = [n for n in names if n not in all_sc]
@@ -58,6 +59,25 @@ def bench(only: tuple[str, ...], duration: str, quick: bool, repeat: int, fmt: s
         return
     _print_results(results)
     _print_scaling(results)
+
+
+def _check_duration(duration: str) -> None:
+    """``--duration`` before any scenario runs: a bad one was reported only when the A1
+    scenarios were built, as "invalid scenario: duration: …" (or, too short for their 1 s
+    sampling interval, as a problem of measure.interval), after the scenarios before them
+    had run."""
+    from ..spec import MAX_DURATION_NS
+    from ..units import UnitError, parse_time
+
+    try:
+        ns = parse_time(duration, allow_zero=False)
+    except UnitError as e:
+        raise UserError(f"--duration {duration!r}: {e}") from None
+    if not 10**9 <= ns <= MAX_DURATION_NS:
+        raise UserError(
+            f"--duration {duration!r}: out of range; allowed: 1s (the A1 scenarios sample "
+            "every second) to 86400s"
+        )
 
 
 def _print_results(results: list[BenchResult]) -> None:

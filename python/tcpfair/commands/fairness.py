@@ -203,7 +203,13 @@ def fairness(
     try:
         report = fairness_report(result, (t_from, t_to), by=by, per_interval=per_interval)
     except WindowError as e:
-        raise UserError(f"--from/--to: {e}") from None
+        if t_from is not None or t_to is not None:
+            raise UserError(f"--from/--to: {e}") from None
+        # no --from/--to: the default window (from 0) did not fit the files' samples
+        raise UserError(
+            f"{', '.join(map(str, files))}: the default {e}; allowed: a window within the "
+            "samples, given with --from/--to"
+        ) from None
 
     figure = None
     if plot is not None:

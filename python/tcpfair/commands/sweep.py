@@ -590,8 +590,12 @@ def _print_overview(s: Any, sweep_name: str | None, backend: str | None) -> None
     console = table_console()
     pairs = [(n, b) for n, b in s.sweeps() if (sweep_name in (None, n)) and (backend in (None, b))]
     if not pairs:
+        given = " ".join(
+            f"{o} {v!r}" for o, v in (("--sweep", sweep_name), ("--backend", backend)) if v
+        )
         raise UserError(
-            f"{s.root}: no sweep matches; it has: " + ", ".join(f"{n} ({b})" for n, b in s.sweeps())
+            f"{s.root}: no sweep matches {given}; allowed: "
+            + (", ".join(f"{n} ({b})" for n, b in s.sweeps()) or "none")
         )
     for name, be in pairs:
         t = s.table(sweep=name, backend=be)
@@ -721,8 +725,8 @@ def compare(
         check_figure_dir(output, force=force, option="-o")
     level = _alpha(alpha)
     sa, sb = Store(a, readonly=True), Store(b, readonly=True)
-    na, ba = sa.select(a_sweep, a_backend)
-    nb, bb = sb.select(b_sweep, b_backend)
+    na, ba = sa.select(a_sweep, a_backend, options=("--a-sweep", "--a-backend"))
+    nb, bb = sb.select(b_sweep, b_backend, options=("--b-sweep", "--b-backend"))
     la, lb = f"{na}/{ba}", f"{nb}/{bb}"
     if la == lb:
         la, lb = f"A:{la}", f"B:{lb}"
@@ -786,9 +790,11 @@ def _alpha(text: str) -> float:
 def _pick_xy(table: Any, axes: list[str], x: str | None, y: str | None) -> list[str]:
     from ..aggregate import axis_numeric
 
-    for k in (x, y):
+    for option, k in (("--x", x), ("--y", y)):
         if k is not None and k not in axes:
-            raise UserError(f"{k!r} is not a common axis; axes: {', '.join(axes)}")
+            raise UserError(
+                f"{option} {k!r}: not an axis A and B share; allowed: {', '.join(axes)}"
+            )
     if x and y:
         return [x, y]
     numeric = [

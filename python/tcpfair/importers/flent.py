@@ -40,6 +40,10 @@ __all__ = ["FlentError", "load_flent", "parse_flent", "flow_series"]
 MAX_VERSION = 4
 #: largest uncompressed data file read
 MAX_FLENT_BYTES = 1 << 28
+#: Bounds of a sample: its interval (one day) and rate (100 Tbit/s), so that the bytes of
+#: one interval (rate × interval) fit the int64 columns; 1e30 was an OverflowError
+MAX_STEP_S = 86_400.0
+MAX_MBITPS = 1e8
 AGGREGATE_SUFFIXES = (" sum", " avg", " totals", " total", " fairness")
 
 
@@ -95,7 +99,8 @@ def flow_series(results: dict[str, Any], series_meta: dict[str, Any]) -> list[st
             continue
         if name.endswith(AGGREGATE_SUFFIXES):
             continue
-        units = series_meta.get(name, {}).get("UNITS") if isinstance(series_meta, dict) else None
+        sm = series_meta.get(name) if isinstance(series_meta, dict) else None
+        units = sm.get("UNITS") if isinstance(sm, dict) else None  # (a non-table: no units)
         if isinstance(units, str) and units.replace(" ", "").lower() not in ("mbits/s", "mbit/s"):
             continue
         out.append(name)
@@ -160,8 +165,16 @@ def parse_flent(
     step = _positive(meta.get("STEP_SIZE"))
     if step is None and len(xs) > 1:  # no usable STEP_SIZE: the spacing of x_values
         step = float(np.median(np.diff(xs)))
-    if step is None or not step > 0:
-        raise FlentError(f"{src}: metadata.STEP_SIZE is {meta.get('STEP_SIZE')!r}; expected > 0")
+    if step is None or not 0 < step <= MAX_STEP_S:
+        raise FlentError(
+            f"{src}: metadata.STEP_SIZE is {meta.get('STEP_SIZE')!r}"
+            + (
+                ""
+                if step is None or _positive(meta.get("STEP_SIZE"))
+                else f" (x_values: {step:g} s apart)"
+            )
+            + f"; expected seconds > 0, at most {MAX_STEP_S:g}"
+        )
     t0 = _start_time(meta)
     raw_all = obj.get("raw_values", {})
     raw_all = raw_all if isinstance(raw_all, dict) else {}
@@ -184,9 +197,10 @@ def parse_flent(
         for i, (x, v) in enumerate(zip(xs, values, strict=True)):
             if v is None:
                 continue
-            if not _number(v) or v < 0:
+            if not _number(v) or not 0 <= v <= MAX_MBITPS:
                 raise FlentError(
-                    f"{src}: results[{name!r}][{i}] is {v!r}; expected Mbit/s ≥ 0 or null"
+                    f"{src}: results[{name!r}][{i}] is {v!r}; expected Mbit/s ≥ 0 (at most "
+                    f"{MAX_MBITPS:g}) or null"
                 )
             rtt_ms = _mean_in(raw, "tcp_rtt", x - step, x)
             cwnd = _mean_in(raw, "tcp_cwnd", x - step, x)

@@ -309,7 +309,8 @@ def _parse_report(
         isinstance(s, dict) and ("jitter_ms" in s or "packets" in s)
         for iv in intervals
         if isinstance(iv, dict)
-        for s in iv.get("streams", [])
+        # a "streams" that is not a list is refused below, naming its path
+        for s in (iv["streams"] if isinstance(iv.get("streams"), list) else [])
     ):
         protocol = "UDP"
     if protocol != "TCP":
