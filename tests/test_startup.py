@@ -144,7 +144,10 @@ print(threads() - before)
 
 
 def _extra_threads_from_numpy(setup: str) -> int:
-    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    # OpenBLAS also obeys OMP_NUM_THREADS and GOTO_NUM_THREADS, and dask.distributed sets
+    # OMP_NUM_THREADS=1 in this process's environment once a test has started a cluster
+    blas = {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "GOTO_NUM_THREADS"}
+    env = {k: v for k, v in os.environ.items() if k not in blas}
     code = THREADS_AFTER_NUMPY.format(setup=setup)
     p = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
