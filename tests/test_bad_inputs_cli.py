@@ -58,3 +58,22 @@ def test_usage_error_through_the_installed_command(tmp_path: Path) -> None:
     fails_cleanly_subprocess(
         ["sweep", str(tmp_path), "-j", "1"], mentions=["is a directory"], unchanged=[tmp_path]
     )
+
+
+@pytest.mark.parametrize(
+    "summary",
+    ["[1, 2]", '{"format_version": 1, "meta": [], "scenario": {}}', '"text"'],
+    ids=["a-list", "meta-a-list", "a-string"],
+)
+def test_report_on_a_run_folder_whose_summary_is_not_one(summary: str, tmp_path: Path) -> None:
+    """A half-written or foreign run folder: the file and what it should hold, not a Python
+    exception's name ('AttributeError: 'list' object has no attribute 'get'' before)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "summary.json").write_text(summary)
+    line = fails_cleanly(
+        ["report", str(run), "-o", str(tmp_path / "r.html")],
+        mentions=[str(run / "summary.json"), "not a tcpfair run summary", "format_version"],
+        unchanged=[run],
+    )
+    assert "Error:" not in line and "AttributeError" not in line

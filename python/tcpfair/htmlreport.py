@@ -171,11 +171,13 @@ def _kv_table(items: Sequence[tuple[str, Any]]) -> str:
 
 # --------------------------------------------------------------------------- run report
 def run_report(d: Path, say: Progress) -> Report:
-    say(f"reading {d}")
     try:
         r = RunResult.load(d)
-    except Exception as e:  # a damaged folder: one line, not a traceback
-        raise ReportError(f"{d}: cannot read the run ({type(e).__name__}: {e})") from None
+    except Exception as e:  # a damaged folder: one line (the error's), not a traceback
+        # ValueError: RunResult.load's own words (which file, what is wrong with it)
+        why = str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}"
+        raise ReportError(f"{d}: cannot read the run: {why}") from None
+    say(f"read {d}")
     sc = r.scenario or {}
     name = str(sc.get("name") or d.name)
     backend = str(r.meta.get("backend", "?"))

@@ -734,6 +734,15 @@ class RunResult:
 
         d = Path(directory)
         summary = json.loads((d / "summary.json").read_text())
+        if not (
+            isinstance(summary, dict)
+            and isinstance(summary.get("meta"), dict)
+            and isinstance(summary.get("scenario"), dict)
+        ):
+            raise ValueError(
+                f"{d / 'summary.json'}: not a tcpfair run summary (expected a JSON object "
+                "with format_version, meta and scenario, as tcpfair run writes)"
+            )
         if summary.get("format_version") != FORMAT_VERSION:
             raise ValueError(
                 f"{d}: run directory format {summary.get('format_version')!r}, "
