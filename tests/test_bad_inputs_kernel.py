@@ -132,6 +132,11 @@ CASES = [
         lambda t: {"TCPFAIR_KERNEL_RT_PRIORITY": "100"},
         ("TCPFAIR_KERNEL_RT_PRIORITY='100'", "0–99"),
     ),
+    Case(  # a digit to str.isdigit(), not to int()
+        "rt-priority-superscript",
+        lambda t: {"TCPFAIR_KERNEL_RT_PRIORITY": "\u00b2"},
+        ("TCPFAIR_KERNEL_RT_PRIORITY='\u00b2'", "0–99"),
+    ),
     Case(
         "bottleneck-red",
         lambda t: {"TCPFAIR_KERNEL_BOTTLENECK": "red"},

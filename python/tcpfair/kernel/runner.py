@@ -84,7 +84,7 @@ class KernelOptions:
             raise ValueError(f"TCPFAIR_KERNEL_GSO={gso!r}: expected on or off")
         o.gso = gso in ("on", "1", "true")
         prio = e.get("TCPFAIR_KERNEL_RT_PRIORITY", str(o.rt_priority)).strip()
-        if not prio.isdigit() or not 0 <= int(prio) <= 99:
+        if not (prio.isascii() and prio.isdigit()) or not 0 <= int(prio) <= 99:
             raise ValueError(
                 f"TCPFAIR_KERNEL_RT_PRIORITY={prio!r}: expected an integer 0–99 (0: no real-time)"
             )
