@@ -384,3 +384,40 @@ def test_a_flow_with_no_sample_in_the_window_retransmitted_nothing_there() -> No
     res.samples = res.samples[~((res.samples["flow"] == 1) & (res.samples["t_s"] > 2))]
     table = res.flow_retransmits((2.0, 4.0))  # flow 1 stopped reporting at 2 s
     assert list(table["retransmits"]) == [7.0, 0.0] and not table["whole_run"].any()
+
+
+@pytest.mark.parametrize(
+    ("rate", "duration", "note"),
+    [("1kbit", "20s", True), ("100kbit", "20s", True), ("1Mbit", "20s", False)],
+)
+def test_the_run_table_says_when_its_window_is_a_few_packets_long(
+    rate: str, duration: str, note: bool
+) -> None:
+    """Bytes count when a packet is delivered: a 10 s window at 1 kbit/s holds 10 kbit of
+    capacity and one 1500 B packet is 12 kbit — 120 % of the link, and the table would say
+    so without a word. The note appears below 100 packet times (one packet > 1 % of the
+    capacity): 1 kbit/s × 10 s = 0.833 of them, 100 kbit/s 83.3, 1 Mbit/s 833."""
+    from rich.console import Console
+
+    from tcpfair.backends.sim import SimBackend
+    from tcpfair.report import print_run_summary
+    from tcpfair.spec import from_dict
+
+    data = {
+        "name": "coarse",
+        "duration": duration,
+        "bottleneck": {"rate": rate, "buffer": "3000B"},
+        "flows": [{"cca": "reno", "rtt": "20ms"}, {"cca": "reno", "rtt": "20ms"}],
+        "measure": {"from": "10s"},
+    }
+    res = SimBackend().run(from_dict(data))
+    console = Console(record=True, width=300)
+    print_run_summary(res, title="t", console=console)
+    lines = [ln for ln in console.export_text().splitlines() if ln.startswith("note: the window")]
+    if not note:
+        assert lines == []
+        return
+    packets = 10 * res.meta["capacity_bps"] / (8 * 1500)
+    step = 8 * 1500 / 10
+    assert len(lines) == 1 and f"holds {packets:.3g} packet times" in lines[0]
+    assert f"{100 * step / res.meta['capacity_bps']:.3g} % of the link" in lines[0]

@@ -12,6 +12,29 @@ from rich.table import Table
 from .result import RunResult
 from .units import format_rate
 
+#: below this many packet times in the window, one packet is more than 1 % of its capacity
+COARSE_WINDOW_PACKETS = 100
+
+
+def _print_coarse_window(result: RunResult, window_s: float, console: Console) -> None:
+    """Say so when the window holds too few packet times for the figures to be smooth:
+    bytes count when a packet is delivered, so at 1 kbit/s a 10 s window moves in steps of
+    one 1500 B packet (1.2 kbit/s, 120 % of the link) and utilization can pass 100 %."""
+    cap = result.meta.get("capacity_bps")
+    mtu = ((result.scenario or {}).get("bottleneck") or {}).get("mtu_bytes")
+    if not cap or not mtu or window_s <= 0:
+        return
+    packets = window_s * cap / (8 * mtu)
+    if packets < COARSE_WINDOW_PACKETS:
+        step = 8 * mtu / window_s
+        console.print(
+            f"note: the window ({window_s:g} s) holds {packets:.3g} packet times at "
+            f"{format_rate(cap)}/s; bytes count when a packet is delivered, so the figures "
+            f"move in steps of one packet ({format_rate(step)}/s, "
+            f"{100 * step / cap:.3g} % of the link) and utilization can pass 100 % — "
+            "a longer window (measure.from/to, duration) smooths them"
+        )
+
 
 def print_run_summary(result: RunResult, title: str = "", console: Console | None = None) -> None:
     console = console or Console()
@@ -73,6 +96,7 @@ def print_run_summary(result: RunResult, title: str = "", console: Console | Non
         if um is not None and um == um:
             parts[-1] += f" (measured connections {100 * um:.1f} %)"
     console.print("  ".join(parts))
+    _print_coarse_window(result, hi - lo, console)
     _print_reverse(met, console)
     if result.rows("flows"):  # the long-lived connections' (short flows: in their table)
         run_end = _run_end(result)
