@@ -737,7 +737,7 @@ class RunResult:
         if not (
             isinstance(summary, dict)
             and isinstance(summary.get("meta"), dict)
-            and isinstance(summary.get("scenario"), dict)
+            and isinstance(summary.get("scenario", 0), dict | None)  # None: an import's
         ):
             raise ValueError(
                 f"{d / 'summary.json'}: not a tcpfair run summary (expected a JSON object "
