@@ -1,0 +1,134 @@
+"""Bad-input corpus: the second pass of session 13 (pydantic's wording, values with a
+newline, kernel-side inputs that need no traffic).
+
+pydantic's own type and range errors reached the user as "flows.0.streams: Input should be
+a valid integer, unable to parse string as an integer" or "… less than or equal to 1":
+they named the key but not what is allowed (an integer, a number, true or false, and the
+field's bounds), and a table given for a number lost its value. Each line now reads as the
+hand-written ones do: "KEY: what is wrong; allowed: … (got VALUE)".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from badinput import fails_cleanly
+
+SCENARIO = """\
+name = "t"
+duration = "10s"
+[bottleneck]
+rate = "10Mbit"
+buffer = "100pkt"
+[[flows]]
+cca = "reno"
+rtt = "20ms"
+[measure]
+interval = "1s"
+"""
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "mentions"),
+    [
+        # a whole number with bounds: both bounds, the kind, the value
+        (
+            "flows.0.streams",
+            '"x"',
+            ["not a whole number; allowed: a whole number from 1 to 1024", "(got 'x')"],
+        ),
+        (
+            "flows.0.streams",
+            "1.5",
+            ["not a whole number; allowed: a whole number from 1 to 1024", "(got 1.5)"],
+        ),
+        (
+            "flows.0.streams",
+            "2000",
+            ["out of range; allowed: a whole number from 1 to 1024", "(got 2000)"],
+        ),
+        # a table given for a number: its value was dropped from the line
+        ("flows.0.streams", "{a=1}", ["not a whole number; allowed:", "(got {'a': 1})"]),
+        # seed: 0 ≤ seed < 2**63, said as the whole numbers allowed
+        (
+            "seed",
+            "-1",
+            [
+                "seed: out of range; allowed: a whole number from 0 to 9223372036854775807",
+                "(got -1)",
+            ],
+        ),
+        # a number with an exclusive bound; nan is not "out of range" but not a number
+        (
+            "bottleneck.loss",
+            "1.5",
+            ["out of range; allowed: a number at least 0 and below 1", "(got 1.5)"],
+        ),
+        (
+            "bottleneck.loss",
+            '"x"',
+            [
+                "bottleneck.loss: not a number; allowed: a number at least 0 and below 1",
+                "(got 'x')",
+            ],
+        ),
+        (
+            "bottleneck.loss",
+            "nan",
+            ["not a finite number; allowed: a number at least 0 and below 1", "(got nan)"],
+        ),
+        (
+            "bottleneck.aqm",
+            '{kind = "red", min_th = "5pkt", max_th = "15pkt", wq = 0}',
+            ["bottleneck.aqm.wq: out of range; allowed: a number above 0 and at most 1", "(got 0)"],
+        ),
+        (
+            "flows.0.sack",
+            '"maybe"',
+            ["flows.0.sack: not true or false; allowed: true or false", "(got 'maybe')"],
+        ),
+        ("flows.0.cca", "5", ["flows.0.cca: not a string; allowed: a string in quotes", "(got 5)"]),
+        (
+            "flows",
+            "5",
+            ["flows: not a list; allowed: a list of tables ([[flows]] entries)", "(got 5)"],
+        ),
+        ("flows", "[]", ["flows: 0 entries; allowed: at least 1 entry", "(got [])"]),
+        (
+            "measure",
+            "5",
+            [
+                "measure: not a table; allowed: a table of keys (interval, from, to, flows)",
+                "(got 5)",
+            ],
+        ),
+        (
+            "bottleneck.aqm",
+            "5",
+            [
+                'bottleneck.aqm: not a table; allowed: a table with kind = "droptail" or kind = "red"',
+                "(got 5)",
+            ],
+        ),
+        # a message that shows the value already does not show it twice
+        ("flows.0.rtt", "true", ["flows.0.rtt: expected a time", "got True"]),
+    ],
+)
+def test_plain_type_and_range_errors_say_what_is_allowed(
+    key: str, value: str, mentions: list[str], tmp_path: Path
+) -> None:
+    (tmp_path / "s.toml").write_text(SCENARIO)
+    line = fails_cleanly(
+        [
+            "run",
+            str(tmp_path / "s.toml"),
+            "--no-plot",
+            "-o",
+            str(tmp_path / "out"),
+            "--set",
+            f"{key}={value}",
+        ],
+        mentions=[key, *mentions],
+    )
+    assert "Input should" not in line and line.count("got ") == 1, line
