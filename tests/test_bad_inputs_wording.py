@@ -132,3 +132,80 @@ def test_plain_type_and_range_errors_say_what_is_allowed(
         mentions=[key, *mentions],
     )
     assert "Input should" not in line and line.count("got ") == 1, line
+
+
+# ---------------------------------------------------------------- a value with a newline
+# An option's value was echoed as it is: ``--x $'a\nb'`` made its one error two lines (and
+# an escape sequence reached the terminal). It is shown escaped, as repr writes it; in a
+# several-problem error each problem stays one line.
+NL = "a\nb"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A results store with one finished sweep (fake backend)."""
+    from test_bad_inputs_store import _sweep_dict
+    from test_sweep_support import fake_run
+
+    from tcpfair.orchestrate import run_sweep
+    from tcpfair.sweep import sweep_from_dict
+
+    root = tmp_path_factory.mktemp("nl") / "store"
+    run_sweep(sweep_from_dict(_sweep_dict()), run_fn=fake_run, output=root, jobs=1).store.close()
+    return root
+
+
+@pytest.mark.parametrize(
+    ("args", "mentions"),
+    [
+        (["results", "{store}", "--plot", "jfi", "--x", NL], ["--x a\\nb:", "not an axis"]),
+        (["results", "{store}", "--export", NL], ["--export a\\nb:", ".csv or .parquet"]),
+        (["report", "{store}", "--no-progress", "-o", NL], ["-o a\\nb:", ".html"]),
+        (["report", "{store}", "--no-progress", "--compare", NL], ["--compare a\\nb:"]),
+        (["repro", "lab10", "--quick", "--sweep", NL], ["--sweep a\\nb:", "allowed:"]),
+        (["repro", "lab10", "--against", NL], ["--against a\\nb:"]),
+        (["results", "{store}", NL], ["unexpected extra argument (a\\nb)"]),
+        (
+            ["run", "{scenario}", "--no-plot", "--set", "flows.0.c\nca=x"],
+            ["flows.0.c\\nca: unknown key"],
+        ),
+        (
+            ["results", "{store}", "--plot", "jfi", "--x", "a\u2028b"],
+            ["--x a\\u2028b:"],
+        ),
+        (["results", "{store}", "--plot", "jfi", "--x", "a\x1b[31m"], ["--x a\\x1b[31m:"]),
+    ],
+)
+def test_a_value_with_a_newline_is_one_line(
+    args: list[str], mentions: list[str], store: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    (tmp_path / "s.toml").write_text(SCENARIO)
+    copy = tmp_path / "store"
+    shutil.copytree(store, copy, ignore=shutil.ignore_patterns("*-wal", "*-shm"))
+    args = [a.format(store=copy, scenario=tmp_path / "s.toml") for a in args]
+    from test_bad_inputs_store import fails
+
+    fails(args, mentions, copy, cwd=tmp_path)  # SQLite's -wal/-shm aside, nothing changes
+
+
+def test_a_sweep_axis_with_a_newline_is_one_line_per_problem(tmp_path: Path) -> None:
+    from test_bad_inputs_store import SWEEP_TOML
+
+    (tmp_path / "sw.toml").write_text(SWEEP_TOML)
+    fails_cleanly(
+        ["sweep", str(tmp_path / "sw.toml"), "--dry-run", "--axis", NL],
+        mentions=["--axis a\\nb: expected KEY="],
+    )
+    # two problems: two lines after the head, each one whole problem
+    from click.testing import CliRunner
+
+    from tcpfair.cli import cli
+
+    r = CliRunner().invoke(
+        cli, ["sweep", str(tmp_path / "sw.toml"), "--dry-run", "--axis", NL, "--axis", "c\nd"]
+    )
+    lines = r.stderr.splitlines()
+    assert r.exit_code == 2 and len(lines) == 3, r.stderr
+    assert lines[1].startswith("  --axis a\\nb: ") and lines[2].startswith("  --axis c\\nd: ")

@@ -101,9 +101,13 @@ class SpecError(ValueError):
     def __init__(self, problems: list[tuple[str, Any, str]], source: str | None = None):
         self.problems = problems
         self.source = source
-        lines = [
-            f"{k}: {m}"
-            + ("" if v is _MISSING or m.endswith(f"got {v!r}") else f" (got {_shown(v)})")
+        from ._text import one_line
+
+        lines = [  # each problem one line, whatever the key or message echoes
+            one_line(
+                f"{k}: {m}"
+                + ("" if v is _MISSING or m.endswith(f"got {v!r}") else f" (got {_shown(v)})")
+            )
             for k, v, m in problems
         ]
         head = f"invalid scenario {source}" if source else "invalid scenario"
