@@ -142,6 +142,14 @@ CASES = [
         lambda t: {"TCPFAIR_KERNEL_BOTTLENECK": "red"},
         ("TCPFAIR_KERNEL_BOTTLENECK='red'", "expected tbf or linkem"),
     ),
+    Case(  # read as off: the work folder asked for was deleted without a word
+        "keep-yes",
+        lambda t: {"TCPFAIR_KERNEL_KEEP": "yes"},
+        ("TCPFAIR_KERNEL_KEEP='yes'", "allowed: on or off"),
+        # a scenario this machine refuses too, so that no code (old or new) gets as far as
+        # a run: the variable must be refused first
+        {"cca": "compound"},
+    ),
     Case(
         "burst-not-a-time",
         lambda t: {"TCPFAIR_KERNEL_BURST": "fast"},

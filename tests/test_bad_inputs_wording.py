@@ -209,3 +209,79 @@ def test_a_sweep_axis_with_a_newline_is_one_line_per_problem(tmp_path: Path) -> 
     lines = r.stderr.splitlines()
     assert r.exit_code == 2 and len(lines) == 3, r.stderr
     assert lines[1].startswith("  --axis a\\nb: ") and lines[2].startswith("  --axis c\\nd: ")
+
+
+# ------------------------------------------------------- inputs of the kernel side, no traffic
+@pytest.mark.parametrize(
+    ("address", "mentions"),
+    [
+        # Dask's "missing port number in address ''", after the store was created
+        (
+            "tcp://",
+            ["'tcp://': not an address of a Dask scheduler", "allowed: [SCHEME://]HOST:PORT"],
+        ),
+        # silently a local cluster
+        ("", ["'': not an address", "allowed:"]),
+        # Dask's "unknown address scheme 'http'", not naming --scheduler
+        ("http://x", ["unknown scheme 'http'", "tcp, tls, ws, wss"]),
+        # a port no socket can have (no connection is tried: refused as written)
+        ("nohost:99999", ["port 99999 is out of range", "port 1-65535"]),
+    ],
+)
+def test_a_malformed_scheduler_address_is_refused_before_anything(
+    address: str, mentions: list[str], tmp_path: Path
+) -> None:
+    from test_bad_inputs_store import SWEEP_TOML
+
+    (tmp_path / "sw.toml").write_text(SWEEP_TOML)
+    fails_cleanly(
+        ["sweep", "sw.toml", "--executor", "dask", "--scheduler", address, "-o", "out"],
+        mentions=["--scheduler", *mentions],
+        unchanged=[tmp_path],  # no results store created
+        cwd=tmp_path,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "mentions"),
+    [
+        # an option another one makes pointless was silently ignored
+        (["--force"], ["--force: only with --cleanup"]),
+        (["--ccas", "--force"], ["--force: only with --cleanup"]),
+        (["--ccas", "--cleanup"], ["--ccas", "allowed: --ccas or --cleanup"]),
+        (
+            ["--write-cc-table", "doc.md", "--cleanup"],
+            ["--write-cc-table: only on its own", "--cleanup"],
+        ),
+        # not UTF-8: an internal error (UnicodeDecodeError) before
+        (["--write-cc-table", "bin.md"], ["--write-cc-table bin.md: not UTF-8 text", "allowed:"]),
+    ],
+)
+def test_doctor_options(args: list[str], mentions: list[str], tmp_path: Path) -> None:
+    (tmp_path / "doc.md").write_text("# a page without the table\n")
+    (tmp_path / "bin.md").write_bytes(b"\xff\xfe\x00binary")
+    fails_cleanly(["doctor", *args], mentions=mentions, unchanged=[tmp_path], cwd=tmp_path)
+
+
+def test_doctor_write_cc_table_reads_a_bounded_amount(tmp_path: Path) -> None:
+    """A FIFO (or /dev/zero) was read to the end: the memory filled, or the command hung."""
+    import os
+    import threading
+
+    fifo = tmp_path / "doc.md"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        try:
+            with open(fifo, "wb") as f:
+                f.write(b"x" * (17 * 2**20))
+        except BrokenPipeError:
+            pass
+
+    t = threading.Thread(target=feed, daemon=True)
+    t.start()
+    fails_cleanly(
+        ["doctor", "--write-cc-table", str(fifo)],
+        mentions=["--write-cc-table", "larger than 16 MiB", "allowed: a Markdown file"],
+    )
+    t.join(timeout=10)

@@ -89,7 +89,13 @@ class KernelOptions:
                 f"TCPFAIR_KERNEL_RT_PRIORITY={prio!r}: expected an integer 0–99 (0: no real-time)"
             )
         o.rt_priority = int(prio)
-        o.keep_workdir = e.get("TCPFAIR_KERNEL_KEEP", "0").strip().lower() in ("1", "on", "true")
+        keep = e.get("TCPFAIR_KERNEL_KEEP", "0").strip().lower()
+        if keep not in ("", "on", "off", "1", "0", "true", "false"):
+            # "yes" was read as off: the work folder asked for was deleted without a word
+            raise ValueError(
+                f"TCPFAIR_KERNEL_KEEP={keep!r}: allowed: on or off (or 1/0, true/false)"
+            )
+        o.keep_workdir = keep in ("1", "on", "true")
         bn = e.get("TCPFAIR_KERNEL_BOTTLENECK", "tbf").strip().lower()
         if bn not in ("tbf", "linkem"):
             raise ValueError(f"TCPFAIR_KERNEL_BOTTLENECK={bn!r}: expected tbf or linkem")
