@@ -10,6 +10,8 @@ hand-written ones do: "KEY: what is wrong; allowed: … (got VALUE)".
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -265,7 +267,6 @@ def test_doctor_options(args: list[str], mentions: list[str], tmp_path: Path) ->
 
 def test_doctor_write_cc_table_reads_a_bounded_amount(tmp_path: Path) -> None:
     """A FIFO (or /dev/zero) was read to the end: the memory filled, or the command hung."""
-    import os
     import threading
 
     fifo = tmp_path / "doc.md"
@@ -285,3 +286,32 @@ def test_doctor_write_cc_table_reads_a_bounded_amount(tmp_path: Path) -> None:
         mentions=["--write-cc-table", "larger than 16 MiB", "allowed: a Markdown file"],
     )
     t.join(timeout=10)
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or os.geteuid() != 0,
+    reason="doctor looks for leftovers only as root",
+)
+def test_a_state_folder_holding_other_json_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``TCPFAIR_STATE_DIR`` on a folder of the user's own JSON files: a list in one was an
+    internal error in ``tcpfair doctor`` (AttributeError), and any table in one was a
+    "leftover run" whose file ``--cleanup`` deleted. Only ``<run id>.json`` files naming
+    their run, as a kernel run writes them, are read; nothing else is touched."""
+    from click.testing import CliRunner
+
+    from tcpfair.cli import cli
+    from tcpfair.kernel import cleanup
+
+    (tmp_path / "list.json").write_text("[1, 2]")
+    (tmp_path / "settings.json").write_text('{"theme": "dark"}')
+    (tmp_path / "abc123.json").write_text('{"run_id": "other", "procs": "x"}')
+    monkeypatch.setattr(cleanup, "STATE_DIR", tmp_path)
+    assert [lo.run_id for lo in cleanup.find_leftovers() if lo.state_file] == []
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    r = CliRunner().invoke(cli, ["doctor"])
+    assert r.exit_code == 0 and "internal error" not in r.output, r.output
+    listed = [ln for ln in r.output.splitlines() if ln.startswith("leftover ")]
+    assert not [ln for ln in listed if any(w in ln for w in ("settings", "list", "abc123"))]
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
