@@ -113,6 +113,11 @@ interval = "1s"
                 "(got 5)",
             ],
         ),
+        # a table given for a value the check reads as a whole: its value was dropped
+        ("measure.flows", "{a=1}", ["measure.flows: expected a list", "(got {'a': 1})"]),
+        # ... unless the message shows it already (a guard for the change above, not a
+        # finding: this line was right before)
+        ("bottleneck.buffer", "{a=1}", ["bottleneck.buffer: cannot read {'a': 1}"]),
         # a message that shows the value already does not show it twice
         ("flows.0.rtt", "true", ["flows.0.rtt: expected a time", "got True"]),
     ],
@@ -133,7 +138,7 @@ def test_plain_type_and_range_errors_say_what_is_allowed(
         ],
         mentions=[key, *mentions],
     )
-    assert "Input should" not in line and line.count("got ") == 1, line
+    assert "Input should" not in line and line.count("got ") <= 1, line
 
 
 # ---------------------------------------------------------------- a value with a newline

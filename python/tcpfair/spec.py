@@ -106,7 +106,7 @@ class SpecError(ValueError):
         lines = [  # each problem one line, whatever the key or message echoes
             one_line(
                 f"{k}: {m}"
-                + ("" if v is _MISSING or m.endswith(f"got {v!r}") else f" (got {_shown(v)})")
+                + ("" if v is _MISSING or _echoed(v, m) else f" (got {_shown(v)})")
             )
             for k, v, m in problems
         ]
@@ -117,6 +117,13 @@ class SpecError(ValueError):
 
 
 _MISSING = object()
+
+
+def _echoed(value: Any, message: str) -> bool:
+    """The message shows the value already (``… got True``, ``cannot read {'a': 1}``)."""
+    return message.endswith(f"got {value!r}") or (
+        isinstance(value, dict | list) and repr(value) in message
+    )
 
 
 def _shown(value: Any, limit: int = 80) -> str:
@@ -1341,7 +1348,11 @@ def from_dict(data: dict[str, Any], source: str | None = None) -> Scenario:
             loc = tuple(err["loc"])
             value = err.get("input", _MISSING) if err["type"] != "missing" else _MISSING
             if isinstance(value, dict) and err["type"] not in ("extra_forbidden", *_PLAIN_TYPES):
-                value = _MISSING
+                # a table's own check gets the whole table (not the user's value); a table
+                # given for a value (measure.flows = { a = 1 }) is shown
+                field = _field_at(loc)
+                if field is None or _model_in(field.annotation) is not None:
+                    value = _MISSING
             key, msg = _loc_to_key(loc), _message(err)
             if err["type"] == "extra_forbidden":
                 msg = _unknown_key_message(str(loc[-1]), _table_keys(loc[:-1]))
