@@ -105,8 +105,7 @@ class SpecError(ValueError):
 
         lines = [  # each problem one line, whatever the key or message echoes
             one_line(
-                f"{k}: {m}"
-                + ("" if v is _MISSING or _echoed(v, m) else f" (got {_shown(v)})")
+                f"{k}: {m}" + ("" if v is _MISSING or _echoed(v, m) else f" (got {_shown(v)})")
             )
             for k, v, m in problems
         ]
