@@ -100,7 +100,11 @@ def run(tmp: Path, *sets: str, **parts: str) -> list[str]:
                 'bottleneck.reverse.aqm={kind="red", min_th="5pkt", max_th="10pkt", max_p=2}',
             ],
             {},
-            ["bottleneck.reverse.aqm.max_p", "less than or equal to 1", "(got 2)"],
+            [
+                "bottleneck.reverse.aqm.max_p",
+                "out of range; allowed: a number above 0 and at most 1",
+                "(got 2)",
+            ],
         ),
         (
             ['bottleneck.reverse.aqm={kind="red", min_th="5pkt", max_th="10pkt", maxp=0.2}'],

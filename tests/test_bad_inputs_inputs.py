@@ -261,9 +261,26 @@ CASES: dict[str, Case] = {
         scenario({"flows.0.stack": "ns2", "flows.0.cca": "vegas", "flows.0.access_rate": "0bit"}),
         ("flows.0.access_rate", "0bit"),
     ),
-    "loss-nan": Case(scenario({"bottleneck.loss": Raw("nan")}), ("bottleneck.loss", "less than 1")),
-    "loss-inf": Case(scenario({"bottleneck.loss": Raw("inf")}), ("bottleneck.loss", "less than 1")),
-    "seed-negative": Case(scenario({"seed": -1}), ("seed", "greater than or equal to 0")),
+    "loss-nan": Case(
+        scenario({"bottleneck.loss": Raw("nan")}),
+        (
+            "bottleneck.loss",
+            "not a finite number; allowed: a number at least 0 and below 1",
+            "(got nan)",
+        ),
+    ),
+    "loss-inf": Case(
+        scenario({"bottleneck.loss": Raw("inf")}),
+        (
+            "bottleneck.loss",
+            "not a finite number; allowed: a number at least 0 and below 1",
+            "(got inf)",
+        ),
+    ),
+    "seed-negative": Case(
+        scenario({"seed": -1}),
+        ("seed", "out of range; allowed: a whole number from 0 to 9223372036854775807", "(got -1)"),
+    ),
     "jitter-2s": Case(scenario({"flows.0.jitter": "2s"}), ("flows.0.jitter", "at most 1s")),
     # ------------------------------------------------------------ sampling and the window
     "interval-1ns": Case(

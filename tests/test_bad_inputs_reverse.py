@@ -47,7 +47,7 @@ CASES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "reverse-not-a-table": (
         text(bottleneck='reverse = "10Mbit"'),
-        ("bottleneck.reverse", "expected a table", "'10Mbit'"),
+        ("bottleneck.reverse", "not a table; allowed: a table of keys (rate,", "'10Mbit'"),
     ),
     "reverse-unknown-key": (
         text(reverse='[bottleneck.reverse]\nmtu = "1000B"'),
@@ -71,7 +71,11 @@ CASES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "reverse-loss-one": (
         text(reverse="[bottleneck.reverse]\nloss = 1.0"),
-        ("bottleneck.reverse.loss", "1.0", "less than 1"),
+        (
+            "bottleneck.reverse.loss",
+            "1.0",
+            "out of range; allowed: a number at least 0 and below 1",
+        ),
     ),
     "reverse-aqm-red-without-thresholds": (
         text(reverse='[bottleneck.reverse]\naqm = "red"'),

@@ -52,9 +52,15 @@ def test_the_simulator_takes_gso_and_it_changes_the_run() -> None:
 @pytest.mark.parametrize(
     ("override", "mentions"),
     [
-        ("flows.0.gso=maybe", ["flows.0.gso", "valid boolean", "maybe"]),
-        ("flows.0.gso=7", ["flows.0.gso", "valid boolean", "7"]),
-        ("flows.1.gso=[1]", ["flows.1.gso", "valid boolean"]),
+        (
+            "flows.0.gso=maybe",
+            ["flows.0.gso", "not true or false; allowed: true or false", "maybe"],
+        ),
+        ("flows.0.gso=7", ["flows.0.gso", "not true or false; allowed: true or false", "7"]),
+        (
+            "flows.1.gso=[1]",
+            ["flows.1.gso", "not true or false; allowed: true or false", "(got [1])"],
+        ),
     ],
     ids=lambda v: v if isinstance(v, str) else None,
 )

@@ -75,7 +75,10 @@ def test_under_netem_the_tbf_cuts_a_flight_it_would_have_passed() -> None:
     ("override", "mentions"),
     [
         (["bottleneck.netem_root=true"], ["bottleneck.netem_root", "needs bottleneck.burst"]),
-        (["bottleneck.netem_root=maybe"], ["bottleneck.netem_root", "valid boolean"]),
+        (
+            ["bottleneck.netem_root=maybe"],
+            ["bottleneck.netem_root", "not true or false; allowed: true or false", "maybe"],
+        ),
         (
             ["bottleneck.burst=5000000B", "bottleneck.netem_latency=50us"],
             ["bottleneck.netem_latency", "netem_root = true"],

@@ -73,7 +73,11 @@ def test_shipped_scenarios_validate(path: Path) -> None:
         ("flows.0.rtt", 20, "flows.0.rtt: expected a time with a unit"),
         ("duration", "30", "duration: cannot read '30'"),
         ("bottleneck.buffer", "big", "bottleneck.buffer: cannot read 'big'"),
-        ("bottleneck.loss", 1.5, "bottleneck.loss: Input should be less than 1"),
+        (
+            "bottleneck.loss",
+            1.5,
+            "bottleneck.loss: out of range; allowed: a number at least 0 and below 1 (got 1.5)",
+        ),
         ("bottleneck.mtu", "100B", "mtu must be between 576B and 65536B"),
         (
             "flows.1.cca",
@@ -81,7 +85,11 @@ def test_shipped_scenarios_validate(path: Path) -> None:
             "flows.1.cca: unknown congestion control; allowed: reno, newreno, sack, cubic, bic, highspeed, compound, "
             "vegas, bbr (got 'westwood')",
         ),
-        ("flows.0.streams", 0, "flows.0.streams: Input should be greater than or equal to 1"),
+        (
+            "flows.0.streams",
+            0,
+            "flows.0.streams: out of range; allowed: a whole number from 1 to 1024 (got 0)",
+        ),
         (
             "measure.to",
             "40s",
@@ -401,7 +409,7 @@ def test_ack_jitter_is_opt_in_and_keeps_old_hashes() -> None:
         ("bottleneck.buffer", "1000bdp", "1000.5bdp", "allowed: at most 1000bdp"),
         ("bottleneck.buffer", "1000000000pkt", "1000000001pkt", "allowed: at most 1e9pkt"),
         ("bottleneck.buffer", "1000GB", "1000000000001B", "allowed: at most 1e12B"),
-        ("flows.0.cwnd_clamp", 2**32 - 1, 2**32, "less than or equal to 4294967295"),
+        ("flows.0.cwnd_clamp", 2**32 - 1, 2**32, "allowed: a whole number from 2 to 4294967295"),
     ],
 )
 def test_every_quantity_has_a_bound_named_in_the_error(

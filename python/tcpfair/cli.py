@@ -51,16 +51,19 @@ class LazyGroup(click.Group):
         """As click's, but a usage error (unknown option, bad option value, missing
         argument) is one line naming the command and the option, like every other error
         tcpfair reports, instead of click's three-line usage block."""
+        from ._text import one_line
+
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **kwargs)
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **kwargs)
         except click.UsageError as e:
             where = e.ctx.command_path if e.ctx is not None else "tcpfair"
-            click.echo(f"error: {where}: {e.format_message()} (see {where} --help)", err=True)
+            msg = one_line(e.format_message())  # a value with a newline: still one line
+            click.echo(f"error: {where}: {msg} (see {where} --help)", err=True)
             sys.exit(e.exit_code)
         except click.ClickException as e:
-            click.echo(f"error: {e.format_message()}", err=True)
+            click.echo(f"error: {one_line(e.format_message())}", err=True)
             sys.exit(e.exit_code)
         except click.Abort:
             click.echo("interrupted", err=True)

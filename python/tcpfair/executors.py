@@ -654,6 +654,36 @@ def default_jobs(backend: str) -> int:
     return 1 if backend == "kernel" else (os.cpu_count() or 1)
 
 
+#: the address schemes a Dask scheduler listens on (distributed.comm's; inproc is within
+#: one process, ucx needs a package tcpfair does not install)
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss")
+
+
+def scheduler_address_problem(address: str) -> str | None:
+    """What is wrong with ``--scheduler ADDRESS`` as written, before anything connects:
+    Dask said "missing port number in address ''" for ``tcp://`` and "unknown address
+    scheme 'http'" (neither naming --scheduler) after the results store was created, and
+    an empty address silently started a local cluster instead. None: well-formed."""
+    import re
+
+    allowed = (
+        f"allowed: [SCHEME://]HOST:PORT, e.g. tcp://127.0.0.1:8786 (scheme: "
+        f"{', '.join(SCHEDULER_SCHEMES)}; port 1-65535)"
+    )
+    shown = f"{address!r}: "
+    m = re.fullmatch(
+        r"(?:([A-Za-z][A-Za-z0-9+.-]*)://)?(\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]]+):(\d{1,5})/?", address
+    )
+    scheme = address.split("://", 1)[0] if "://" in address else None
+    if scheme is not None and scheme not in SCHEDULER_SCHEMES:
+        return f"{shown}unknown scheme {scheme!r}; {allowed}"
+    if m is None:
+        return f"{shown}not an address of a Dask scheduler; {allowed}"
+    if not 1 <= int(m.group(3)) <= 65535:
+        return f"{shown}port {int(m.group(3))} is out of range; {allowed}"
+    return None
+
+
 def make_executor(executor: str, backend: str, jobs: int | None, scheduler: str | None) -> Executor:
     if backend == "kernel":
         if executor == "dask" and not scheduler:
@@ -690,5 +720,9 @@ def make_executor(executor: str, backend: str, jobs: int | None, scheduler: str 
             raise SweepError([("--scheduler", "only with --executor dask")])
         return LocalExecutor(n)
     if executor == "dask":
+        if scheduler is not None:
+            problem = scheduler_address_problem(scheduler)
+            if problem:
+                raise SweepError([("--scheduler", problem)])
         return DaskExecutor(scheduler, n, kernel=backend == "kernel")
     raise SweepError([("--executor", f"expected 'local' or 'dask' (got {executor!r})")])

@@ -101,8 +101,13 @@ class SpecError(ValueError):
     def __init__(self, problems: list[tuple[str, Any, str]], source: str | None = None):
         self.problems = problems
         self.source = source
-        lines = [
-            f"{k}: {m}" + ("" if v is _MISSING else f" (got {_shown(v)})") for k, v, m in problems
+        from ._text import one_line
+
+        lines = [  # each problem one line, whatever the key or message echoes
+            one_line(
+                f"{k}: {m}" + ("" if v is _MISSING or _echoed(v, m) else f" (got {_shown(v)})")
+            )
+            for k, v, m in problems
         ]
         head = f"invalid scenario {source}" if source else "invalid scenario"
         super().__init__(
@@ -111,6 +116,13 @@ class SpecError(ValueError):
 
 
 _MISSING = object()
+
+
+def _echoed(value: Any, message: str) -> bool:
+    """The message shows the value already (``… got True``, ``cannot read {'a': 1}``)."""
+    return message.endswith(f"got {value!r}") or (
+        isinstance(value, dict | list) and repr(value) in message
+    )
 
 
 def _shown(value: Any, limit: int = 80) -> str:
@@ -1140,12 +1152,123 @@ def _message(err: ErrorDetails) -> str:
     if t == "missing":
         return "required key is missing"
     if t in ("model_type", "model_attributes_type", "dict_type"):
-        return "expected a table of keys"
+        loc = tuple(err["loc"])
+        if loc and loc[-1] == "aqm":  # a union: its keys depend on kind
+            return 'not a table; allowed: a table with kind = "droptail" or kind = "red"'
+        keys = _table_keys(loc)
+        return "not a table; allowed: a table of keys" + (f" ({', '.join(keys)})" if keys else "")
+    plain = _plain_message(err)
+    if plain is not None:
+        return plain
     msg = str(err["msg"])
     for prefix in ("Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):
             msg = msg[len(prefix) :]
     return msg
+
+
+#: pydantic's plain type and range errors (a leaf's value of the wrong kind or out of its
+#: bounds): what is wrong in the project's words; "; allowed: …" follows from the field
+_PLAIN_TYPES = {
+    "int_type": "not a whole number",
+    "int_parsing": "not a whole number",
+    "int_parsing_size": "not a whole number of a usable size",
+    "int_from_float": "not a whole number",
+    "float_type": "not a number",
+    "float_parsing": "not a number",
+    "finite_number": "not a finite number",
+    "bool_type": "not true or false",
+    "bool_parsing": "not true or false",
+    "string_type": "not a string",
+    "list_type": "not a list",
+    "greater_than": "out of range",
+    "greater_than_equal": "out of range",
+    "less_than": "out of range",
+    "less_than_equal": "out of range",
+}
+
+
+def _plain_message(err: ErrorDetails) -> str | None:
+    """pydantic's own wording ("Input should be a valid integer", "… less than or equal to
+    1") as the hand-written messages read: what is wrong; allowed: what the key takes (its
+    kind and bounds, read from the field). None for the other errors."""
+    t = err["type"]
+    ctx = err.get("ctx", {})
+    if t in ("too_short", "too_long"):
+        n = ctx.get("min_length" if t == "too_short" else "max_length")
+        entries = "entry" if n == 1 else "entries"
+        bound = "at least" if t == "too_short" else "at most"
+        have = ctx.get("actual_length")
+        return f"{have} entries; allowed: {bound} {n} {entries}"
+    if t == "literal_error":
+        return f"not allowed; allowed: {ctx.get('expected', '?')}"
+    what = _PLAIN_TYPES.get(t)
+    if what is None:
+        return None
+    value = err.get("input")
+    if isinstance(value, float) and not math.isfinite(value):
+        what = "not a finite number"  # pydantic calls nan "out of range"
+    return f"{what}; allowed: {_allowed_for(tuple(err['loc']), t)}"
+
+
+def _allowed_for(loc: tuple[Any, ...], err_type: str) -> str:
+    """What the field at ``loc`` takes: its kind, and its bounds (the Field's ge/gt/le/lt)."""
+    field = _field_at(loc)
+    annotation = field.annotation if field is not None else None
+    kinds = set()
+    import typing
+
+    for a in (annotation, *typing.get_args(annotation)):
+        if a in (int, float, bool, str):
+            kinds.add(a)
+    if bool in kinds or err_type.startswith("bool"):
+        return "true or false"
+    if str in kinds or err_type == "string_type":
+        return "a string in quotes"
+    if err_type == "list_type":
+        entries = _model_in(annotation) if annotation is not None else None
+        name = next((p for p in reversed(loc) if isinstance(p, str)), "")
+        return f"a list of tables ([[{name}]] entries)" if entries is not None else "a list"
+    whole = int in kinds or (not kinds and err_type.startswith("int"))
+    noun = "a whole number" if whole else "a number"
+    lo = hi = ""
+    for m in field.metadata if field is not None else ():
+        for attr, text in (("ge", "at least"), ("gt", "above"), ("le", "at most"), ("lt", "below")):
+            bound = getattr(m, attr, None)
+            if bound is None:
+                continue
+            if whole and attr == "lt":
+                attr, text, bound = "le", "at most", bound - 1
+            if whole and attr == "gt":
+                attr, text, bound = "ge", "at least", bound + 1
+            if attr in ("ge", "gt"):
+                lo = f"{text} {bound:g}" if isinstance(bound, float) else f"{text} {bound}"
+            else:
+                hi = f"{text} {bound:g}" if isinstance(bound, float) else f"{text} {bound}"
+    if whole and lo.startswith("at least") and hi.startswith("at most"):
+        return f"{noun} from {lo[len('at least ') :]} to {hi[len('at most ') :]}"
+    return " ".join(x for x in (noun, lo, "and" if lo and hi else "", hi) if x)
+
+
+def _field_at(loc: tuple[Any, ...]) -> Any:
+    """The pydantic FieldInfo of the scenario key at ``loc``, or None."""
+    model: Any = Scenario
+    field: Any = None
+    for p in loc:
+        if isinstance(p, int) or (isinstance(p, str) and p.startswith("function-")):
+            continue
+        tagged = {"red": Red, "Red": Red, "droptail": DropTail, "DropTail": DropTail}.get(p)
+        if tagged is not None:
+            model = tagged
+            continue
+        if model is None:
+            return None
+        fields = model.model_fields
+        field = fields.get(p) or next((f for f in fields.values() if f.alias == p), None)
+        if field is None:
+            return None
+        model = _model_in(field.annotation)
+    return field
 
 
 def _table_keys(loc: tuple[Any, ...]) -> list[str] | None:
@@ -1223,8 +1346,12 @@ def from_dict(data: dict[str, Any], source: str | None = None) -> Scenario:
         for err in e.errors():
             loc = tuple(err["loc"])
             value = err.get("input", _MISSING) if err["type"] != "missing" else _MISSING
-            if isinstance(value, dict) and err["type"] != "extra_forbidden":
-                value = _MISSING
+            if isinstance(value, dict) and err["type"] not in ("extra_forbidden", *_PLAIN_TYPES):
+                # a table's own check gets the whole table (not the user's value); a table
+                # given for a value (measure.flows = { a = 1 }) is shown
+                field = _field_at(loc)
+                if field is None or _model_in(field.annotation) is not None:
+                    value = _MISSING
             key, msg = _loc_to_key(loc), _message(err)
             if err["type"] == "extra_forbidden":
                 msg = _unknown_key_message(str(loc[-1]), _table_keys(loc[:-1]))

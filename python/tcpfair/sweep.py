@@ -84,7 +84,9 @@ class SweepError(ValueError):
         self.problems = problems
         self.source = source
         head = f"invalid sweep {source}" if source else "invalid sweep"
-        lines = [f"{w}: {m}" for w, m in problems]
+        from ._text import one_line
+
+        lines = [one_line(f"{w}: {m}") for w, m in problems]  # each problem one line
         if len(lines) == 1:
             super().__init__(f"{head}: {lines[0]}")
         else:

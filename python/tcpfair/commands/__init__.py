@@ -67,6 +67,22 @@ def file_or_builtin(arg: Path, kind: str) -> Path:
     return found.path
 
 
+def _printed(e: Exception) -> str:
+    """The message of ``e`` as printed: on one line (``_text.one_line``: a user's value
+    with a newline in it is shown escaped), except the errors that list several problems
+    one per line (a SpecError or SweepError, also when re-raised as a UserError; each of
+    their problems is one line already) and the backend's, which may quote a tool's output."""
+    from .._text import one_line
+    from ..backends import BackendError
+    from ..spec import SpecError
+    from ..sweep import SweepError
+
+    listed = (SpecError, SweepError, BackendError)
+    if isinstance(e, listed) or isinstance(e.__context__, listed):
+        return str(e)
+    return one_line(str(e))
+
+
 def friendly_errors(fn: F) -> F:
     """Turn the errors users cause into one clear line on stderr and exit status 2."""
     from ..backends import BackendError
@@ -78,7 +94,7 @@ def friendly_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except (SpecError, BackendError, OutputError, UserError) as e:
-            click.echo(f"error: {e}", err=True)
+            click.echo(f"error: {_printed(e)}", err=True)
             sys.exit(2)
         except KeyboardInterrupt:
             # a second Ctrl-C while the interpreter shuts down would meet the default

@@ -38,14 +38,25 @@ def _param_text(p: Any) -> str:
 def _write_cc_table(path: Path) -> None:
     """Replace the generated table of ``path`` with the registry's."""
     from .. import registry
+    from .._files import TooLargeError, read_bytes_limited
 
     try:
-        text = path.read_text(encoding="utf-8")
+        # a limit: /dev/zero or a FIFO must not fill the memory; the docs page is ~100 KB
+        text = read_bytes_limited(path, MAX_DOC_BYTES).decode("utf-8")
         path.write_text(registry.with_docs_table(text), encoding="utf-8")
     except OSError as e:
         raise UserError(f"--write-cc-table {path}: {e.strerror or e}") from None
-    except registry.DocsError as e:
-        raise UserError(f"--write-cc-table {path}: {e}") from None
+    except (registry.DocsError, TooLargeError) as e:
+        raise UserError(f"--write-cc-table {path}: {e}; allowed: a Markdown file") from None
+    except UnicodeDecodeError as e:
+        raise UserError(
+            f"--write-cc-table {path}: not UTF-8 text (byte {e.start}); allowed: a Markdown "
+            "file (docs/scenario.md)"
+        ) from None
+
+
+#: the largest Markdown file --write-cc-table reads
+MAX_DOC_BYTES = 16 * 2**20
 
 
 @click.command()
@@ -81,6 +92,18 @@ def doctor(cleanup: bool, force: bool, ccas: bool, cc_table: Path | None) -> Non
     from rich.console import Console
     from rich.table import Table
 
+    # an option another one makes pointless was silently ignored (``--ccas --cleanup``
+    # listed the registry and removed nothing)
+    given = [n for n, on in (("--cleanup", cleanup), ("--force", force), ("--ccas", ccas)) if on]
+    if cc_table is not None and given:
+        raise UserError(
+            f"--write-cc-table: only on its own (it writes the file and does nothing else), "
+            f"not with {' '.join(given)}"
+        )
+    if ccas and cleanup:
+        raise UserError("--ccas: lists the congestion controls only; allowed: --ccas or --cleanup")
+    if force and not cleanup:
+        raise UserError("--force: only with --cleanup (it removes runs still alive)")
     console = Console()
     if cc_table is not None:
         _write_cc_table(cc_table)

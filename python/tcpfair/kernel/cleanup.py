@@ -23,6 +23,7 @@ from .procs import STATE_DIR, alive, kill_recorded, list_namespaces, remove_name
 from .topology import PREFIX
 
 _NS_RE = re.compile(rf"^{re.escape(PREFIX)}([0-9a-f]{{6}})-[A-Za-z0-9_.-]+$")
+_RUN_ID_RE = re.compile(r"[0-9a-f]{6}")  # topology.new_run_id
 _WORKDIR_RE = re.compile(r"^tcpfair-([0-9a-f]{6})-[A-Za-z0-9_]+$")
 #: the file naming a work folder's owner (kept equal to ``runner.WORKDIR_OWNER``)
 WORKDIR_OWNER = "owner.json"
@@ -61,15 +62,29 @@ def find_leftovers() -> list[Leftover]:
     runs: dict[str, Leftover] = {}
     if STATE_DIR.is_dir():
         for f in sorted(STATE_DIR.glob("*.json")):
+            # only our state files (``<run id>.json``, a table naming that run): with
+            # TCPFAIR_STATE_DIR on a folder of other JSON files, a list in one was an
+            # internal error in `tcpfair doctor`, and --cleanup deleted the others
+            if not _RUN_ID_RE.fullmatch(f.stem):
+                continue
             try:
                 d = json.loads(f.read_text())
-            except (OSError, json.JSONDecodeError):
+            except (OSError, ValueError):
                 continue
-            rid = str(d.get("run_id", f.stem))
+            if not isinstance(d, dict) or str(d.get("run_id", f.stem)) != f.stem:
+                continue
+            procs, owner = d.get("procs", []), d.get("owner_pid")
+            if not (
+                isinstance(procs, list)
+                and all(isinstance(p, dict) and isinstance(p.get("pid"), int) for p in procs)
+                and (owner is None or isinstance(owner, int))
+            ):
+                continue  # not as procs.StateFile writes it: not ours to act on
+            rid = f.stem
             lo = runs.setdefault(rid, Leftover(rid))
             lo.state_file = True
-            lo.procs = list(d.get("procs", []))
-            lo.owner_pid = d.get("owner_pid")
+            lo.procs = procs
+            lo.owner_pid = owner
             if lo.owner_pid:
                 lo.owner_alive = alive(int(lo.owner_pid), d.get("owner_start"))
     existing = list_namespaces()

@@ -81,18 +81,25 @@ class KernelOptions:
         o = cls()
         gso = e.get("TCPFAIR_KERNEL_GSO", "off").strip().lower()
         if gso not in ("on", "off", "1", "0", "true", "false"):
-            raise ValueError(f"TCPFAIR_KERNEL_GSO={gso!r}: expected on or off")
+            raise ValueError(f"TCPFAIR_KERNEL_GSO={gso!r}: allowed: on or off (or 1/0, true/false)")
         o.gso = gso in ("on", "1", "true")
         prio = e.get("TCPFAIR_KERNEL_RT_PRIORITY", str(o.rt_priority)).strip()
         if not (prio.isascii() and prio.isdigit()) or not 0 <= int(prio) <= 99:
             raise ValueError(
-                f"TCPFAIR_KERNEL_RT_PRIORITY={prio!r}: expected an integer 0–99 (0: no real-time)"
+                f"TCPFAIR_KERNEL_RT_PRIORITY={prio!r}: allowed: a whole number 0–99 (0: no "
+                "real-time)"
             )
         o.rt_priority = int(prio)
-        o.keep_workdir = e.get("TCPFAIR_KERNEL_KEEP", "0").strip().lower() in ("1", "on", "true")
+        keep = e.get("TCPFAIR_KERNEL_KEEP", "0").strip().lower()
+        if keep not in ("", "on", "off", "1", "0", "true", "false"):
+            # "yes" was read as off: the work folder asked for was deleted without a word
+            raise ValueError(
+                f"TCPFAIR_KERNEL_KEEP={keep!r}: allowed: on or off (or 1/0, true/false)"
+            )
+        o.keep_workdir = keep in ("1", "on", "true")
         bn = e.get("TCPFAIR_KERNEL_BOTTLENECK", "tbf").strip().lower()
         if bn not in ("tbf", "linkem"):
-            raise ValueError(f"TCPFAIR_KERNEL_BOTTLENECK={bn!r}: expected tbf or linkem")
+            raise ValueError(f"TCPFAIR_KERNEL_BOTTLENECK={bn!r}: allowed: tbf or linkem")
         o.bottleneck = bn
         burst = e.get("TCPFAIR_KERNEL_BURST")
         if burst is not None:
@@ -105,7 +112,7 @@ class KernelOptions:
                 ) from None
             if o.burst_s > 0.1:
                 raise ValueError(
-                    f"TCPFAIR_KERNEL_BURST={burst!r}: at most 100ms (a burst that long "
+                    f"TCPFAIR_KERNEL_BURST={burst!r}: allowed: at most 100ms (a longer burst "
                     "would let the link run unshaped)"
                 )
         return o
