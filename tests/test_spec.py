@@ -82,8 +82,8 @@ def test_shipped_scenarios_validate(path: Path) -> None:
         (
             "flows.1.cca",
             "westwood",
-            "flows.1.cca: unknown congestion control; allowed: reno, newreno, sack, cubic, bic, highspeed, compound, "
-            "vegas, bbr (got 'westwood')",
+            "flows.1.cca: unknown congestion control; allowed: reno, newreno, cubic, bic, highspeed, "
+            "compound, vegas, bbr; under stack = \"ns2\" also sack (got 'westwood')",
         ),
         (
             "flows.0.streams",

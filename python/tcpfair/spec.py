@@ -418,9 +418,12 @@ class Flow(_Strict):
     @classmethod
     def _cca(cls, v: str) -> str:
         if v not in registry.registry():
-            raise ValueError(
-                f"unknown congestion control; allowed: {', '.join(registry.registry())}"
-            )
+            # the stack is not known here (it may come later in the table): the default
+            # stack's names, then those that exist only under ns-2's
+            linux = registry.names("linux")
+            ns2_only = [n for n in registry.names("ns2") if n not in linux]
+            only = f'; under stack = "ns2" also {", ".join(ns2_only)}' if ns2_only else ""
+            raise ValueError(f"unknown congestion control; allowed: {', '.join(linux)}{only}")
         return v
 
     @field_validator("stack")
