@@ -353,3 +353,41 @@ def test_validation_ns2_comparison_sim_columns(x2):
     )
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert [cells[3], cells[5]] == [ns2c.cell(ns2c.sim_run(x2, 1, 3, wi)) for wi in (2, 1)], row
+
+
+def _kernel_option_table() -> dict[str, str]:
+    """docs/kernel.md's table of environment options: variable → its row."""
+    rows: dict[str, str] = {}
+    for ln in (DOCS / "kernel.md").read_text().splitlines():
+        m = re.match(r"\| `(TCPFAIR_[A-Z_]+)` \|", ln)
+        if m:
+            rows[m.group(1)] = ln
+    return rows
+
+
+def test_every_environment_variable_the_package_reads_is_documented():
+    """Each ``TCPFAIR_*`` name the package's source mentions is documented (the kernel ones in
+    docs/kernel.md, the rest in README or a docs page), and each variable of docs/kernel.md's
+    option table is one the package reads — a renamed or new variable cannot drift unseen."""
+    src = ROOT / "python" / "tcpfair"
+    in_code = {
+        name
+        for f in src.rglob("*.py")
+        for name in re.findall(r"\bTCPFAIR_[A-Z][A-Z_]*[A-Z]\b", f.read_text())
+    }
+    assert {"TCPFAIR_LINKEM", "TCPFAIR_KERNEL_GSO"} <= in_code  # the scan finds them at all
+    docs = (ROOT / "README.md").read_text() + "".join(
+        p.read_text() for p in sorted(DOCS.glob("*.md"))
+    )
+    kernel_page = (DOCS / "kernel.md").read_text()
+    for name in sorted(in_code):
+        where = (
+            kernel_page
+            if "KERNEL" in name or name in ("TCPFAIR_LINKEM", "TCPFAIR_TRAFFIC")
+            else docs
+        )
+        assert f"`{name}" in where, f"{name} is read by the package but not documented"
+    table = _kernel_option_table()
+    assert len(table) >= 8, "docs/kernel.md's option table was not found"
+    for name in table:
+        assert name in in_code, f"docs/kernel.md documents {name}, which nothing reads"
