@@ -896,3 +896,29 @@ def test_reverse_short_flows_with_rtts_of_their_own_go_by_the_far_ends_port() ->
     (cls,) = C.relay_config(topo, 0.0, 1, None, False, 1500, 0)["classes"]
     assert cls["ports"]["far"] is True
     assert cls["ports"]["fwd_delay_ns"] == [5_000_000, 30_000_000] * 2
+
+
+def test_the_short_transfer_note_prints_one_number_for_one_value() -> None:
+    """The note for sized connections that iperf3 ended early gives a range only where the
+    values differ (it printed "902,104–902,104 of their 1,000,000–1,000,000 bytes")."""
+    import pandas as pd
+
+    from tcpfair.backends.kernel import _short_transfer_notes
+
+    res = {
+        "flows": [
+            {"group": 0, "size_bytes": None},
+            {"group": 1, "size_bytes": 1_000_000},
+            {"group": 2, "size_bytes": 1_000_000},
+            {"group": 2, "size_bytes": 2_000_000},
+        ]
+    }
+    parts = [pd.DataFrame({"flow": [0, 1, 2, 3], "bytes": [5, 902_104, 700_000, 1_500_000]})]
+    one, two = _short_transfer_notes(res, parts)
+    assert one.startswith(
+        "flows.1: 1 sized connection(s) delivered 902,104 of their 1,000,000 bytes "
+    )
+    assert two.startswith(
+        "flows.2: 2 sized connection(s) delivered 700,000–1,500,000 of their "
+        "1,000,000–2,000,000 bytes "
+    )

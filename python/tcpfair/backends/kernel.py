@@ -453,10 +453,14 @@ def _short_transfer_notes(res: dict[str, Any], parts: list[pd.DataFrame]) -> lis
             size = rec["size_bytes"]
             if size is not None and int(got) < int(size):
                 short.setdefault(int(rec["group"]), []).append((int(got), int(size)))
+
+    def span(values: list[int]) -> str:
+        lo, hi = min(values), max(values)
+        return f"{lo:,}" if lo == hi else f"{lo:,}–{hi:,}"
+
     return [
-        f"flows.{g}: {len(v)} sized connection(s) delivered {min(x for x, _ in v):,}–"
-        f"{max(x for x, _ in v):,} of their {min(s for _, s in v):,}–{max(s for _, s in v):,} "
-        "bytes before iperf3 ended the test (it stops counting once the sender has written "
+        f"flows.{g}: {len(v)} sized connection(s) delivered {span([x for x, _ in v])} "
+        f"of their {span([s for _, s in v])} bytes before iperf3 ended the test (it stops counting once the sender has written "
         "the size into its socket); `bytes` is what the receivers had by then. For transfer "
         "sizes and completion times use `arrivals` (tcpfair-traffic counts to the last byte)"
         for g, v in sorted(short.items())
