@@ -922,3 +922,39 @@ def test_the_short_transfer_note_prints_one_number_for_one_value() -> None:
         "flows.2: 2 sized connection(s) delivered 700,000–1,500,000 of their "
         "1,000,000–2,000,000 bytes "
     )
+
+
+def test_a_finished_transfer_is_padded_to_the_run_end_as_the_simulator_does() -> None:
+    """A sized connection's iperf3 samples end with its transfer; the simulator's go on with
+    empty intervals. Padded, its throughput is its bytes over the same time on both
+    backends: 1,000,000 B from a sample ending at 1.5 s to the end at 4 s is 2 Mbit/s over
+    1–4 s, not 16 Mbit/s over its one sample (the headline sum passed the link)."""
+    import numpy as np
+    import pandas as pd
+
+    from tcpfair.backends.kernel import pad_to_run_end
+
+    s = pd.DataFrame(
+        {
+            "flow": [1],
+            "t_s": [1.5],
+            "dt_s": [0.5],
+            "bytes": [1_000_000],
+            "throughput_bps": [16e6],
+            "cwnd_bytes": [6e4],
+            "srtt_s": [0.02],
+            "retransmits": [3.0],
+        }
+    )
+    out = pad_to_run_end(s, end_s=4.0, interval_s=0.5)
+    assert out["t_s"].tolist() == [1.5, 2.0, 2.5, 3.0, 3.5, 4.0]
+    assert out["dt_s"].sum() == pytest.approx(3.0)
+    assert out["bytes"].sum() == 1_000_000 and out["retransmits"].sum() == 3
+    assert out.dtypes.to_dict() == s.dtypes.to_dict()
+    assert np.isnan(out["cwnd_bytes"].iloc[1:]).all()  # closed: no window, no RTT
+    assert out["bytes"].sum() * 8 / out["dt_s"].sum() == pytest.approx(1_000_000 * 8 / 3.0)
+    # an off-grid end: a last short interval of at least half a one; less stays unsampled
+    assert pad_to_run_end(s, 3.8, 0.5)["t_s"].tolist() == [1.5, 2.0, 2.5, 3.0, 3.5, 3.8]
+    assert pad_to_run_end(s, 3.7, 0.5)["t_s"].tolist() == [1.5, 2.0, 2.5, 3.0, 3.5]
+    # a transfer that ran to the end is left as it is
+    assert pad_to_run_end(s, 1.7, 0.5).equals(s)

@@ -359,7 +359,13 @@ def to_result(
             ]
             extra.append("size_bytes")
         flows_parts.append(fl[[*FLOW_COLUMNS, *extra]])
-        sample_parts.append(recv_samples[SAMPLE_COLUMNS])
+        samples_g = recv_samples[SAMPLE_COLUMNS]
+        rf = res["flows"][first]
+        if rf["size_bytes"] is not None or rf["stop_ns"] is not None:  # ends before the run
+            samples_g = pad_to_run_end(
+                samples_g, res["duration_ns"] / 1e9, res["measure"]["interval_ns"] / 1e9
+            )
+        sample_parts.append(samples_g)
         notes += [f"{where}: {x}" for x in tables.info.get("notes", [])]
     notes += _short_transfer_notes(res, flows_parts)
     for i, f in enumerate(sc.flows):
@@ -440,6 +446,40 @@ def to_result(
     meta["grade"] = V.overall(checks)
     meta["valid"] = meta["grade"] != "invalid"
     return result
+
+
+def pad_to_run_end(samples: pd.DataFrame, end_s: float, interval_s: float) -> pd.DataFrame:
+    """A sized (or stopped) connection's samples, continued with empty intervals to the end
+    of the run.
+
+    Its iperf3 test (``-n``, or ``-t`` to its ``stop``) ends with the transfer, and so do its
+    samples; the simulator's go on to the end of the run with zero-byte intervals. A flow's throughput is its bytes
+    over the time its samples cover, so without this a finished transfer counted at its
+    sending rate on the kernel (the headline sum and utilization could pass the link: 118.6 %
+    in docs/kernel.md's example) and at its average over the window on the simulator. The
+    rows added carry no cwnd or RTT (the connection is closed) and no retransmission."""
+    added: list[dict[str, Any]] = []
+    for flow, t_last in samples.groupby("flow")["t_s"].max().items():
+        t = float(t_last)
+        while end_s - t >= 0.5 * interval_s:  # a shorter remainder stays unsampled, as a
+            dt = min(interval_s, end_s - t)  # window may pass the data by half an interval
+            t += dt
+            added.append(
+                {
+                    "flow": flow,
+                    "t_s": t,
+                    "dt_s": dt,
+                    "bytes": 0,
+                    "throughput_bps": 0.0,
+                    "cwnd_bytes": np.nan,
+                    "srtt_s": np.nan,
+                    "retransmits": 0,
+                }
+            )
+    if not added:
+        return samples
+    pad = pd.DataFrame(added, columns=samples.columns).astype(samples.dtypes.to_dict())
+    return pd.concat([samples, pad], ignore_index=True)
 
 
 def _short_transfer_notes(res: dict[str, Any], parts: list[pd.DataFrame]) -> list[str]:
