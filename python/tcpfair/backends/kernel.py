@@ -453,11 +453,12 @@ def pad_to_run_end(samples: pd.DataFrame, end_s: float, interval_s: float) -> pd
     of the run.
 
     Its iperf3 test (``-n``, or ``-t`` to its ``stop``) ends with the transfer, and so do its
-    samples; the simulator's go on to the end of the run with zero-byte intervals. A flow's throughput is its bytes
-    over the time its samples cover, so without this a finished transfer counted at its
-    sending rate on the kernel (the headline sum and utilization could pass the link: 118.6 %
-    in docs/kernel.md's example) and at its average over the window on the simulator. The
-    rows added carry no cwnd or RTT (the connection is closed) and no retransmission."""
+    samples; the simulator's go on to the end of the run with zero-byte intervals. A flow's
+    throughput is its bytes over the time its samples cover, so without this a finished
+    transfer counted at its sending rate on the kernel (the headline sum and utilization
+    could pass the link: 118.6 % in docs/kernel.md's example) and at its average over the
+    window on the simulator. The rows added carry no cwnd or RTT (the connection is closed)
+    and no retransmission."""
     added: list[dict[str, Any]] = []
     for flow, t_last in samples.groupby("flow")["t_s"].max().items():
         t = float(t_last)
@@ -500,8 +501,8 @@ def _short_transfer_notes(res: dict[str, Any], parts: list[pd.DataFrame]) -> lis
 
     return [
         f"flows.{g}: {len(v)} sized connection(s) delivered {span([x for x, _ in v])} "
-        f"of their {span([s for _, s in v])} bytes before iperf3 ended the test (it stops counting once the sender has written "
-        "the size into its socket); `bytes` is what the receivers had by then. For transfer "
+        f"of their {span([s for _, s in v])} bytes before iperf3 ended the test (it stops "
+        "counting once the sender has written the size into its socket); `bytes` is what the receivers had by then. For transfer "
         "sizes and completion times use `arrivals` (tcpfair-traffic counts to the last byte)"
         for g, v in sorted(short.items())
     ]
