@@ -440,11 +440,12 @@ def test_no_space_for_a_run_directory_stops_the_sweep_and_loses_nothing(
     writes = tmp_path / "writes"
 
     def filling(self: RunResult, directory: object) -> Path:  # the disk fills after 5 runs
-        n = len(writes.read_text()) if writes.exists() else 0
-        if n >= 5:
-            raise OSError(errno.ENOSPC, "No space left on device")
+        # take a place first (an O_APPEND write of one byte is atomic), then look: with two
+        # pool workers, reading the count before writing let both take the fifth place
         with open(writes, "a") as f:
             f.write("x")
+        if len(writes.read_text()) > 5:
+            raise OSError(errno.ENOSPC, "No space left on device")
         return save(self, directory)
 
     save = RunResult.save
