@@ -150,6 +150,20 @@ CASES = [
         # a run: the variable must be refused first
         {"cca": "compound"},
     ),
+    # the folder of the state files and the machine lock: relative to the working folder,
+    # two runs started from different folders did not see each other's lock
+    Case(
+        "state-dir-empty",
+        lambda t: {"TCPFAIR_STATE_DIR": ""},
+        ("TCPFAIR_STATE_DIR=''", "allowed: an absolute path", "/run/tcpfair"),
+        {"cca": "compound"},  # refused too, so that no code gets as far as a run
+    ),
+    Case(
+        "state-dir-relative",
+        lambda t: {"TCPFAIR_STATE_DIR": "state"},
+        ("TCPFAIR_STATE_DIR='state'", "allowed: an absolute path"),
+        {"cca": "compound"},
+    ),
     Case(
         "burst-not-a-time",
         lambda t: {"TCPFAIR_KERNEL_BURST": "fast"},

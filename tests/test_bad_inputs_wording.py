@@ -249,6 +249,46 @@ def test_a_malformed_scheduler_address_is_refused_before_anything(
     )
 
 
+def test_a_scheduler_nobody_runs_is_said_at_once_and_leaves_no_store(tmp_path: Path) -> None:
+    # a well-formed address where nothing listens: Dask retried for its 20-s timeout, after
+    # the results store had been created (an empty store left behind)
+    import socket
+
+    from test_bad_inputs_store import SWEEP_TOML
+
+    with socket.socket() as s:  # a loopback port that was free a moment ago: now closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    (tmp_path / "sw.toml").write_text(SWEEP_TOML)
+    address = f"tcp://127.0.0.1:{port}"
+    fails_cleanly(  # "connection refused" is the one attempt's, before Dask's retries
+        ["sweep", "sw.toml", "--executor", "dask", "--scheduler", address, "-o", "out"],
+        mentions=[
+            f"--scheduler: cannot reach the Dask scheduler '{address}'",
+            f"nothing listens at 127.0.0.1:{port} (connection refused)",
+            "dask scheduler",
+        ],
+        unchanged=[tmp_path],  # no results store created
+        cwd=tmp_path,
+    )
+
+
+@pytest.mark.parametrize("value", ["", "state", "./run/tcpfair"])
+def test_doctor_refuses_a_state_dir_that_is_not_absolute(value: str, tmp_path: Path) -> None:
+    # read when tcpfair starts: a child process. `doctor --cleanup` looked for state files
+    # (and removed what they named) in whatever folder it was started from
+    from badinput import fails_cleanly_subprocess
+
+    (tmp_path / "0a1b2c.json").write_text('{"run_id": "0a1b2c", "procs": []}')
+    fails_cleanly_subprocess(
+        ["doctor", "--cleanup"],
+        mentions=[f"TCPFAIR_STATE_DIR={value!r}", "allowed: an absolute path", "/run/tcpfair"],
+        unchanged=[tmp_path],
+        cwd=tmp_path,
+        env={"TCPFAIR_STATE_DIR": value},
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "mentions"),
     [

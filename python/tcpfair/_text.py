@@ -23,3 +23,8 @@ def one_line(text: str) -> str:
         ch if ch == "\t" or unicodedata.category(ch) not in ("Cc", "Zl", "Zp") else repr(ch)[1:-1]
         for ch in text
     )
+
+
+def count(n: int, word: str, plural: str | None = None) -> str:
+    """``n`` and ``word``, plural unless ``n`` is 1: "1 repeat", "2 repeats", "0 runs"."""
+    return f"{n:,} {word if n == 1 else plural or word + 's'}"

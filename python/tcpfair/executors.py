@@ -19,7 +19,9 @@ from __future__ import annotations
 import errno
 import multiprocessing
 import os
+import re
 import shutil
+import socket
 import sys
 import time
 import traceback
@@ -290,6 +292,12 @@ class DaskExecutor:
     def start(self) -> None:
         return None
 
+    def connect(self) -> None:
+        """Reach the scheduler at ``--scheduler`` now: ``run_sweep`` calls this before it
+        creates the results store, so that a scheduler nobody runs is said at once and
+        leaves nothing behind (it waited Dask's 20 s, after the store existed)."""
+        self._open()
+
     def check_workers(self, scenarios: list[Scenario]) -> list[str]:
         """Connect and check every kernel worker against ``scenarios`` (every run of the
         sweep) before anything is stored: refused (``SweepError``) when some scenario no
@@ -326,11 +334,21 @@ class DaskExecutor:
         from distributed import Client, LocalCluster
 
         if self.scheduler:
+            refused = _nothing_listens(self.scheduler)
             try:
+                if refused:
+                    raise OSError(refused)
                 return Client(self.scheduler, timeout="20s"), None
             except OSError as e:
                 raise SweepError(
-                    [("--scheduler", f"cannot reach the Dask scheduler {self.scheduler!r}: {e}")]
+                    [
+                        (
+                            "--scheduler",
+                            f"cannot reach the Dask scheduler {self.scheduler!r}: {e} (start "
+                            f"one with `dask scheduler`, or leave out --scheduler for a local "
+                            f"cluster)",
+                        )
+                    ]
                 ) from None
         cluster = LocalCluster(
             n_workers=1 if self.kernel else self.jobs,
@@ -659,21 +677,23 @@ def default_jobs(backend: str) -> int:
 SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss")
 
 
+#: [SCHEME://]HOST:PORT (HOST a name, an IPv4 address or a bracketed IPv6 one)
+_ADDRESS_RE = re.compile(
+    r"(?:([A-Za-z][A-Za-z0-9+.-]*)://)?(\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]]+):(\d{1,5})/?"
+)
+
+
 def scheduler_address_problem(address: str) -> str | None:
     """What is wrong with ``--scheduler ADDRESS`` as written, before anything connects:
     Dask said "missing port number in address ''" for ``tcp://`` and "unknown address
     scheme 'http'" (neither naming --scheduler) after the results store was created, and
     an empty address silently started a local cluster instead. None: well-formed."""
-    import re
-
     allowed = (
         f"allowed: [SCHEME://]HOST:PORT, e.g. tcp://127.0.0.1:8786 (scheme: "
         f"{', '.join(SCHEDULER_SCHEMES)}; port 1-65535)"
     )
     shown = f"{address!r}: "
-    m = re.fullmatch(
-        r"(?:([A-Za-z][A-Za-z0-9+.-]*)://)?(\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]]+):(\d{1,5})/?", address
-    )
+    m = _ADDRESS_RE.fullmatch(address)
     scheme = address.split("://", 1)[0] if "://" in address else None
     if scheme is not None and scheme not in SCHEDULER_SCHEMES:
         return f"{shown}unknown scheme {scheme!r}; {allowed}"
@@ -681,6 +701,26 @@ def scheduler_address_problem(address: str) -> str | None:
         return f"{shown}not an address of a Dask scheduler; {allowed}"
     if not 1 <= int(m.group(3)) <= 65535:
         return f"{shown}port {int(m.group(3))} is out of range; {allowed}"
+    return None
+
+
+def _nothing_listens(address: str) -> str | None:
+    """Why nothing can answer at ``address`` (well-formed: ``scheduler_address_problem``),
+    found in one TCP connection attempt of at most 3 s — a refused connection or a host
+    name that does not resolve, which Dask retries for its whole 20-s timeout. None when
+    the port answered, or the attempt only timed out (Dask then tries for itself)."""
+    m = _ADDRESS_RE.fullmatch(address)
+    if m is None:
+        return None
+    host, port = m.group(2).strip("[]"), int(m.group(3))
+    try:
+        socket.create_connection((host, port), timeout=3.0).close()
+    except ConnectionRefusedError:
+        return f"nothing listens at {host}:{port} (connection refused)"
+    except socket.gaierror as e:
+        return f"the host {host!r} is not known ({e.strerror})"
+    except OSError:
+        return None
     return None
 
 

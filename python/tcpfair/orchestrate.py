@@ -133,6 +133,8 @@ def run_sweep(
     runs = plan(sweep, backend, check)
     if isinstance(ex, DaskExecutor) and ex.kernel and runs:
         ex.check_workers([r.scenario for r in runs])
+    elif isinstance(ex, DaskExecutor) and ex.scheduler and runs:
+        ex.connect()  # before the results store exists: an unreachable scheduler leaves none
     try:
         return _run_planned(sweep, backend, ex, runs, output, retry_failed, progress, run_fn)
     finally:

@@ -116,7 +116,11 @@ def doctor(cleanup: bool, force: bool, ccas: bool, cc_table: Path | None) -> Non
     from .. import registry
     from ..kernel import capabilities as cap
     from ..kernel import cleanup as cl
+    from ..kernel.procs import STATE_DIR_PROBLEM
     from ..kernel.tools import LINKEM_SOURCES, SYSTEM_DIRS
+
+    if STATE_DIR_PROBLEM:  # the leftovers would be looked for in the wrong folder
+        raise UserError(STATE_DIR_PROBLEM)
 
     caps = cap.detect()
     t = Table(title="tcpfair doctor: kernel backend", show_header=True)

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from .._text import count
 from . import UserError, echo_prose, file_or_builtin, friendly_errors, table_console
 
 FORMAT_HELP = "Figure formats, comma-separated: png, svg, pdf."
@@ -142,9 +143,10 @@ def sweep(
     )
     s = rep.store
     echo_prose(
-        f"{sw.name} on {be}: {rep.total} runs ({sw.n_points()} points × {sw.repeats} repeats); "
-        f"ran {rep.ran} in {rep.wall_s:.1f} s ({rep.finished} finished, {rep.failed} failed); "
-        f"{rep.already_done} were done before"
+        f"{sw.name} on {be}: {count(rep.total, 'run')} ({count(sw.n_points(), 'point')} × "
+        f"{count(sw.repeats, 'repeat')}); ran {rep.ran} in {rep.wall_s:.1f} s "
+        f"({rep.finished} finished, {rep.failed} failed); "
+        f"{rep.already_done} {'was' if rep.already_done == 1 else 'were'} done before"
         + (f", {rep.adopted} recovered" if rep.adopted else "")
     )
     if rep.damaged:
@@ -190,7 +192,10 @@ def _dry_run(sw: Any, be: str, machine: bool = True) -> None:
             )
     if problems:
         raise SweepError(problems, sw.source)
-    click.echo(f"{sw.name}: {sw.n_points()} points × {sw.repeats} repeats = {n} runs on {be}")
+    click.echo(
+        f"{sw.name}: {count(sw.n_points(), 'point')} × {count(sw.repeats, 'repeat')} = "
+        f"{count(n, 'run')} on {be}"
+    )
     click.echo("\n".join(lines))
 
 

@@ -23,11 +23,39 @@ from typing import IO, Any
 
 import psutil
 
+from .._text import one_line
 from .commands import Cmd, netns_del
 from .tools import absolute, child_env
 from .topology import PREFIX
 
-STATE_DIR = Path(os.environ.get("TCPFAIR_STATE_DIR", "/run/tcpfair"))
+#: where kernel runs keep their state files and the machine lock (``TCPFAIR_STATE_DIR``)
+DEFAULT_STATE_DIR = "/run/tcpfair"
+
+
+def state_dir_problem(value: str | None) -> str | None:
+    """What is wrong with ``TCPFAIR_STATE_DIR=value`` (None: unset or fine). An empty or
+    relative value made the state files and the lock depend on the working folder: two
+    runs started from different folders did not see each other's lock, and ``tcpfair
+    doctor --cleanup`` looked for state files in whatever folder it was started from."""
+    if value is None:
+        return None
+    if value.strip() and os.path.isabs(value):
+        return None
+    return (
+        f"TCPFAIR_STATE_DIR={one_line(value)!r}: allowed: an absolute path (the folder of "
+        f"kernel runs' state files and lock; default {DEFAULT_STATE_DIR}); leave it unset "
+        f"for the default"
+    )
+
+
+#: the problem of this process's ``TCPFAIR_STATE_DIR`` (``state_dir_problem``): the
+#: kernel backend and ``tcpfair doctor`` refuse to start while there is one
+STATE_DIR_PROBLEM = state_dir_problem(os.environ.get("TCPFAIR_STATE_DIR"))
+STATE_DIR = Path(
+    DEFAULT_STATE_DIR
+    if STATE_DIR_PROBLEM
+    else os.environ.get("TCPFAIR_STATE_DIR", DEFAULT_STATE_DIR)
+)
 
 
 @contextmanager
@@ -39,6 +67,8 @@ def machine_lock(wait_message: bool = True) -> Iterator[None]:
     anything — for ``STATE_DIR/kernel.lock``. The lock is an ``flock``: the kernel
     releases it when its holder exits, however it exits.
     """
+    if STATE_DIR_PROBLEM:  # KernelOptions.from_env said it already; never the default here
+        raise RuntimeError(STATE_DIR_PROBLEM)
     STATE_DIR.mkdir(parents=True, exist_ok=True)
     path = STATE_DIR / "kernel.lock"
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)

@@ -43,6 +43,7 @@ from .procs import (
     proc_cpu_seconds,
     proc_start_time,
     run_cmd,
+    state_dir_problem,
     teardown,
     thread_cpu_seconds,
 )
@@ -78,6 +79,9 @@ class KernelOptions:
         ``TCPFAIR_KERNEL_BURST`` (tbf burst as a time, default 100us); the way to set
         them for ``tcpfair run`` and ``tcpfair.run``."""
         e = os.environ if env is None else env
+        state = state_dir_problem(e.get("TCPFAIR_STATE_DIR"))
+        if state:
+            raise ValueError(state)
         o = cls()
         gso = e.get("TCPFAIR_KERNEL_GSO", "off").strip().lower()
         if gso not in ("on", "off", "1", "0", "true", "false"):
