@@ -11,6 +11,7 @@ hand-written ones do: "KEY: what is wrong; allowed: … (got VALUE)".
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -280,13 +281,23 @@ def test_doctor_refuses_a_state_dir_that_is_not_absolute(value: str, tmp_path: P
     from badinput import fails_cleanly_subprocess
 
     (tmp_path / "0a1b2c.json").write_text('{"run_id": "0a1b2c", "procs": []}')
-    fails_cleanly_subprocess(
-        ["doctor", "--cleanup"],
-        mentions=[f"TCPFAIR_STATE_DIR={value!r}", "allowed: an absolute path", "/run/tcpfair"],
-        unchanged=[tmp_path],
+    for args in (["doctor", "--cleanup"], ["doctor"]):
+        fails_cleanly_subprocess(
+            args,
+            mentions=[f"TCPFAIR_STATE_DIR={value!r}", "allowed: an absolute path", "/run/tcpfair"],
+            unchanged=[tmp_path],
+            cwd=tmp_path,
+            env={"TCPFAIR_STATE_DIR": value},
+        )
+    # and nothing before the refusal (the congestion-control table was printed first)
+    p = subprocess.run(
+        [str(Path(sys.executable).with_name("tcpfair")), "doctor"],
+        capture_output=True,
+        text=True,
         cwd=tmp_path,
-        env={"TCPFAIR_STATE_DIR": value},
+        env={**os.environ, "TCPFAIR_STATE_DIR": value},
     )
+    assert p.returncode == 2 and p.stdout == "", p.stdout
 
 
 @pytest.mark.parametrize(

@@ -348,7 +348,8 @@ class DaskExecutor:
                             f"one with `dask scheduler`, or leave out --scheduler for a local "
                             f"cluster)",
                         )
-                    ]
+                    ],
+                    option=True,
                 ) from None
         cluster = LocalCluster(
             n_workers=1 if self.kernel else self.jobs,
@@ -508,7 +509,8 @@ class DaskExecutor:
                         f"{self.scheduler or 'tcp://host:8786'} --resources {KERNEL_RESOURCE}=1 "
                         "--nthreads 1)",
                     )
-                ]
+                ],
+                option=True,
             )
         self.labels.update({a: worker_label(a, w) for a, w in holders.items()})
         checks = {self._submit_check(client, a): a for a in holders}
@@ -549,7 +551,8 @@ class DaskExecutor:
                         if missing[0] in why
                     ),
                 )
-            ]
+            ],
+            option=True,
         )
 
     def _record_check(self, addr: str, fut: Any, announce: bool = True) -> bool:
@@ -656,7 +659,8 @@ def backend_check(backend: str, machine: bool = True) -> Callable[[Scenario], No
         return be.check if machine else getattr(be, "check_scenario", be.check)
     except ImportError as e:
         raise SweepError(
-            [("--backend", f"the {backend} backend is not available in this installation ({e})")]
+            [("--backend", f"the {backend} backend is not available in this installation ({e})")],
+            option=True,
         ) from None
 
 
@@ -735,15 +739,17 @@ def make_executor(executor: str, backend: str, jobs: int | None, scheduler: str 
                         "worker per machine with the kernel resource; docs/sweeps.md, "
                         '"Many machines"); on this machine alone use --executor local',
                     )
-                ]
+                ],
+                option=True,
             )
         if jobs not in (None, 1):
             raise SweepError(
-                [("-j", f"the kernel backend runs one at a time per machine; got -j {jobs}")]
+                [("-j", f"the kernel backend runs one at a time per machine; got -j {jobs}")],
+                option=True,
             )
     n = jobs if jobs is not None else default_jobs(backend)
     if n < 1:
-        raise SweepError([("-j", f"must be at least 1 (got {n})")])
+        raise SweepError([("-j", f"must be at least 1 (got {n})")], option=True)
     if n > max_local_jobs() and not (executor == "dask" and scheduler):
         raise SweepError(
             [
@@ -753,16 +759,19 @@ def make_executor(executor: str, backend: str, jobs: int | None, scheduler: str 
                     f"CPU core; more only wait for a core and each holds a copy of tcpfair); "
                     f"got {n}",
                 )
-            ]
+            ],
+            option=True,
         )
     if executor == "local":
         if scheduler:
-            raise SweepError([("--scheduler", "only with --executor dask")])
+            raise SweepError([("--scheduler", "only with --executor dask")], option=True)
         return LocalExecutor(n)
     if executor == "dask":
         if scheduler is not None:
             problem = scheduler_address_problem(scheduler)
             if problem:
-                raise SweepError([("--scheduler", problem)])
+                raise SweepError([("--scheduler", problem)], option=True)
         return DaskExecutor(scheduler, n, kernel=backend == "kernel")
-    raise SweepError([("--executor", f"expected 'local' or 'dask' (got {executor!r})")])
+    raise SweepError(
+        [("--executor", f"expected 'local' or 'dask' (got {executor!r})")], option=True
+    )

@@ -78,9 +78,13 @@ _PLOT_KINDS = ("surface", "line", "box", "bars", "cdf")
 
 
 class SweepError(ValueError):
-    """Invalid sweep. ``problems`` is a list of (where, message): a key, or a point's axis values."""
+    """Invalid sweep. ``problems`` is a list of (where, message): a key, or a point's axis values.
+    ``option=True``: the problems are the command's options' (``-j``, ``--scheduler``), not
+    the sweep file's — the message does not say "invalid sweep"."""
 
-    def __init__(self, problems: list[tuple[str, str]], source: str | None = None):
+    def __init__(
+        self, problems: list[tuple[str, str]], source: str | None = None, option: bool = False
+    ):
         self.problems = problems
         self.source = source
         head = f"invalid sweep {source}" if source else "invalid sweep"
@@ -88,9 +92,10 @@ class SweepError(ValueError):
 
         lines = [one_line(f"{w}: {m}") for w, m in problems]  # each problem one line
         if len(lines) == 1:
-            super().__init__(f"{head}: {lines[0]}")
+            super().__init__(lines[0] if option else f"{head}: {lines[0]}")
         else:
-            super().__init__(f"{head} ({len(lines)} problems):\n  " + "\n  ".join(lines))
+            head = f"{len(lines)} problems" if option else f"{head} ({len(lines)} problems)"
+            super().__init__(f"{head}:\n  " + "\n  ".join(lines))
 
 
 @dataclass(frozen=True)

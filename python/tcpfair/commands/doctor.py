@@ -104,6 +104,10 @@ def doctor(cleanup: bool, force: bool, ccas: bool, cc_table: Path | None) -> Non
         raise UserError("--ccas: lists the congestion controls only; allowed: --ccas or --cleanup")
     if force and not cleanup:
         raise UserError("--force: only with --cleanup (it removes runs still alive)")
+    from ..kernel.procs import STATE_DIR_PROBLEM
+
+    if STATE_DIR_PROBLEM and not ccas and cc_table is None:  # before anything is printed:
+        raise UserError(STATE_DIR_PROBLEM)  # the leftovers would be looked for elsewhere
     console = Console()
     if cc_table is not None:
         _write_cc_table(cc_table)
@@ -116,11 +120,7 @@ def doctor(cleanup: bool, force: bool, ccas: bool, cc_table: Path | None) -> Non
     from .. import registry
     from ..kernel import capabilities as cap
     from ..kernel import cleanup as cl
-    from ..kernel.procs import STATE_DIR_PROBLEM
     from ..kernel.tools import LINKEM_SOURCES, SYSTEM_DIRS
-
-    if STATE_DIR_PROBLEM:  # the leftovers would be looked for in the wrong folder
-        raise UserError(STATE_DIR_PROBLEM)
 
     caps = cap.detect()
     t = Table(title="tcpfair doctor: kernel backend", show_header=True)
