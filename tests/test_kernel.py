@@ -478,7 +478,7 @@ def test_doctor_cleanup_removes_work_folders_of_dead_runs_only() -> None:
         listed = subprocess.run(
             [str(TCPFAIR), "doctor"], capture_output=True, text=True, timeout=60
         ).stdout
-        assert "leftover run 0dead0: 0 namespaces, 0 live processes, 1 work folders" in listed
+        assert "leftover run 0dead0: 0 namespaces, 0 live processes, 1 work folder," in listed
         out = subprocess.run(
             [str(TCPFAIR), "doctor", "--cleanup"], capture_output=True, text=True, timeout=60
         )
@@ -901,3 +901,40 @@ def test_short_flows_with_a_list_of_rtts_each_take_their_own_rtt() -> None:
         assert abs(fct - expect) < rtt, (rtt, fct, expect)
     groups = r.meta["kernel"]["topology"]["groups"]
     assert [c["sender"] for c in groups[0]["connections"]] == ["10.1.0.10", "10.1.0.11"]
+
+
+def test_a_capability_probe_is_recorded_so_a_cleanup_elsewhere_leaves_it_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `tcpfair doctor --cleanup` in another terminal while this process takes its first look
+    # at the machine (capabilities.probe_qdiscs): the probe's throw-away namespace had no
+    # record, was taken for a crashed run's leftover and deleted under the probe, whose
+    # qdiscs then read as missing (the run refused: "tbf not available")
+    from tcpfair.kernel import capabilities as cap
+
+    real = subprocess.run
+    seen: dict[str, Any] = {}
+
+    def run(argv: list[str], *a: Any, **kw: Any) -> Any:
+        if "qdisc" in argv and not seen:  # the namespace exists, no qdisc tried yet
+            seen["ns"] = argv[argv.index("-n") + 1]
+            seen["doctor"] = real(
+                [str(Path(sys.executable).with_name("tcpfair")), "doctor", "--cleanup"],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                env={**os.environ, "COLUMNS": "200"},  # one line per leftover
+            ).stdout
+            seen["still_there"] = seen["ns"] in list_namespaces()
+        return real(argv, *a, **kw)
+
+    monkeypatch.setattr(cap.subprocess, "run", run)
+    got = cap.probe_qdiscs.__wrapped__()
+    monkeypatch.undo()
+    rid = seen["ns"].split("-")[1]
+    assert f"leftover run {rid}: 1 namespace, 0 live processes" in seen["doctor"], seen["doctor"]
+    assert f"owner pid {os.getpid()} running" in seen["doctor"]
+    assert seen["still_there"], seen["doctor"]
+    assert got == cap.probe_qdiscs()  # as an undisturbed probe found them (cached, earlier)
+    assert got["tbf"] and got["pfifo"]  # the qdiscs the backend needs, there to be found
+    assert not (STATE_DIR / f"{rid}.json").exists()  # the record goes with the namespace

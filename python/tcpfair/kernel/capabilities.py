@@ -20,6 +20,7 @@ from .. import registry
 from ..spec import Scenario
 from . import tools as T
 from .commands import ETH_HDR
+from .procs import RunState
 from .topology import (
     MAX_GROUPS,
     MAX_PORT_FLOWS,
@@ -136,9 +137,20 @@ def probe_qdiscs() -> dict[str, bool]:
     ip, tc = T.tool_paths()["ip"], T.tool_paths()["tc"]
     if os.geteuid() != 0 or not _netns_works() or ip is None or tc is None:
         return out
-    ns = f"{PREFIX}{new_run_id()}-probe"
+    rid = new_run_id()
+    ns = f"{PREFIX}{rid}-probe"
     env = T.child_env()
+    # recorded as a run's namespaces are (owner PID and start time), first: `tcpfair doctor
+    # --cleanup` in another terminal leaves a probe whose process is alive alone (it deleted
+    # the namespace under the probe, whose qdiscs then read as missing), and removes one
+    # whose process died between the two commands
+    state = RunState(rid, [ns])
+    try:
+        state.save()
+    except OSError:  # no state folder to write in: probe as before, unrecorded
+        pass
     if subprocess.run([ip, "netns", "add", ns], capture_output=True, env=env).returncode != 0:
+        state.remove()
         return out
     try:
         for k, args in names.items():
@@ -149,7 +161,11 @@ def probe_qdiscs() -> dict[str, bool]:
             )
             out[k] = p.returncode == 0
     finally:
-        subprocess.run([ip, "netns", "delete", ns], capture_output=True, env=env)
+        if (
+            subprocess.run([ip, "netns", "delete", ns], capture_output=True, env=env).returncode
+            == 0
+        ):
+            state.remove()  # else the record stays, for `tcpfair doctor --cleanup`
     return out
 
 

@@ -19,6 +19,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._text import count
 from .procs import STATE_DIR, alive, kill_recorded, list_namespaces, remove_namespace
 from .topology import PREFIX
 
@@ -49,8 +50,9 @@ class Leftover:
             else "no owner record"
         )
         return (
-            f"run {self.run_id}: {len(self.namespaces)} namespaces, {len(live)} live "
-            f"processes, {len(self.workdirs)} work folders, {owner}"
+            f"run {self.run_id}: {count(len(self.namespaces), 'namespace')}, "
+            f"{count(len(live), 'live process', 'live processes')}, "
+            f"{count(len(self.workdirs), 'work folder')}, {owner}"
         )
 
 
