@@ -24,7 +24,7 @@ from kernel_support import KERNEL_MARKS
 
 from tcpfair.executors import DaskExecutor
 from tcpfair.kernel import capabilities as cap
-from tcpfair.kernel.procs import list_namespaces
+from tcpfair.kernel.procs import list_namespaces, machine_lock
 from tcpfair.kernel.topology import PREFIX
 from tcpfair.orchestrate import run_sweep
 from tcpfair.result import RunResult
@@ -358,10 +358,27 @@ def test_a_kernel_worker_that_joins_mid_sweep_gets_runs(tmp_path: Path) -> None:
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline and not list(tmp_path.glob("k/**/summary.json")):
                 time.sleep(0.2)
-            with _worker(address, "late", ["--resources", "kernel=1"], tmp_path / "late.log"):
-                joined.set()
-                while not done.is_set():
-                    time.sleep(0.2)
+            # The test holds the machine lock from here until "late" has been given a run
+            # (its run then waits for the lock and says so on its stderr), so "first"
+            # cannot take the runs left meanwhile. Without the hold, the three runs left
+            # (~12 s on an idle machine, ~7 s more than "late" took to start and pass its
+            # check under load 4) were a race the late worker could lose on a busier one.
+            log = tmp_path / "late.log"
+            lock = contextlib.ExitStack()
+            lock.enter_context(machine_lock(wait_message=False))
+            try:
+                with _worker(address, "late", ["--resources", "kernel=1"], log):
+                    joined.set()
+                    given = time.monotonic() + 60  # (if it never gets one, the test fails)
+                    while time.monotonic() < given and "waiting for another" not in (
+                        log.read_text(errors="replace")
+                    ):
+                        time.sleep(0.2)
+                    lock.close()
+                    while not done.is_set():
+                        time.sleep(0.2)
+            finally:
+                lock.close()
 
         done = threading.Event()
         th = threading.Thread(target=join_after_first_run)

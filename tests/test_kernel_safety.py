@@ -246,7 +246,7 @@ def test_a_dead_child_is_named_with_how_it_died(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- interrupts
 def test_the_first_signal_interrupts_and_later_ones_are_only_counted() -> None:
     intr = Interrupts()
-    old = signal.getsignal(signal.SIGINT)
+    old = {s: signal.getsignal(s) for s in Interrupts.SIGNALS}
     intr.install()
     try:
         with pytest.raises(KeyboardInterrupt):
@@ -260,10 +260,10 @@ def test_the_first_signal_interrupts_and_later_ones_are_only_counted() -> None:
         # handlers to the default while it shuts down; SIG_IGN it leaves alone)
         intr.restore()
         assert all(signal.getsignal(s) == signal.SIG_IGN for s in Interrupts.SIGNALS)
-    finally:
-        signal.signal(signal.SIGINT, old)
-        for s in (signal.SIGTERM, signal.SIGHUP):
-            signal.signal(s, signal.SIG_DFL)
+    finally:  # the handlers this process had (SIG_DFL left SIGHUP unignored under nohup)
+        for s, h in old.items():
+            signal.signal(s, h)
+    assert {s: signal.getsignal(s) for s in Interrupts.SIGNALS} == old
 
 
 def test_a_signal_during_tear_down_is_raised_after_it() -> None:

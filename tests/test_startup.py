@@ -190,7 +190,7 @@ def test_a_sweep_file_with_plots_is_checked_without_matplotlib(tmp_path: Path) -
     base = Path(__file__).parents[1] / "scenarios" / "sweeps" / "ns2-testbed-sim.toml"
     rc, out, err, heavy = _run(CLI_BODY, ["sweep", str(base), "--dry-run"], tmp_path)
     assert rc == 0, err
-    assert "1600 runs" in out
+    assert "320 points × 5 repeats = 1,600 runs on sim" in out  # _text.count: n:,
     assert "matplotlib" not in heavy
     bad = tmp_path / "bad.toml"
     bad.write_text(

@@ -177,7 +177,7 @@ def test_two_sweeps_write_one_store_at_the_same_time(tmp_path: Path) -> None:
 
 
 RACE = """
-import json, sys, time
+import json, os, sys, time
 sys.path.insert(0, {tests!r})
 from test_sweep_support import BASE, fake_run
 import tcpfair.result
@@ -185,11 +185,15 @@ from tcpfair.orchestrate import run_sweep
 from tcpfair.sweep import sweep_from_dict
 
 _save = tcpfair.result.RunResult.save
+HOLD = sys.argv[3] if len(sys.argv) > 3 else None
 
 
 def slow_save(self, directory):  # a slow disk: the staged run waits before its commit
     out = _save(self, directory)
     time.sleep(float(sys.argv[2]))
+    deadline = time.monotonic() + 120  # (a guard against a test that never lets go)
+    while HOLD and os.path.exists(HOLD) and time.monotonic() < deadline:
+        time.sleep(0.02)  # ... and, while the test holds it, keeps the run staged
     return out
 
 
@@ -213,33 +217,40 @@ def test_a_starting_sweep_leaves_a_running_sweeps_staging_alone(tmp_path: Path) 
     script = tmp_path / "driver.py"
     script.write_text(RACE.format(tests=str(TESTS)))
     store = tmp_path / "store"
+    hold = tmp_path / "hold"
     env = dict(os.environ, TCPFAIR_FAKE_SLEEP="0.01")
 
-    def start(delay: str) -> subprocess.Popen[str]:
+    def start(delay: str, *hold_file: Path) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            [sys.executable, str(script), str(store), delay],
+            [sys.executable, str(script), str(store), delay, *map(str, hold_file)],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
 
-    # A's runs take 0.6 s each to store (40 runs on 2 jobs: ~12 s), long enough for three
-    # more sweeps to start and finish on a loaded 2-core machine (each is a Python start-up
-    # with pandas; at 0.3 s per run A once finished first under load 7)
-    a = start("0.6")
+    # A's runs take 0.1 s each to store; once A has committed two, the test holds A's
+    # workers with their next runs staged until B1…B3 have finished. (A timed overlap —
+    # 0.6 s per run, ~12 s — was not enough: B1…B3, three Python start-ups with pandas,
+    # took longer than A under load 6 on 2 cores, and the test failed "sweep A finished
+    # before the others started".)
+    a = start("0.1", hold)
     deadline = time.monotonic() + 120
     while len(_done_rows(store / "catalog.sqlite")) < 2:  # A is committing runs
         assert a.poll() is None, a.communicate()[1]
         assert time.monotonic() < deadline, "sweep A made no progress"
         time.sleep(0.02)
+    hold.touch()
     outputs = []
-    for _ in range(3):  # each start of a sweep ran clear_stale over A's staged runs
-        b = start("0")
-        out, err = b.communicate(timeout=120)
-        assert b.returncode == 0, err
-        outputs.append(out)
-    assert a.poll() is None, "sweep A finished before the others started: no race tested"
+    try:
+        for _ in range(3):  # each start of a sweep ran clear_stale over A's staged runs
+            b = start("0")
+            out, err = b.communicate(timeout=120)
+            assert b.returncode == 0, err
+            outputs.append(out)
+        assert a.poll() is None, "sweep A finished before the others started: no race tested"
+    finally:
+        hold.unlink()
     out, err = a.communicate(timeout=120)
     assert a.returncode == 0, err
     for report in [out, *outputs]:
