@@ -44,6 +44,17 @@ BASE = {
 }
 
 
+def _new_namespaces(before: set[str]) -> set[str]:
+    """Our namespaces that were not there ``before``, but for a worker's capability probe
+    (``capabilities.probe_qdiscs``: a throw-away ``tf-<id>-probe`` for a few milliseconds,
+    outside the machine lock, which is no run: it starts no traffic)."""
+    return {
+        n
+        for n in list_namespaces()
+        if n.startswith(PREFIX) and n not in before and not n.endswith("-probe")
+    }
+
+
 def _children(pids: list[int]) -> list[str]:
     """Processes whose parent is one of ``pids`` (iperf3, linkem a run left running)."""
     out = []
@@ -252,9 +263,8 @@ def test_a_worker_lost_mid_run_fails_its_runs_and_the_sweep_ends(tmp_path: Path)
 
         def kill_when_running() -> None:  # the first run's namespaces exist: machine lost
             deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:  # (not the worker's capability probe's)
-                names = {n for n in list_namespaces() if n.startswith(PREFIX)} - ns_before
-                if {n for n in names if not n.endswith("-probe")}:
+            while time.monotonic() < deadline:
+                if _new_namespaces(ns_before):
                     break
                 time.sleep(0.2)
             time.sleep(1)
@@ -286,11 +296,9 @@ def test_a_worker_lost_mid_run_fails_its_runs_and_the_sweep_ends(tmp_path: Path)
 
 class _Watch:
     """Counts, every 50 ms, the kernel runs whose namespaces exist at the same time (each
-    run's namespaces share its run id: ``tf-<run id>-<role>``). A worker's first look at
-    the machine (``capabilities.probe_qdiscs``) makes a throw-away ``tf-<id>-probe``
-    namespace for a few milliseconds, outside the machine lock: that is not a run (it
-    starts no traffic and touches no run's namespaces), so it is not counted — counting it
-    made this test fail now and then when a probe fell on another worker's run."""
+    run's namespaces share its run id: ``tf-<run id>-<role>``). Not a worker's capability
+    probe (``_new_namespaces``): counting it made this test fail now and then when a probe
+    fell on another worker's run."""
 
     def __init__(self, before: set[str]) -> None:
         self.before, self.most, self.stop = before, 0, threading.Event()
@@ -299,8 +307,8 @@ class _Watch:
 
     def _loop(self) -> None:
         while not self.stop.is_set():
-            names = {n for n in list_namespaces() if n.startswith(PREFIX)} - self.before
-            runs = {n.rsplit("-", 1)[0] for n in names if not n.endswith("-probe")}
+            names = _new_namespaces(self.before)
+            runs = {n.rsplit("-", 1)[0] for n in names}
             if len(runs) > 1:
                 self.seen.append(names)
             self.most = max(self.most, len(runs))

@@ -334,23 +334,22 @@ class DaskExecutor:
         from distributed import Client, LocalCluster
 
         if self.scheduler:
-            refused = _nothing_listens(self.scheduler)
-            try:
-                if refused:
-                    raise OSError(refused)
-                return Client(self.scheduler, timeout="20s"), None
-            except OSError as e:
-                raise SweepError(
-                    [
-                        (
-                            "--scheduler",
-                            f"cannot reach the Dask scheduler {self.scheduler!r}: {e} (start "
-                            f"one with `dask scheduler`, or leave out --scheduler for a local "
-                            f"cluster)",
-                        )
-                    ],
-                    option=True,
-                ) from None
+            why = _nothing_listens(self.scheduler)
+            if why is None:
+                try:
+                    return Client(self.scheduler, timeout="20s"), None
+                except OSError as e:
+                    why = str(e)
+            raise SweepError(
+                [
+                    (
+                        "--scheduler",
+                        f"cannot reach the Dask scheduler {self.scheduler!r}: {why} (start one "
+                        f"with `dask scheduler`, or leave out --scheduler for a local cluster)",
+                    )
+                ],
+                option=True,
+            )
         cluster = LocalCluster(
             n_workers=1 if self.kernel else self.jobs,
             threads_per_worker=1,
